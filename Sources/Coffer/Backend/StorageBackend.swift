@@ -1,0 +1,115 @@
+/// The interface every Coffer store implements: the SPI under ``Store``.
+///
+/// A backend stores rows of the entities it was prepared with, answers queries, and applies
+/// batches of changes atomically. It never sees a user's Swift types — only ``EntitySchema``,
+/// ``Row``, ``Query`` and ``ChangeSet``. ``Store`` validates every row and query against the
+/// schema before it reaches the backend, so a backend may assume values are of their fields'
+/// kinds, never NaN, with dates already rounded to the microsecond.
+///
+/// Passing the conformance suite (`CofferConformance`) is what makes a type a Coffer backend;
+/// each requirement below states the guarantee the suite checks.
+///
+/// Implementations must be safe to call from many tasks at once.
+///
+/// ## Topics
+/// - ``prepare(_:)``
+/// - ``fetch(_:)``
+/// - ``count(_:)``
+/// - ``apply(_:)``
+/// - ``get(entity:ids:)``
+/// - ``close()``
+public protocol StorageBackend: AnyObject, Sendable {
+  /// A short name for messages and logs: the store URL without secrets (`sqlite:///var/db.sqlite`).
+  var name: String { get }
+
+  /// What this backend can and cannot do. The conformance suite skips, and reports as
+  /// skipped, exactly the checks that need a capability not declared here.
+  var capabilities: BackendCapabilities { get }
+
+  /// Makes the entities usable, creating or evolving their storage.
+  ///
+  /// Guarantees: after it returns, every entity listed can be fetched and changed. Calling it
+  /// again with the same schemas changes nothing. If an entity is already stored with another
+  /// schema, the stored data is evolved: a field that is new and optional reads as null in
+  /// existing rows; a new field with a ``Field/defaultValue`` reads as that value; a field no
+  /// longer declared is ignored (its data may be kept but is never returned). A field whose kind
+  /// changed, or a new required field with no default, fails with
+  /// ``CofferError/Code/schemaMismatch`` naming entity, field, stored kind and new kind — and
+  /// changes nothing. ``SchemaEvolution`` computes these rules for a backend.
+  func prepare(_ schemas: [EntitySchema]) async throws
+
+  /// The rows a query selects, in its order, sliced by its offset and limit.
+  ///
+  /// Guarantees: the result reflects a state in which each applied ``ChangeSet`` is either
+  /// wholly visible or not at all; rows follow ``Query/sort`` with nulls first ascending and
+  /// last descending, ties broken by id ascending; filter semantics are those of ``Filter``.
+  /// Rows have exactly the prepared schema's fields, in order.
+  ///
+  /// - Throws: ``CofferError/Code/unknownEntity`` for an entity that was not prepared.
+  func fetch(_ query: Query) async throws -> [Row]
+
+  /// The number of rows the query selects, honouring its filter, offset and limit.
+  func count(_ query: Query) async throws -> Int
+
+  /// Applies a batch atomically.
+  ///
+  /// Guarantees: either every operation takes effect, in order, or none does. A failed batch
+  /// leaves the store exactly as it was and throws a ``CofferError`` that names the entity and
+  /// id (and for unique violations the fields): ``CofferError/Code/duplicateID``,
+  /// ``CofferError/Code/notFound`` or ``CofferError/Code/uniqueViolation``. On a backend that
+  /// declares ``BackendCapabilities/durable``, the changes survive a crash once this returns.
+  @discardableResult
+  func apply(_ changes: ChangeSet) async throws -> ChangeSummary
+
+  /// The rows with the given ids, in the order of `ids`, skipping ids that are not stored.
+  ///
+  /// A fast path for point reads. The default implementation runs one ``fetch(_:)`` with an
+  /// `isIn` filter on the id field; a backend can do better.
+  func get(entity: EntitySchema, ids: [Value]) async throws -> [Row]
+
+  /// Releases the backend's resources. Later calls fail with ``CofferError/Code/closed``.
+  /// Closing twice is harmless. A durable backend has persisted everything applied.
+  func close() async throws
+}
+
+extension StorageBackend {
+  /// Fetches with an `isIn` filter on the id and puts the rows in the order of `ids`.
+  public func get(entity: EntitySchema, ids: [Value]) async throws -> [Row] {
+    if ids.isEmpty { return [] }
+    let rows = try await fetch(Query(entity: entity.name, filter: .isIn(entity.idField.name, ids)))
+    if ids.count == 1 { return rows }
+    var byID: [Value: Row] = [:]
+    for row in rows { byID[row[entity.idPosition]] = row }
+    return ids.compactMap { byID[$0] }
+  }
+}
+
+/// What a backend can do; the conformance suite skips checks that need what it lacks.
+public struct BackendCapabilities: OptionSet, Sendable, Hashable {
+  /// The raw bits.
+  public let rawValue: Int
+  /// A capability from raw bits.
+  public init(rawValue: Int) { self.rawValue = rawValue }
+
+  /// Data survives closing the backend and opening the same location again.
+  public static let reopenable = BackendCapabilities(rawValue: 1 << 0)
+  /// Applied changes survive a killed process.
+  public static let durable = BackendCapabilities(rawValue: 1 << 1)
+  /// Several processes may open the same location at once.
+  public static let multiProcess = BackendCapabilities(rawValue: 1 << 2)
+  /// A ``ChangeSet`` touching several entities is atomic across them.
+  public static let crossEntityTransactions = BackendCapabilities(rawValue: 1 << 3)
+  /// Stored schemas evolve when prepared again with a changed schema (requires reopening to test).
+  public static let schemaEvolution = BackendCapabilities(rawValue: 1 << 4)
+
+  /// The names of the capabilities set, for reports.
+  public var names: [String] {
+    var names: [String] = []
+    if contains(.reopenable) { names.append("reopenable") }
+    if contains(.durable) { names.append("durable") }
+    if contains(.multiProcess) { names.append("multiProcess") }
+    if contains(.crossEntityTransactions) { names.append("crossEntityTransactions") }
+    if contains(.schemaEvolution) { names.append("schemaEvolution") }
+    return names
+  }
+}

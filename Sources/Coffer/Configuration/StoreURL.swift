@@ -1,0 +1,127 @@
+import Foundation
+
+/// A store named by a URL, parsed: which backend (``scheme``) and where.
+///
+/// | URL | meaning |
+/// |---|---|
+/// | `memory:` | a fresh in-memory store |
+/// | `memory:NAME` | the in-memory store `NAME`, shared inside the process |
+/// | `plist:///path/store.plist?format=binary` | a property-list file (`format=xml` too) |
+/// | `sqlite:///path/db.sqlite` | an SQLite database file |
+/// | `lmdb:///path/dir?mapSize=1GiB` | an LMDB environment directory |
+/// | `postgres://user@host:5432/db` | a PostgreSQL database |
+///
+/// File paths may also be relative: `sqlite:app.sqlite`. A password in a URL is accepted but
+/// never kept in ``description``; prefer the environment.
+public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
+  /// The backend's scheme, lowercased: `memory`, `sqlite`, …
+  public let scheme: String
+  /// The user, for network stores.
+  public let user: String?
+  /// The password, for network stores. Never printed.
+  public let password: String?
+  /// The host, for network stores.
+  public let host: String?
+  /// The port, for network stores.
+  public let port: Int?
+  /// The path (percent-decoded): a file or directory for file stores, the name for `memory:NAME`,
+  /// `/database` for PostgreSQL. Empty when the URL has none.
+  public let path: String
+  /// The query options (`?format=xml&mapSize=1GiB`), by name.
+  public let options: [String: String]
+
+  /// Parses a store URL.
+  ///
+  /// - Throws: ``CofferError/Code/invalidURL`` for text that is not a URL with a scheme, with a
+  ///   message showing the accepted forms.
+  public init(_ text: String) throws {
+    let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+    func fail(_ why: String) -> CofferError {
+      CofferError(
+        .invalidURL,
+        "'\(StoreURL.redacted(trimmed))' is not a store URL: \(why). Write SCHEME:LOCATION, for example memory:, "
+          + "memory:NAME, sqlite:///path/db.sqlite or plist:///path/store.plist?format=xml.")
+    }
+    guard !trimmed.isEmpty else { throw fail("it is empty") }
+    guard let colon = trimmed.firstIndex(of: ":") else { throw fail("it has no scheme (no ':')") }
+    let scheme = trimmed[..<colon].lowercased()
+    guard let first = scheme.first, first.isLetter,
+      scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) })
+    else { throw fail("'\(trimmed[..<colon])' is not a valid scheme name") }
+    guard let components = URLComponents(string: trimmed) else {
+      throw fail("it is malformed (check for spaces or unescaped characters; percent-encode them)")
+    }
+    var options: [String: String] = [:]
+    for item in components.queryItems ?? [] {
+      guard !item.name.isEmpty else { throw fail("it has an option with no name") }
+      guard options.updateValue(item.value ?? "", forKey: item.name) == nil else {
+        throw fail("option '\(item.name)' is given twice")
+      }
+    }
+    if let port = components.port, !(1...65535).contains(port) { throw fail("port \(port) is out of range") }
+    self.scheme = scheme
+    self.user = components.user.flatMap { $0.isEmpty ? nil : $0 }
+    self.password = components.password
+    self.host = components.host.flatMap { $0.isEmpty ? nil : $0 }
+    self.port = components.port
+    self.path = components.path
+    self.options = options
+  }
+
+  /// A URL from its parts.
+  public init(
+    scheme: String, path: String = "", host: String? = nil, port: Int? = nil, user: String? = nil,
+    password: String? = nil, options: [String: String] = [:]
+  ) {
+    self.scheme = scheme.lowercased()
+    self.path = path
+    self.host = host
+    self.port = port
+    self.user = user
+    self.password = password
+    self.options = options
+  }
+
+  /// The URL as text, without its password.
+  public var description: String {
+    var text = scheme + ":"
+    if host != nil || user != nil || path.hasPrefix("/") {
+      text += "//"
+      if let user { text += user + "@" }
+      if let host { text += host }
+      if let port { text += ":\(port)" }
+    }
+    text += path
+    if !options.isEmpty {
+      text += "?" + options.keys.sorted().map { "\($0)=\(options[$0] ?? "")" }.joined(separator: "&")
+    }
+    return text
+  }
+
+  /// The URL with the same scheme, host and options but another path.
+  public func with(path: String) -> StoreURL {
+    StoreURL(
+      scheme: scheme, path: path, host: host, port: port, user: user, password: password, options: options)
+  }
+
+  /// An option's value, or `nil`.
+  public func option(_ name: String) -> String? { options[name] }
+
+  /// Throws if the URL has options other than those listed.
+  public func checkOptions(allowed: Set<String>) throws {
+    for name in options.keys.sorted() where !allowed.contains(name) {
+      let list = allowed.isEmpty ? "none" : allowed.sorted().joined(separator: ", ")
+      throw CofferError(
+        .invalidURL,
+        "'\(self)' has option '\(name)', which \(scheme): stores do not take. Options they take: \(list).",
+        store: description)
+    }
+  }
+
+  static func redacted(_ text: String) -> String {
+    guard let components = URLComponents(string: text), components.password != nil else { return text }
+    var copy = components
+    copy.password = "***"
+    return copy.string ?? text
+  }
+}

@@ -1,0 +1,158 @@
+/// The one error type Coffer throws.
+///
+/// Match on ``code`` to decide what to do, and show ``description`` to a person: it says what
+/// happened, where (store, entity, id, field, path) and what to do about it.
+///
+/// ```swift
+/// do {
+///   try await store.insert(message)
+/// } catch CofferError.duplicateID {
+///   try await store.update(message)
+/// }
+/// ```
+///
+/// Stored field values never appear in messages (they may be secrets); ids do, because a
+/// person needs them to find the record.
+public struct CofferError: Error, Sendable, CustomStringConvertible {
+  /// What kind of failure this is. Codes are stable; new ones may be added.
+  public struct Code: Hashable, Sendable, CustomStringConvertible {
+    /// The code's stable name, e.g. `"duplicateID"`.
+    public let name: String
+    private init(_ name: String) { self.name = name }
+
+    /// An insert found a row with the same id already stored (or earlier in the same batch).
+    public static let duplicateID = Code("duplicateID")
+    /// An update named an id that is not stored.
+    public static let notFound = Code("notFound")
+    /// A change would give two rows equal values in a unique index.
+    public static let uniqueViolation = Code("uniqueViolation")
+    /// A value cannot be stored: NaN, the wrong kind for its field, or null in a required field.
+    public static let invalidValue = Code("invalidValue")
+    /// An integer does not fit in the range stored (Int64), or a stored one does not fit the
+    /// Swift type it is read into.
+    public static let valueOutOfRange = Code("valueOutOfRange")
+    /// A schema is not well formed (no id, duplicate fields, unknown index field, …), or a type's
+    /// schema cannot be derived from its `Codable` conformance.
+    public static let invalidSchema = Code("invalidSchema")
+    /// The schema stored does not match the one the code declares (a field changed type, a new
+    /// required field has no default).
+    public static let schemaMismatch = Code("schemaMismatch")
+    /// A query names an unknown field, compares a field with a value of another kind, or uses an
+    /// operation the field's kind does not support.
+    public static let invalidQuery = Code("invalidQuery")
+    /// The entity was never prepared in this store.
+    public static let unknownEntity = Code("unknownEntity")
+    /// A store URL is malformed.
+    public static let invalidURL = Code("invalidURL")
+    /// A store URL names a scheme no registered backend handles.
+    public static let unknownScheme = Code("unknownScheme")
+    /// A stored row could not be turned back into its Swift type.
+    public static let decodingFailed = Code("decodingFailed")
+    /// A store's files are damaged, truncated, of the wrong kind or of a newer format.
+    public static let corruptStore = Code("corruptStore")
+    /// The disk, map or quota is full.
+    public static let storageFull = Code("storageFull")
+    /// Another process or connection holds a lock the operation needs.
+    public static let locked = Code("locked")
+    /// An operating-system input/output call failed.
+    public static let io = Code("io")
+    /// The store was closed.
+    public static let closed = Code("closed")
+    /// The backend does not support the operation (see its capabilities).
+    public static let unsupported = Code("unsupported")
+    /// A configuration setting is missing or not valid.
+    public static let invalidConfiguration = Code("invalidConfiguration")
+    /// The backend failed in a way not covered above; ``CofferError/underlying`` says more.
+    public static let backendFailure = Code("backendFailure")
+
+    /// The code's name.
+    public var description: String { name }
+  }
+
+  /// What kind of failure this is.
+  public var code: Code
+  /// What happened and what to do, in a sentence or two.
+  public var message: String
+  /// The store, as its URL or a short name, when known.
+  public var store: String?
+  /// The entity concerned, when there is one.
+  public var entity: String?
+  /// The id of the record concerned, rendered as text, when there is one.
+  public var id: String?
+  /// The field concerned, when there is one.
+  public var field: String?
+  /// The file or directory concerned, when there is one.
+  public var path: String?
+  /// The error that caused this one, when there is one.
+  public var underlying: (any Error & Sendable)?
+
+  /// Makes an error. Prefer a message that tells a person what to do next.
+  public init(
+    _ code: Code, _ message: String, store: String? = nil, entity: String? = nil, id: String? = nil,
+    field: String? = nil, path: String? = nil, underlying: (any Error & Sendable)? = nil
+  ) {
+    self.code = code
+    self.message = message
+    self.store = store
+    self.entity = entity
+    self.id = id
+    self.field = field
+    self.path = path
+    self.underlying = underlying
+  }
+
+  /// The message followed by the context that is set, e.g.
+  /// `duplicateID: … [store: memory:, entity: Message, id: 42]`.
+  public var description: String {
+    var context: [String] = []
+    if let store { context.append("store: \(store)") }
+    if let entity { context.append("entity: \(entity)") }
+    if let id { context.append("id: \(id)") }
+    if let field { context.append("field: \(field)") }
+    if let path { context.append("path: \(path)") }
+    var text = "\(code.name): \(message)"
+    if !context.isEmpty { text += " [\(context.joined(separator: ", "))]" }
+    if let underlying { text += " (cause: \(underlying))" }
+    return text
+  }
+
+  /// This error with the store filled in where it was not set.
+  public func inStore(_ name: String) -> CofferError {
+    var copy = self
+    if copy.store == nil { copy.store = name }
+    return copy
+  }
+}
+
+extension CofferError {
+  /// ``Code/duplicateID``, for `catch CofferError.duplicateID`.
+  public static let duplicateID = Code.duplicateID
+  /// ``Code/notFound``, for `catch CofferError.notFound`.
+  public static let notFound = Code.notFound
+  /// ``Code/uniqueViolation``, for `catch CofferError.uniqueViolation`.
+  public static let uniqueViolation = Code.uniqueViolation
+  /// ``Code/invalidValue``, for `catch CofferError.invalidValue`.
+  public static let invalidValue = Code.invalidValue
+  /// ``Code/valueOutOfRange``, for `catch CofferError.valueOutOfRange`.
+  public static let valueOutOfRange = Code.valueOutOfRange
+  /// ``Code/schemaMismatch``, for `catch CofferError.schemaMismatch`.
+  public static let schemaMismatch = Code.schemaMismatch
+  /// ``Code/invalidQuery``, for `catch CofferError.invalidQuery`.
+  public static let invalidQuery = Code.invalidQuery
+  /// ``Code/invalidURL``, for `catch CofferError.invalidURL`.
+  public static let invalidURL = Code.invalidURL
+  /// ``Code/unknownScheme``, for `catch CofferError.unknownScheme`.
+  public static let unknownScheme = Code.unknownScheme
+  /// ``Code/corruptStore``, for `catch CofferError.corruptStore`.
+  public static let corruptStore = Code.corruptStore
+  /// ``Code/closed``, for `catch CofferError.closed`.
+  public static let closed = Code.closed
+}
+
+extension CofferError.Code {
+  /// Matches an error whose ``CofferError/code`` is this code, so that `catch` clauses can
+  /// name a code: `catch CofferError.notFound { … }`.
+  public static func ~= (code: CofferError.Code, error: any Error) -> Bool {
+    (error as? CofferError)?.code == code
+  }
+}

@@ -1,0 +1,74 @@
+/// The rows of one entity held in memory, with its unique indexes kept up to date.
+///
+/// Part of ``InMemoryTables``; a value type, so a copy is a snapshot.
+struct InMemoryTable: Sendable {
+  var schema: EntitySchema
+  var rows: [Value: Row] = [:]
+  /// One map per unique index of the schema: the indexed values to the id that holds them.
+  var unique: [[[Value]: Value]]
+  let uniquePositions: [[Int]]
+
+  init(schema: EntitySchema) {
+    self.schema = schema
+    let positions = schema.uniqueIndexes.map { index in index.fields.compactMap { schema.position(of: $0) } }
+    self.uniquePositions = positions
+    self.unique = Array(repeating: [:], count: positions.count)
+  }
+
+  /// The key a row has in a unique index, or `nil` when any of its fields is null (exempt).
+  func uniqueKey(_ row: Row, index: Int) -> [Value]? {
+    var key: [Value] = []
+    key.reserveCapacity(uniquePositions[index].count)
+    for position in uniquePositions[index] {
+      let value = row[position]
+      if value.isNull { return nil }
+      key.append(value)
+    }
+    return key
+  }
+
+  /// Throws if storing `row` would give it the same unique-index values as another row.
+  func checkUnique(_ row: Row, store: String?) throws {
+    let id = row[schema.idPosition]
+    for index in unique.indices {
+      guard let key = uniqueKey(row, index: index), let holder = unique[index][key], holder != id else {
+        continue
+      }
+      let fields = schema.uniqueIndexes[index].fields
+      throw CofferError(
+        .uniqueViolation,
+        "\(schema.name) \(id) would have the same \(fields.joined(separator: ", ")) as \(schema.name) \(holder), "
+          + "but \(fields.count == 1 ? "that field is" : "those fields are") unique. Nothing in the batch was applied.",
+        store: store, entity: schema.name, id: id.description, field: fields.joined(separator: ","))
+    }
+  }
+
+  /// Stores or removes the row with an id, keeping unique indexes in step; returns the row that
+  /// was there.
+  @discardableResult
+  mutating func put(_ id: Value, _ row: Row?) -> Row? {
+    let old = row.map { rows.updateValue($0, forKey: id) } ?? rows.removeValue(forKey: id)
+    guard !unique.isEmpty else { return old }
+    for index in unique.indices {
+      if let old, let key = uniqueKey(old, index: index), unique[index][key] == id {
+        unique[index][key] = nil
+      }
+      if let row, let key = uniqueKey(row, index: index) {
+        unique[index][key] = id
+      }
+    }
+    return old
+  }
+
+  /// Rebuilds the table for a new schema, migrating every row.
+  func evolved(to declared: EntitySchema, store: String?) throws -> InMemoryTable {
+    let evolution = try SchemaEvolution(from: schema, to: declared, store: store)
+    var table = InMemoryTable(schema: declared)
+    for (id, row) in rows {
+      let migrated = evolution.isIdentity ? row : evolution.migrate(row)
+      try table.checkUnique(migrated, store: store)
+      table.put(id, migrated)
+    }
+    return table
+  }
+}

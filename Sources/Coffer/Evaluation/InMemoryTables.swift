@@ -1,0 +1,162 @@
+/// Entities held in memory with the reference semantics of every ``StorageBackend`` operation.
+///
+/// `MemoryBackend` is this behind a lock; `PlistBackend` is this plus a file. The conformance
+/// suite's differential check runs every batch and query against an instance of this and
+/// compares. It is a value: copying it takes a snapshot in constant time, and the copy is
+/// unaffected by later changes (copy-on-write).
+public struct InMemoryTables: Sendable {
+  var tables: [String: InMemoryTable] = [:]
+  /// The store name used in error messages.
+  public var storeName: String?
+
+  /// No entities.
+  public init(storeName: String? = nil) { self.storeName = storeName }
+
+  /// The schemas of the prepared entities, by name.
+  public var schemas: [String: EntitySchema] { tables.mapValues(\.schema) }
+
+  /// The number of rows of an entity (0 if unknown).
+  public func rowCount(_ entity: String) -> Int { tables[entity]?.rows.count ?? 0 }
+
+  /// Every row of an entity, in no particular order.
+  public func allRows(_ entity: String) -> [Row] { tables[entity].map { Array($0.rows.values) } ?? [] }
+
+  /// Prepares entities, evolving those already present (see ``SchemaEvolution``). Either every
+  /// schema is prepared or, on error, nothing changes.
+  public mutating func prepare(_ schemas: [EntitySchema]) throws {
+    var updated = tables
+    for schema in schemas {
+      if let existing = updated[schema.name] {
+        if existing.schema != schema {
+          updated[schema.name] = try existing.evolved(to: schema, store: storeName)
+        }
+      } else {
+        updated[schema.name] = InMemoryTable(schema: schema)
+      }
+    }
+    tables = updated
+  }
+
+  /// Replaces the rows of an entity wholesale (used when loading a snapshot); checks unique
+  /// constraints and duplicate ids.
+  public mutating func load(_ rows: [Row], into entity: String) throws {
+    var table = try table(entity)
+    table.rows.removeAll()
+    table.unique = table.unique.map { _ in [:] }
+    for row in rows {
+      let id = row[table.schema.idPosition]
+      if table.rows[id] != nil { throw duplicate(table.schema, id) }
+      try table.checkUnique(row, store: storeName)
+      table.put(id, row)
+    }
+    tables[entity] = table
+  }
+
+  /// Applies a batch all or nothing (see ``StorageBackend/apply(_:)``).
+  public mutating func apply(_ changes: ChangeSet) throws -> ChangeSummary {
+    var undo: [(entity: String, id: Value, row: Row?)] = []
+    var summary = ChangeSummary()
+    do {
+      for operation in changes.operations {
+        try apply(operation, undo: &undo, summary: &summary)
+      }
+    } catch {
+      for step in undo.reversed() { tables[step.entity]?.put(step.id, step.row) }
+      throw error
+    }
+    return summary
+  }
+
+  private mutating func apply(
+    _ operation: ChangeSet.Operation, undo: inout [(entity: String, id: Value, row: Row?)],
+    summary: inout ChangeSummary
+  ) throws {
+    let entity = operation.entity
+    let schema = try table(entity).schema
+    switch operation {
+    case .insert(_, let row), .update(_, let row), .upsert(_, let row):
+      let id = row[schema.idPosition]
+      let exists = tables[entity]?.rows[id] != nil
+      switch operation {
+      case .insert where exists: throw duplicate(schema, id)
+      case .update where !exists:
+        throw CofferError(
+          .notFound,
+          "There is no \(schema.name) with id \(id) to update. Insert it (or upsert). Nothing in the batch was applied.",
+          store: storeName, entity: schema.name, id: id.description)
+      default: break
+      }
+      try tables[entity]?.checkUnique(row, store: storeName)
+      let old = tables[entity]?.put(id, row)
+      undo.append((entity, id, old))
+      if exists { summary.updated += 1 } else { summary.inserted += 1 }
+    case .delete(_, let id):
+      if let old = tables[entity]?.put(id, nil) {
+        undo.append((entity, id, old))
+        summary.deleted += 1
+      }
+    case .deleteMatching(_, let filter):
+      let compiled = try CompiledFilter(filter, schema: schema)
+      let doomed = tables[entity]?.rows.filter { compiled.matches($0.value) }.map(\.key) ?? []
+      for id in doomed {
+        let old = tables[entity]?.put(id, nil)
+        undo.append((entity, id, old))
+      }
+      summary.deleted += doomed.count
+    }
+  }
+
+  /// The rows a query selects (see ``StorageBackend/fetch(_:)``).
+  public func fetch(_ query: Query) throws -> [Row] {
+    let table = try table(query.entity)
+    let ordering = try RowOrdering(query.sort, schema: table.schema)
+    return ordering.orderedSlice(
+      try matching(query.filter, in: table), offset: query.offset, limit: query.limit)
+  }
+
+  /// The number of rows a query selects (see ``StorageBackend/count(_:)``).
+  public func count(_ query: Query) throws -> Int {
+    let table = try table(query.entity)
+    let total = try matching(query.filter, in: table).count
+    let afterOffset = max(0, total - max(0, query.offset))
+    return query.limit.map { min(afterOffset, max(0, $0)) } ?? afterOffset
+  }
+
+  /// The rows with the given ids, in order, skipping missing ones.
+  public func get(entity: String, ids: [Value]) throws -> [Row] {
+    let table = try table(entity)
+    return ids.compactMap { table.rows[$0] }
+  }
+
+  private func matching(_ filter: Filter, in table: InMemoryTable) throws -> [Row] {
+    let idField = table.schema.idField.name
+    switch filter {
+    case .all:
+      return Array(table.rows.values)
+    case .compare(idField, .equal, let id) where !id.isNull:
+      return table.rows[id].map { [$0] } ?? []
+    case .isIn(idField, let ids):
+      return Set(ids).compactMap { table.rows[$0] }
+    default:
+      let compiled = try CompiledFilter(filter, schema: table.schema)
+      return table.rows.values.filter(compiled.matches)
+    }
+  }
+
+  private func table(_ entity: String) throws -> InMemoryTable {
+    guard let table = tables[entity] else {
+      throw CofferError(
+        .unknownEntity,
+        "Entity '\(entity)' was never prepared in this store. Prepare it first (Store does this for you).",
+        store: storeName, entity: entity)
+    }
+    return table
+  }
+
+  private func duplicate(_ schema: EntitySchema, _ id: Value) -> CofferError {
+    CofferError(
+      .duplicateID,
+      "A \(schema.name) with id \(id) is already stored. Use update or upsert to replace it. Nothing in the batch was applied.",
+      store: storeName, entity: schema.name, id: id.description)
+  }
+}

@@ -1,0 +1,132 @@
+/// Checks queries and changes against a schema before they reach a backend, and puts their
+/// values in the form backends rely on (integer literals for double fields become doubles,
+/// dates are rounded to the microsecond).
+///
+/// ``Store`` runs every query and change through this, so a ``StorageBackend`` can assume its
+/// input is valid.
+public enum QueryValidator {
+  /// The query, normalized, or an error naming what is wrong.
+  ///
+  /// - Throws: ``CofferError/Code/invalidQuery`` for unknown fields, values of the wrong kind,
+  ///   ordering comparisons with null or on documents, string matching on non-strings, negative
+  ///   limits or offsets.
+  public static func validate(_ query: Query, schema: EntitySchema) throws -> Query {
+    var query = query
+    query.filter = try validate(query.filter, schema: schema)
+    for key in query.sort {
+      guard let field = schema.field(named: key.field) else { throw unknownField(key.field, schema) }
+      guard field.kind.isOrdered else {
+        throw invalid(
+          "Cannot sort \(schema.name) by '\(field.name)': documents have no order.", schema, field.name)
+      }
+    }
+    if let limit = query.limit, limit < 0 {
+      throw invalid("A query's limit must not be negative (got \(limit)).", schema, nil)
+    }
+    if query.offset < 0 {
+      throw invalid("A query's offset must not be negative (got \(query.offset)).", schema, nil)
+    }
+    return query
+  }
+
+  /// The filter, normalized, or an error naming what is wrong.
+  public static func validate(_ filter: Filter, schema: EntitySchema) throws -> Filter {
+    switch filter {
+    case .all: return .all
+    case .compare(let name, let op, let value):
+      guard let field = schema.field(named: name) else { throw unknownField(name, schema) }
+      if value.isNull {
+        guard op == .equal || op == .notEqual else {
+          throw invalid(
+            "'\(name) \(op.rawValue) null' never matches; compare with null only by == or != (isNull/isNotNull).",
+            schema, name)
+        }
+        return filter
+      }
+      if op != .equal && op != .notEqual && !field.kind.isOrdered {
+        throw invalid(
+          "'\(schema.name).\(name)' is a document; documents compare only with == and !=.", schema, name)
+      }
+      return .compare(field: name, op: op, value: try normalize(value, for: field, schema))
+    case .isIn(let name, let values):
+      guard let field = schema.field(named: name) else { throw unknownField(name, schema) }
+      return .isIn(name, try values.map { $0.isNull ? $0 : try normalize($0, for: field, schema) })
+    case .string(let name, _, _):
+      guard let field = schema.field(named: name) else { throw unknownField(name, schema) }
+      guard field.kind == .string else {
+        throw invalid(
+          "'\(schema.name).\(name)' is a \(field.kind); contains, hasPrefix and hasSuffix need a string field.",
+          schema, name)
+      }
+      return filter
+    case .and(let parts): return .and(try parts.map { try validate($0, schema: schema) })
+    case .or(let parts): return .or(try parts.map { try validate($0, schema: schema) })
+    case .not(let inner): return .not(try validate(inner, schema: schema))
+    }
+  }
+
+  /// The row, normalized, if it fits the schema.
+  ///
+  /// - Throws: ``CofferError/Code/invalidValue`` for a wrong field count, a value of the wrong
+  ///   kind, NaN, or null in a required field.
+  public static func validate(_ row: Row, schema: EntitySchema) throws -> Row {
+    guard row.count == schema.fields.count else {
+      throw CofferError(
+        .invalidValue,
+        "A \(schema.name) row has \(row.count) values but the entity has \(schema.fields.count) fields.",
+        entity: schema.name)
+    }
+    var row = row
+    for position in 0..<row.count {
+      let value = try FieldValue.checked(row[position], for: schema, at: position)
+      if value.isNull, !schema.fields[position].isOptional {
+        let field = schema.fields[position].name
+        let id = position == schema.idPosition ? nil : row[schema.idPosition].description
+        throw CofferError(
+          .invalidValue,
+          "\(schema.name).\(field) is required but the value is null; give it a value or make it optional.",
+          entity: schema.name, id: id, field: field)
+      }
+      row[position] = value
+    }
+    return row
+  }
+
+  /// The id, normalized, if it is of the entity's id kind.
+  public static func validate(id: Value, schema: EntitySchema) throws -> Value {
+    guard id.kind == schema.idField.kind else {
+      throw CofferError(
+        .invalidValue, "\(schema.name) ids are \(schema.idField.kind); \(id) is not.", entity: schema.name,
+        field: schema.idField.name)
+    }
+    return id
+  }
+
+  static func normalize(_ value: Value, for field: Field, _ schema: EntitySchema) throws -> Value {
+    switch (value, field.kind) {
+    case (.double(let d), _) where d.isNaN:
+      throw invalid(
+        "Cannot compare '\(schema.name).\(field.name)' with NaN; NaN equals nothing.", schema, field.name)
+    case (.int(let i), .double): return .double(Double(i))
+    case (.date(let d), .date): return .date(Value.normalized(d))
+    default:
+      guard value.kind == field.kind else {
+        throw invalid(
+          "'\(schema.name).\(field.name)' is a \(field.kind) field; it cannot be compared with \(value.kind?.description ?? "null") \(value).",
+          schema, field.name)
+      }
+      return value
+    }
+  }
+
+  static func unknownField(_ name: String, _ schema: EntitySchema) -> CofferError {
+    let known = schema.fields.map(\.name).joined(separator: ", ")
+    return CofferError(
+      .invalidQuery, "\(schema.name) has no field '\(name)'. Its fields are: \(known).", entity: schema.name,
+      field: name)
+  }
+
+  static func invalid(_ message: String, _ schema: EntitySchema, _ field: String?) -> CofferError {
+    CofferError(.invalidQuery, message, entity: schema.name, field: field)
+  }
+}

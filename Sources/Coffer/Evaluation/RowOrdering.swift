@@ -1,0 +1,43 @@
+/// The total order of a query's rows: its sort keys (nulls first ascending, last descending),
+/// then id ascending.
+public struct RowOrdering: Sendable {
+  let keys: [(position: Int, ascending: Bool)]
+  let idPosition: Int
+
+  /// Resolves sort keys against a schema.
+  ///
+  /// - Throws: ``CofferError/Code/invalidQuery`` for a field the schema does not have.
+  public init(_ sort: [Sort], schema: EntitySchema) throws {
+    keys = try sort.map { key in
+      guard let position = schema.position(of: key.field) else {
+        throw QueryValidator.unknownField(key.field, schema)
+      }
+      return (position, key.ascending)
+    }
+    idPosition = schema.idPosition
+  }
+
+  /// Whether `lhs` comes before `rhs`.
+  public func areInIncreasingOrder(_ lhs: Row, _ rhs: Row) -> Bool { compare(lhs, rhs) < 0 }
+
+  /// -1, 0 or 1 as `lhs` comes before, ties with, or after `rhs`. Rows tie only when they
+  /// have the same id.
+  public func compare(_ lhs: Row, _ rhs: Row) -> Int {
+    for key in keys {
+      let order = ValueOrder.compare(lhs[key.position], rhs[key.position])
+      if order != 0 { return key.ascending ? order : -order }
+    }
+    return ValueOrder.compare(lhs[idPosition], rhs[idPosition])
+  }
+
+  /// Sorts rows and cuts the `offset`/`limit` slice, using a bounded selection when the slice
+  /// is small compared with the input.
+  public func orderedSlice(_ rows: [Row], offset: Int, limit: Int?) -> [Row] {
+    let start = max(0, offset)
+    guard start < rows.count else { return [] }
+    var sorted = rows
+    sorted.sort { compare($0, $1) < 0 }
+    let end = limit.map { min(rows.count, start + max(0, $0)) } ?? rows.count
+    return Array(sorted[start..<end])
+  }
+}

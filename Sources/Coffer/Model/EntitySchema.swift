@@ -1,0 +1,200 @@
+/// The shape of one entity: its name, fields in row order, id field, indexes and constraints.
+///
+/// A schema comes from a ``Storable`` type (derived from its `Codable` conformance, see
+/// ``EntitySchema/init(for:)``) or is built at run time for records with no Swift type.
+///
+/// ```swift
+/// let schema = try EntitySchema(
+///   name: "Contact",
+///   fields: [
+///     Field("id", .string),
+///     Field("email", .string),
+///     Field("age", .int, isOptional: true),
+///   ],
+///   idField: "id",
+///   indexes: [Index(["email"], isUnique: true)])
+/// ```
+public struct EntitySchema: Sendable, Hashable, Codable {
+  /// The entity's name, unique within a store. Any Unicode text.
+  public let name: String
+  /// The fields in row order. The id field is one of them.
+  public let fields: [Field]
+  /// The position of the id field in ``fields``.
+  public let idPosition: Int
+  /// Secondary indexes and unique constraints.
+  public let indexes: [Index]
+  private let positions: [String: Int]
+
+  /// Makes a schema, checking that it is well formed.
+  ///
+  /// - Throws: ``CofferError/Code/invalidSchema`` when the name is empty, two fields share a
+  ///   name, the id field is missing, optional or of a kind that cannot be an id, or an index
+  ///   names an unknown field.
+  public init(name: String, fields: [Field], idField: String, indexes: [Index] = []) throws {
+    func fail(_ message: String, field: String? = nil) -> CofferError {
+      CofferError(.invalidSchema, message, entity: name.isEmpty ? nil : name, field: field)
+    }
+    guard !name.isEmpty else { throw fail("An entity name must not be empty.") }
+    guard !fields.isEmpty else { throw fail("Entity '\(name)' has no fields; give it at least an id field.") }
+    var positions: [String: Int] = [:]
+    for (position, field) in fields.enumerated() {
+      guard !field.name.isEmpty else {
+        throw fail("Entity '\(name)' has a field with an empty name at position \(position).")
+      }
+      if positions.updateValue(position, forKey: field.name) != nil {
+        throw fail("Entity '\(name)' declares field '\(field.name)' twice; rename one.", field: field.name)
+      }
+      if let value = field.defaultValue, !value.isNull, value.kind != field.kind {
+        throw fail(
+          "The default value \(value) of '\(name).\(field.name)' is not a \(field.kind).", field: field.name)
+      }
+    }
+    guard let idPosition = positions[idField] else {
+      throw fail(
+        "Entity '\(name)' has no field '\(idField)' to use as its id; add it or name another id field.",
+        field: idField)
+    }
+    let idDefinition = fields[idPosition]
+    guard idDefinition.kind.canBeID else {
+      throw fail(
+        "The id '\(name).\(idField)' is a \(idDefinition.kind); ids must be Int64, String or UUID.",
+        field: idField)
+    }
+    guard !idDefinition.isOptional else {
+      throw fail("The id '\(name).\(idField)' must not be optional.", field: idField)
+    }
+    for index in indexes {
+      guard !index.fields.isEmpty else { throw fail("An index of entity '\(name)' lists no fields.") }
+      for field in index.fields where positions[field] == nil {
+        throw fail("An index of entity '\(name)' names unknown field '\(field)'.", field: field)
+      }
+      for field in index.fields where fields[positions[field] ?? 0].kind == .document {
+        throw fail(
+          "Field '\(name).\(field)' holds a document and cannot be indexed; index a scalar field.",
+          field: field)
+      }
+    }
+    self.name = name
+    self.fields = fields
+    self.idPosition = idPosition
+    self.indexes = indexes
+    self.positions = positions
+  }
+
+  /// The id field.
+  public var idField: Field { fields[idPosition] }
+
+  /// The position of a field by name, or `nil` if the entity has no such field.
+  @inlinable
+  public func position(of field: String) -> Int? { positionTable[field] }
+
+  /// The field with a name, or `nil`.
+  public func field(named name: String) -> Field? { position(of: name).map { fields[$0] } }
+
+  /// The unique constraints: the indexes with ``Index/isUnique`` set.
+  public var uniqueIndexes: [Index] { indexes.filter(\.isUnique) }
+
+  @usableFromInline
+  var positionTable: [String: Int] { positions }
+
+  private enum CodingKeys: String, CodingKey { case name, fields, idField, indexes }
+
+  /// Decodes a schema from its stored description and checks it again.
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.container(keyedBy: CodingKeys.self)
+    try self.init(
+      name: container.decode(String.self, forKey: .name),
+      fields: container.decode([Field].self, forKey: .fields),
+      idField: container.decode(String.self, forKey: .idField),
+      indexes: container.decode([Index].self, forKey: .indexes))
+  }
+
+  /// Encodes the schema's description (name, fields, id field, indexes).
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: CodingKeys.self)
+    try container.encode(name, forKey: .name)
+    try container.encode(fields, forKey: .fields)
+    try container.encode(idField.name, forKey: .idField)
+    try container.encode(indexes, forKey: .indexes)
+  }
+
+  /// Schemas are equal when name, fields, id and indexes are.
+  public static func == (lhs: EntitySchema, rhs: EntitySchema) -> Bool {
+    lhs.name == rhs.name && lhs.fields == rhs.fields && lhs.idPosition == rhs.idPosition
+      && lhs.indexes == rhs.indexes
+  }
+
+  /// Hashes name, fields, id and indexes.
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(name)
+    hasher.combine(fields)
+    hasher.combine(idPosition)
+    hasher.combine(indexes)
+  }
+}
+
+/// One field of an entity.
+public struct Field: Sendable, Hashable, Codable {
+  /// The stored name (the `CodingKey` string for a ``Storable`` type).
+  public var name: String
+  /// What values the field holds.
+  public var kind: FieldKind
+  /// Whether the field may be ``Value/null``.
+  public var isOptional: Bool
+  /// The value that rows stored before this field existed read as. `nil` means none: such a
+  /// field can be added to an existing entity only if it is optional (old rows read `null`).
+  public var defaultValue: Value?
+
+  /// A field.
+  public init(_ name: String, _ kind: FieldKind, isOptional: Bool = false, default defaultValue: Value? = nil)
+  {
+    self.name = name
+    self.kind = kind
+    self.isOptional = isOptional
+    self.defaultValue = defaultValue
+  }
+
+  private enum CodingKeys: String, CodingKey { case name, kind, isOptional, defaultValue }
+
+  /// Decodes a field description.
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.container(keyedBy: CodingKeys.self)
+    name = try container.decode(String.self, forKey: .name)
+    kind = try container.decode(FieldKind.self, forKey: .kind)
+    isOptional = try container.decode(Bool.self, forKey: .isOptional)
+    defaultValue = try container.decodeIfPresent(Value.self, forKey: .defaultValue)
+  }
+
+  /// Encodes a field description.
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: CodingKeys.self)
+    try container.encode(name, forKey: .name)
+    try container.encode(kind, forKey: .kind)
+    try container.encode(isOptional, forKey: .isOptional)
+    try container.encodeIfPresent(defaultValue, forKey: .defaultValue)
+  }
+}
+
+/// A secondary index over one or more fields; a unique index is also a constraint.
+public struct Index: Sendable, Hashable, Codable {
+  /// The indexed fields, most significant first.
+  public var fields: [String]
+  /// Whether no two rows may have equal values in all of ``fields``. Rows with a null in any
+  /// of the fields are exempt, as in SQL.
+  public var isUnique: Bool
+
+  /// An index over fields.
+  public init(_ fields: [String], isUnique: Bool = false) {
+    self.fields = fields
+    self.isUnique = isUnique
+  }
+
+  /// A unique constraint over fields.
+  public static func unique(_ fields: String...) -> Index { Index(fields, isUnique: true) }
+
+  /// A non-unique index over fields.
+  public static func on(_ fields: String...) -> Index { Index(fields) }
+
+  /// A stable name for the index, derived from its fields, for backends that need one.
+  public var name: String { (isUnique ? "unique:" : "index:") + fields.joined(separator: ",") }
+}

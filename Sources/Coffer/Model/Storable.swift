@@ -1,0 +1,51 @@
+/// A value type that a ``Store`` can keep.
+///
+/// Conform a `Codable` struct and you are done: the schema — field names, kinds and
+/// optionality, in declaration order — is derived from the type's `Codable` conformance the
+/// first time a store sees it. No field list is written by hand.
+///
+/// ```swift
+/// struct Message: Storable {
+///   var id: Int64
+///   var threadID: Int64
+///   var text: String
+///   var date: Date
+///   var readAt: Date?
+///
+///   static var indexes: [Index] { [.on("threadID", "date")] }
+/// }
+/// ```
+///
+/// Properties may be any integer type, `Bool`, `Float`/`Double`, `String`, `Date`, `UUID`,
+/// `Data`, `URL`, an enum with a `String` or integer raw value that is `CaseIterable`, an optional
+/// of any of these, or any other `Codable` value (arrays, dictionaries, nested structs), which is
+/// stored as a document.
+///
+/// ## Topics
+/// - ``entityName``
+/// - ``idField``
+/// - ``indexes``
+/// - ``fieldDefaults``
+public protocol Storable: Codable, Sendable, Identifiable where ID: StorableID {
+  /// The entity's stored name. Defaults to the type's name; set it to rename the type without
+  /// moving its data, or to give two versions of a type one entity.
+  static var entityName: String { get }
+  /// The coding key of the id property. Defaults to `"id"`.
+  static var idField: String { get }
+  /// Secondary indexes and unique constraints. Defaults to none.
+  static var indexes: [Index] { get }
+  /// Values that rows stored before a field existed read as, by field name. A field added to a
+  /// stored entity must be optional or have a default here. Defaults to none.
+  static var fieldDefaults: [String: Value] { get }
+}
+
+extension Storable {
+  /// The type's name.
+  public static var entityName: String { String(describing: Self.self) }
+  /// `"id"`.
+  public static var idField: String { "id" }
+  /// No indexes.
+  public static var indexes: [Index] { [] }
+  /// No defaults.
+  public static var fieldDefaults: [String: Value] { [:] }
+}

@@ -1,0 +1,77 @@
+/// A batch of changes that a ``StorageBackend`` applies all together or not at all.
+///
+/// Operations apply in order, each seeing the effect of those before it: inserting a row and
+/// then updating it in the same batch is fine. If any operation fails — a duplicate insert, an
+/// update of a missing id, a unique-index violation — nothing in the batch is applied and the
+/// error names the entity, id and field.
+public struct ChangeSet: Sendable, Hashable {
+  /// One operation of a batch.
+  public enum Operation: Sendable, Hashable {
+    /// Add a row; fails with ``CofferError/Code/duplicateID`` if its id is stored.
+    case insert(entity: String, row: Row)
+    /// Replace a stored row; fails with ``CofferError/Code/notFound`` if its id is not stored.
+    case update(entity: String, row: Row)
+    /// Insert the row, or replace the stored row with its id.
+    case upsert(entity: String, row: Row)
+    /// Remove the row with an id; removing an id that is not stored does nothing.
+    case delete(entity: String, id: Value)
+    /// Remove every row that matches a filter.
+    case deleteMatching(entity: String, filter: Filter)
+
+    /// The entity the operation changes.
+    public var entity: String {
+      switch self {
+      case .insert(let entity, _), .update(let entity, _), .upsert(let entity, _),
+        .delete(let entity, _), .deleteMatching(let entity, _):
+        entity
+      }
+    }
+  }
+
+  /// The operations, in the order they apply.
+  public var operations: [Operation]
+
+  /// A batch of operations.
+  public init(_ operations: [Operation] = []) { self.operations = operations }
+
+  /// Whether there is nothing to apply.
+  public var isEmpty: Bool { operations.isEmpty }
+
+  /// Appends an insert.
+  public mutating func insert(_ row: Row, into entity: String) {
+    operations.append(.insert(entity: entity, row: row))
+  }
+  /// Appends an update.
+  public mutating func update(_ row: Row, in entity: String) {
+    operations.append(.update(entity: entity, row: row))
+  }
+  /// Appends an upsert.
+  public mutating func upsert(_ row: Row, in entity: String) {
+    operations.append(.upsert(entity: entity, row: row))
+  }
+  /// Appends a delete by id.
+  public mutating func delete(id: Value, from entity: String) {
+    operations.append(.delete(entity: entity, id: id))
+  }
+  /// Appends a delete of every matching row.
+  public mutating func deleteMatching(_ filter: Filter, from entity: String) {
+    operations.append(.deleteMatching(entity: entity, filter: filter))
+  }
+}
+
+/// What applying a ``ChangeSet`` did.
+public struct ChangeSummary: Sendable, Hashable {
+  /// Rows added (inserts, and upserts of new ids).
+  public var inserted: Int
+  /// Rows replaced (updates, and upserts of stored ids).
+  public var updated: Int
+  /// Rows removed.
+  public var deleted: Int
+
+  /// A summary.
+  public init(inserted: Int = 0, updated: Int = 0, deleted: Int = 0) {
+    self.inserted = inserted
+    self.updated = updated
+    self.deleted = deleted
+  }
+}

@@ -1,0 +1,63 @@
+/// A field named in a filter or sort, with operators that build ``Filter``s.
+///
+/// ```swift
+/// let recent = FieldRef("threadID") == 7 && FieldRef("date") > cutoff
+/// let byName = FieldRef(Contact.CodingKeys.name).hasPrefix("An")
+/// ```
+public struct FieldRef: Sendable, Hashable {
+  /// The stored field name.
+  public let name: String
+
+  /// A field by its stored name.
+  public init(_ name: String) { self.name = name }
+
+  /// A field by its coding key.
+  public init(_ key: some CodingKey) { self.name = key.stringValue }
+
+  /// Equal (`== nil` matches null).
+  public static func == (lhs: FieldRef, rhs: some ValueConvertible) -> Filter {
+    .compare(field: lhs.name, op: .equal, value: rhs.storedValue)
+  }
+  /// Not equal (`!= nil` matches non-null; `!= x` never matches null).
+  public static func != (lhs: FieldRef, rhs: some ValueConvertible) -> Filter {
+    .compare(field: lhs.name, op: .notEqual, value: rhs.storedValue)
+  }
+  /// Null: `FieldRef("readAt") == nil`.
+  public static func == (lhs: FieldRef, rhs: _OptionalNilComparisonType) -> Filter { .isNull(lhs.name) }
+  /// Not null: `FieldRef("readAt") != nil`.
+  public static func != (lhs: FieldRef, rhs: _OptionalNilComparisonType) -> Filter { .isNotNull(lhs.name) }
+  /// Less than.
+  public static func < (lhs: FieldRef, rhs: some ValueConvertible) -> Filter {
+    .compare(field: lhs.name, op: .less, value: rhs.storedValue)
+  }
+  /// Less than or equal.
+  public static func <= (lhs: FieldRef, rhs: some ValueConvertible) -> Filter {
+    .compare(field: lhs.name, op: .lessOrEqual, value: rhs.storedValue)
+  }
+  /// Greater than.
+  public static func > (lhs: FieldRef, rhs: some ValueConvertible) -> Filter {
+    .compare(field: lhs.name, op: .greater, value: rhs.storedValue)
+  }
+  /// Greater than or equal.
+  public static func >= (lhs: FieldRef, rhs: some ValueConvertible) -> Filter {
+    .compare(field: lhs.name, op: .greaterOrEqual, value: rhs.storedValue)
+  }
+
+  /// Equal to one of the values.
+  public func isIn(_ values: [some ValueConvertible]) -> Filter { .isIn(name, values.map(\.storedValue)) }
+  /// Null.
+  public var isNull: Filter { .isNull(name) }
+  /// Not null.
+  public var isNotNull: Filter { .isNotNull(name) }
+  /// Contains the text, case-sensitively.
+  public func contains(_ text: String) -> Filter { .string(field: name, match: .contains, pattern: text) }
+  /// Starts with the text, case-sensitively.
+  public func hasPrefix(_ text: String) -> Filter { .string(field: name, match: .hasPrefix, pattern: text) }
+  /// Ends with the text, case-sensitively.
+  public func hasSuffix(_ text: String) -> Filter { .string(field: name, match: .hasSuffix, pattern: text) }
+
+  /// Ascending order by this field.
+  public var ascending: Sort { Sort(name, ascending: true) }
+  /// Descending order by this field.
+  public var descending: Sort { Sort(name, ascending: false) }
+}

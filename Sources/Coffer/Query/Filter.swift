@@ -1,0 +1,104 @@
+/// A condition on an entity's rows: the `where` of a ``Query`` and of a delete-matching change.
+///
+/// Filters name fields by their stored name and compare them with ``Value``s. Their meaning is
+/// the same on every backend:
+///
+/// - `== .null` (or ``isNull(_:)``) matches rows where the field is null, `!= .null` rows where
+///   it is not. Every other comparison, including `!=` with a non-null value, never matches null.
+/// - ``not(_:)`` matches exactly the rows its operand does not: `not(f)` and `f` together match
+///   every row once.
+/// - Strings compare by Unicode code point (byte-wise UTF-8). ``StringMatch`` operations are
+///   case-sensitive and treat `%`, `_` and `*` as ordinary characters.
+/// - ``isIn(_:_:)`` with an empty list matches nothing; a `.null` in the list matches null.
+///
+/// Build filters with the operators on ``FieldRef``: `field("age") > 30 && field("name").hasPrefix("A")`.
+public indirect enum Filter: Sendable, Hashable {
+  /// Matches every row.
+  case all
+  /// `field op value`.
+  case compare(field: String, op: ComparisonOperator, value: Value)
+  /// The field equals one of the values.
+  case isIn(String, [Value])
+  /// A substring test on a string field.
+  case string(field: String, match: StringMatch, pattern: String)
+  /// Every operand matches (an empty list matches every row).
+  case and([Filter])
+  /// At least one operand matches (an empty list matches nothing).
+  case or([Filter])
+  /// The operand does not match.
+  case not(Filter)
+
+  /// Matches rows whose field is null.
+  public static func isNull(_ field: String) -> Filter { .compare(field: field, op: .equal, value: .null) }
+  /// Matches rows whose field is not null.
+  public static func isNotNull(_ field: String) -> Filter {
+    .compare(field: field, op: .notEqual, value: .null)
+  }
+
+  /// The field names the filter mentions, each once, in first-mention order.
+  public var fields: [String] {
+    var seen: [String] = []
+    func visit(_ filter: Filter) {
+      switch filter {
+      case .all: break
+      case .compare(let field, _, _), .isIn(let field, _), .string(let field, _, _):
+        if !seen.contains(field) { seen.append(field) }
+      case .and(let parts), .or(let parts): parts.forEach(visit)
+      case .not(let inner): visit(inner)
+      }
+    }
+    visit(self)
+    return seen
+  }
+
+  /// Both filters.
+  public static func && (lhs: Filter, rhs: Filter) -> Filter {
+    switch (lhs, rhs) {
+    case (.all, _): rhs
+    case (_, .all): lhs
+    case (.and(let a), .and(let b)): .and(a + b)
+    case (.and(let a), _): .and(a + [rhs])
+    case (_, .and(let b)): .and([lhs] + b)
+    default: .and([lhs, rhs])
+    }
+  }
+
+  /// Either filter.
+  public static func || (lhs: Filter, rhs: Filter) -> Filter {
+    switch (lhs, rhs) {
+    case (.or(let a), .or(let b)): .or(a + b)
+    case (.or(let a), _): .or(a + [rhs])
+    case (_, .or(let b)): .or([lhs] + b)
+    default: .or([lhs, rhs])
+    }
+  }
+
+  /// The negation.
+  public static prefix func ! (operand: Filter) -> Filter { .not(operand) }
+}
+
+/// A comparison in a ``Filter``.
+public enum ComparisonOperator: String, Sendable, Hashable, CaseIterable, Codable {
+  /// `==`
+  case equal = "=="
+  /// `!=`
+  case notEqual = "!="
+  /// `<`
+  case less = "<"
+  /// `<=`
+  case lessOrEqual = "<="
+  /// `>`
+  case greater = ">"
+  /// `>=`
+  case greaterOrEqual = ">="
+}
+
+/// A case-sensitive substring test in a ``Filter``. `%`, `_` and `*` are ordinary characters.
+public enum StringMatch: String, Sendable, Hashable, CaseIterable, Codable {
+  /// The field contains the pattern (every string contains the empty string).
+  case contains
+  /// The field starts with the pattern.
+  case hasPrefix
+  /// The field ends with the pattern.
+  case hasSuffix
+}

@@ -1,0 +1,25 @@
+/// A request for the rows of one entity: which (``filter``), in what order (``sort``), and
+/// which slice (``offset``, ``limit``). The untyped form a ``StorageBackend`` receives.
+///
+/// The order is always total: after the ``sort`` keys, rows are ordered by id ascending.
+public struct Query: Sendable, Hashable {
+  /// The entity's name.
+  public var entity: String
+  /// Which rows.
+  public var filter: Filter
+  /// The order; ties, and an empty list, are ordered by id ascending.
+  public var sort: [Sort]
+  /// At most this many rows, or all when `nil`.
+  public var limit: Int?
+  /// Skip this many rows of the ordered result first.
+  public var offset: Int
+
+  /// A query.
+  public init(entity: String, filter: Filter = .all, sort: [Sort] = [], limit: Int? = nil, offset: Int = 0) {
+    self.entity = entity
+    self.filter = filter
+    self.sort = sort
+    self.limit = limit
+    self.offset = offset
+  }
+}

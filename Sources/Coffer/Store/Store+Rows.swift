@@ -1,0 +1,72 @@
+/// The untyped row API: for entities known only at run time, tools, and backends' tests.
+/// Every query and change is validated against the prepared schema first.
+extension Store {
+  /// Applies a batch of row changes atomically, after checking every row, id and filter against
+  /// the prepared schemas.
+  ///
+  /// - Throws: ``CofferError/Code/unknownEntity``, ``CofferError/Code/invalidValue``,
+  ///   ``CofferError/Code/invalidQuery``, or the backend's error (nothing applied).
+  @discardableResult
+  public func apply(_ changes: ChangeSet) async throws -> ChangeSummary {
+    if changes.isEmpty { return ChangeSummary() }
+    var checked: [ChangeSet.Operation] = []
+    checked.reserveCapacity(changes.operations.count)
+    var schemas: [String: EntitySchema] = [:]
+    for operation in changes.operations {
+      let schema: EntitySchema
+      if let known = schemas[operation.entity] {
+        schema = known
+      } else {
+        schema = try preparedSchema(operation.entity)
+        schemas[operation.entity] = schema
+      }
+      do {
+        switch operation {
+        case .insert(let entity, let row):
+          checked.append(.insert(entity: entity, row: try QueryValidator.validate(row, schema: schema)))
+        case .update(let entity, let row):
+          checked.append(.update(entity: entity, row: try QueryValidator.validate(row, schema: schema)))
+        case .upsert(let entity, let row):
+          checked.append(.upsert(entity: entity, row: try QueryValidator.validate(row, schema: schema)))
+        case .delete(let entity, let id):
+          checked.append(.delete(entity: entity, id: try QueryValidator.validate(id: id, schema: schema)))
+        case .deleteMatching(let entity, let filter):
+          checked.append(
+            .deleteMatching(entity: entity, filter: try QueryValidator.validate(filter, schema: schema)))
+        }
+      } catch let error as CofferError {
+        throw error.inStore(backend.name)
+      }
+    }
+    return try await rethrowing { try await backend.apply(ChangeSet(checked)) }
+  }
+
+  /// The rows a query selects, after checking it against the prepared schema.
+  public func fetchRows(_ query: Query) async throws -> [Row] {
+    let schema = try preparedSchema(query.entity)
+    let checked = try rethrowing { try QueryValidator.validate(query, schema: schema) }
+    return try await rethrowing { try await backend.fetch(checked) }
+  }
+
+  /// The number of rows a query selects, after checking it against the prepared schema.
+  public func countRows(_ query: Query) async throws -> Int {
+    let schema = try preparedSchema(query.entity)
+    let checked = try rethrowing { try QueryValidator.validate(query, schema: schema) }
+    return try await rethrowing { try await backend.count(checked) }
+  }
+
+  /// The rows of an entity with the given ids, in order, skipping missing ones.
+  public func getRows(entity: String, ids: [Value]) async throws -> [Row] {
+    let schema = try preparedSchema(entity)
+    let checked = try rethrowing { try ids.map { try QueryValidator.validate(id: $0, schema: schema) } }
+    return try await rethrowing { try await backend.get(entity: schema, ids: checked) }
+  }
+
+  func rethrowing<R>(_ body: () throws -> R) throws -> R {
+    do {
+      return try body()
+    } catch let error as CofferError {
+      throw error.inStore(backend.name)
+    }
+  }
+}

@@ -1,0 +1,111 @@
+import Synchronization
+
+/// The typed face of a store: keep, find and change ``Storable`` values.
+///
+/// A store wraps one ``StorageBackend``. App code uses the store and never names the backend,
+/// so the backend is a configuration choice:
+///
+/// ```swift
+/// let store = try await Store.open(url: "sqlite:///var/app/db.sqlite", registry: .builtIn)
+/// try await store.insert(Message(id: 1, threadID: 7, text: "Hello", date: .now))
+/// let page = try await store.query(Message.self)
+///   .filter(FieldRef("threadID") == 7)
+///   .sort(FieldRef("date").descending)
+///   .limit(50)
+///   .fetch()
+/// ```
+///
+/// A type's schema is derived and its entity prepared the first time the store sees the type;
+/// list types in ``prepare(_:)`` to do it up front, so that a schema mismatch surfaces at open.
+///
+/// `Store` is safe to share between tasks.
+///
+/// ## Topics
+/// - ``open(url:registry:)``
+/// - ``init(backend:)``
+/// - ``query(_:)``
+/// - ``batch(_:)``
+public final class Store: Sendable {
+  /// The backend this store talks to.
+  public let backend: any StorageBackend
+
+  struct Prepared {
+    var codecs: [ObjectIdentifier: any Sendable] = [:]
+    /// Which type's schema each entity is prepared with.
+    var owners: [String: ObjectIdentifier] = [:]
+    var schemas: [String: EntitySchema] = [:]
+  }
+  let prepared = Mutex(Prepared())
+
+  /// A store over a backend.
+  public init(backend: any StorageBackend) { self.backend = backend }
+
+  /// Opens the store a URL names, with the backends of a registry.
+  ///
+  /// - Throws: ``CofferError/Code/invalidURL`` or ``CofferError/Code/unknownScheme`` with the
+  ///   supported schemes, or the backend's error on open.
+  public static func open(url: String, registry: BackendRegistry) async throws -> Store {
+    Store(backend: try await registry.open(url))
+  }
+
+  /// Prepares the entities of the given types now: creates or evolves their storage and fails
+  /// here, not at first use, if a stored schema does not match.
+  public func prepare(_ types: [any Storable.Type]) async throws {
+    for type in types { try await prepareType(type) }
+  }
+
+  /// Prepares entities whose schemas are known only at run time (no Swift type); use them with
+  /// the row API (``fetchRows(_:)``, ``apply(_:)``).
+  public func prepare(schemas: [EntitySchema]) async throws {
+    try await backend.prepare(schemas)
+    prepared.withLock { state in
+      for schema in schemas {
+        state.schemas[schema.name] = schema
+        state.owners[schema.name] = nil
+      }
+    }
+  }
+
+  /// The prepared schema of an entity, or `nil`.
+  public func schema(of entity: String) -> EntitySchema? { prepared.withLock { $0.schemas[entity] } }
+
+  /// Closes the backend. Later calls fail with ``CofferError/Code/closed``.
+  public func close() async throws { try await backend.close() }
+
+  private func prepareType<T: Storable>(_ type: T.Type) async throws { _ = try await codec(for: type) }
+
+  /// The codec of a type, preparing its entity the first time (or again, when another type
+  /// with the same entity name prepared it since).
+  func codec<T: Storable>(for type: T.Type) async throws -> EntityCodec<T> {
+    let key = ObjectIdentifier(type)
+    let cached: EntityCodec<T>? = prepared.withLock { state in
+      guard state.owners[T.entityName] == key else { return nil }
+      return state.codecs[key] as? EntityCodec<T>
+    }
+    if let cached { return cached }
+    let codec: EntityCodec<T>
+    do {
+      codec = try EntityCodec<T>()
+      try await backend.prepare([codec.schema])
+    } catch let error as CofferError {
+      throw error.inStore(backend.name)
+    }
+    prepared.withLock { state in
+      state.codecs[key] = codec
+      state.owners[T.entityName] = key
+      state.schemas[T.entityName] = codec.schema
+    }
+    return codec
+  }
+
+  /// The prepared schema of an entity for the row API.
+  func preparedSchema(_ entity: String) throws -> EntitySchema {
+    guard let schema = schema(of: entity) else {
+      throw CofferError(
+        .unknownEntity,
+        "Entity '\(entity)' was not prepared in this store. Call prepare(schemas:) or use its Storable type first.",
+        store: backend.name, entity: entity)
+    }
+    return schema
+  }
+}

@@ -1,0 +1,92 @@
+/// A query for values of one type, built step by step and run with ``fetch()``, ``first()``,
+/// ``count()``, ``stream(pageSize:)`` or ``delete()``.
+///
+/// ```swift
+/// let unread = try await store.query(Message.self)
+///   .filter(FieldRef("threadID") == thread.id && FieldRef("readAt").isNull)
+///   .sort(FieldRef("date").descending)
+///   .limit(20)
+///   .fetch()
+/// ```
+///
+/// Each step returns a new query; a query is a value and can be kept and reused.
+public struct StoreQuery<T: Storable>: Sendable {
+  /// The store it runs on.
+  public let store: Store
+  /// The untyped query it stands for (entity, filter, sort, slice).
+  public private(set) var query: Query
+
+  init(store: Store) {
+    self.store = store
+    self.query = Query(entity: T.entityName)
+  }
+
+  /// Also requires `filter` (combined with `&&` with earlier filters).
+  public func filter(_ filter: Filter) -> StoreQuery {
+    var copy = self
+    copy.query.filter = query.filter && filter
+    return copy
+  }
+
+  /// Also requires `field op value`.
+  public func filter(_ field: String, _ op: ComparisonOperator, _ value: some ValueConvertible) -> StoreQuery
+  {
+    filter(.compare(field: field, op: op, value: value.storedValue))
+  }
+
+  /// Orders by these keys after any given before (ties always end by id ascending).
+  public func sort(_ keys: Sort...) -> StoreQuery { sort(keys) }
+
+  /// Orders by these keys after any given before.
+  public func sort(_ keys: [Sort]) -> StoreQuery {
+    var copy = self
+    copy.query.sort += keys
+    return copy
+  }
+
+  /// Orders by a field.
+  public func sort(_ field: String, ascending: Bool = true) -> StoreQuery {
+    sort(Sort(field, ascending: ascending))
+  }
+
+  /// At most `count` values.
+  public func limit(_ count: Int) -> StoreQuery {
+    var copy = self
+    copy.query.limit = count
+    return copy
+  }
+
+  /// Skips the first `count` values.
+  public func offset(_ count: Int) -> StoreQuery {
+    var copy = self
+    copy.query.offset = count
+    return copy
+  }
+
+  /// The values, in order.
+  public func fetch() async throws -> [T] {
+    let codec = try await store.codec(for: T.self)
+    let checked = try store.rethrowing { try QueryValidator.validate(query, schema: codec.schema) }
+    let rows = try await store.rethrowing { try await store.backend.fetch(checked) }
+    return try rows.map(codec.decode)
+  }
+
+  /// The first value in order, or `nil`.
+  public func first() async throws -> T? { try await limit(1).fetch().first }
+
+  /// How many values the query selects (honouring offset and limit).
+  public func count() async throws -> Int {
+    let codec = try await store.codec(for: T.self)
+    let checked = try store.rethrowing { try QueryValidator.validate(query, schema: codec.schema) }
+    return try await store.rethrowing { try await store.backend.count(checked) }
+  }
+
+  /// Removes every value the filter selects (ignoring sort, offset and limit) and returns how many.
+  @discardableResult
+  public func delete() async throws -> Int { try await store.deleteAll(T.self, where: query.filter) }
+}
+
+extension Store {
+  /// A query over all values of a type, ordered by id until sorted otherwise.
+  public func query<T: Storable>(_ type: T.Type) -> StoreQuery<T> { StoreQuery(store: self) }
+}

@@ -1,0 +1,81 @@
+import Coffer
+import Synchronization
+
+/// A store held in memory: the reference backend, and the one tests use.
+///
+/// Readers work on a snapshot taken under a lock (constant time: the tables are copy-on-write
+/// values), so a fetch never sees half of a batch and never waits for a query to finish.
+/// Writers apply each batch under the lock, undoing it if any operation fails.
+///
+/// Open it as `memory:` for a fresh private store, or `memory:NAME` for a store shared by
+/// everything in the process that opens the same name through the same registry — closing
+/// one handle leaves the data for the others, and opening the name again finds it.
+public final class MemoryBackend: StorageBackend {
+  /// `memory:` or `memory:NAME`.
+  public let name: String
+  /// Named stores can be reopened and evolve their schema; none is durable.
+  public let capabilities: BackendCapabilities
+  private let storage: MemoryStorage
+  private let isClosed = Atomic<Bool>(false)
+
+  /// A fresh, private in-memory store.
+  public convenience init() {
+    self.init(name: "memory:", storage: MemoryStorage(name: "memory:"), shared: false)
+  }
+
+  init(name: String, storage: MemoryStorage, shared: Bool) {
+    self.name = name
+    self.storage = storage
+    var capabilities: BackendCapabilities = [.crossEntityTransactions]
+    if shared { capabilities.formUnion([.reopenable, .schemaEvolution]) }
+    self.capabilities = capabilities
+  }
+
+  /// Prepares entities, evolving stored ones (see ``StorageBackend/prepare(_:)``).
+  public func prepare(_ schemas: [EntitySchema]) async throws {
+    try checkOpen()
+    try storage.tables.withLock { try $0.prepare(schemas) }
+  }
+
+  /// Evaluates the query on a snapshot.
+  public func fetch(_ query: Query) async throws -> [Row] {
+    try checkOpen()
+    return try snapshot().fetch(query)
+  }
+
+  /// Counts on a snapshot.
+  public func count(_ query: Query) async throws -> Int {
+    try checkOpen()
+    return try snapshot().count(query)
+  }
+
+  /// Looks the ids up directly.
+  public func get(entity: EntitySchema, ids: [Value]) async throws -> [Row] {
+    try checkOpen()
+    return try snapshot().get(entity: entity.name, ids: ids)
+  }
+
+  /// Applies the batch under the lock, all or nothing.
+  @discardableResult
+  public func apply(_ changes: ChangeSet) async throws -> ChangeSummary {
+    try checkOpen()
+    return try storage.tables.withLock { try $0.apply(changes) }
+  }
+
+  /// Marks this handle closed; a named store's data stays for other handles.
+  public func close() async throws { isClosed.store(true, ordering: .releasing) }
+
+  private func snapshot() -> InMemoryTables { storage.tables.withLock { $0 } }
+
+  private func checkOpen() throws {
+    if isClosed.load(ordering: .acquiring) {
+      throw CofferError(.closed, "This store was closed. Open it again to use it.", store: name)
+    }
+  }
+}
+
+/// The tables of one in-memory store, shared by every handle opened on its name.
+final class MemoryStorage: Sendable {
+  let tables: Mutex<InMemoryTables>
+  init(name: String) { tables = Mutex(InMemoryTables(storeName: name)) }
+}

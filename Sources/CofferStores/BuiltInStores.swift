@@ -1,0 +1,26 @@
+import Coffer
+import CofferMemory
+
+extension BackendRegistry {
+  /// A registry with every backend this package builds: `memory:` today; `plist:`, `sqlite:`,
+  /// `lmdb:` and `postgres:` as they land. Its named in-memory stores are shared by everything
+  /// in the process that uses `builtIn`; make your own registry for isolation.
+  public static let builtIn: BackendRegistry = makeBuiltIn()
+
+  /// A new registry with every built-in backend and its own in-memory namespace.
+  public static func makeBuiltIn() -> BackendRegistry {
+    var registry = BackendRegistry()
+    registry.registerMemory()
+    return registry
+  }
+}
+
+extension Store {
+  /// Opens the store a URL names with the built-in backends.
+  ///
+  /// - Throws: ``CofferError/Code/invalidURL`` or ``CofferError/Code/unknownScheme`` listing the
+  ///   supported schemes, or the backend's error on open.
+  public static func open(url: String) async throws -> Store {
+    try await open(url: url, registry: .builtIn)
+  }
+}
