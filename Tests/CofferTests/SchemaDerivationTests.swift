@@ -93,3 +93,58 @@ struct Renamed: Storable {
     #expect(try codec.encode(value)[4] == .int(3))
   }
 }
+
+enum Opaque: String, Codable { case on, off }
+struct HasOpaque: Storable {
+  var id: Int64
+  var state: Opaque
+}
+
+struct Wrapper: Codable, Hashable { var inner: Mood; var list: [Priority] }
+struct Nested: Storable, Equatable {
+  var id: UUID
+  var wrapper: Wrapper
+  var table: [String: Int]
+}
+
+struct CustomDecoding: Storable, Equatable {
+  var id: String
+  var label: String?
+  init(id: String, label: String?) {
+    self.id = id
+    self.label = label
+  }
+  init(from decoder: any Decoder) throws {
+    let container = try decoder.container(keyedBy: CodingKeys.self)
+    id = try container.decode(String.self, forKey: .id)
+    label = try container.decodeNil(forKey: .label) ? nil : try container.decode(String.self, forKey: .label)
+  }
+}
+
+extension SchemaDerivationTests {
+  @Test func enumWhosePlaceholderFailsAndIsNotCaseIterableNamesTheFieldAndTheFix() {
+    #expect {
+      _ = try EntitySchema(for: HasOpaque.self)
+    } throws: { error in
+      let error = error as? CofferError
+      return error?.code == .invalidSchema && error?.field == "state"
+        && error?.message.contains("CaseIterable") == true
+    }
+  }
+
+  @Test func nestedCodableValuesAreDocumentsAndRoundTrip() throws {
+    let codec = try EntityCodec<Nested>()
+    #expect(codec.schema.fields.map(\.kind) == [.uuid, .document, .document])
+    let value = Nested(
+      id: UUID(), wrapper: Wrapper(inner: .sad, list: [.low, .high]), table: ["a": 1, "b": -2])
+    #expect(try codec.decode(codec.encode(value)) == value)
+  }
+
+  @Test func customDecoderCheckingNilFirstDeclaresAnOptionalField() throws {
+    let schema = try EntitySchema(for: CustomDecoding.self)
+    #expect(schema.fields == [Field("id", .string), Field("label", .string, isOptional: true)])
+    let codec = try EntityCodec<CustomDecoding>()
+    let value = CustomDecoding(id: "x y", label: nil)
+    #expect(try codec.decode(codec.encode(value)) == value)
+  }
+}

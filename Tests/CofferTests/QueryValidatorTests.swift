@@ -1,0 +1,90 @@
+import Coffer
+import Foundation
+import Testing
+
+@Suite struct QueryValidatorTests {
+  let schema = try! EntitySchema(
+    name: "Item",
+    fields: [
+      Field("id", .int), Field("price", .double), Field("name", .string),
+      Field("meta", .document, isOptional: true),
+    ],
+    idField: "id")
+
+  func code(_ filter: Filter) -> CofferError.Code? {
+    do {
+      _ = try QueryValidator.validate(filter, schema: schema)
+      return nil
+    } catch {
+      return (error as? CofferError)?.code
+    }
+  }
+
+  @Test func unknownFieldNamesTheFieldAndListsTheKnownOnes() {
+    #expect {
+      _ = try QueryValidator.validate(FieldRef("prize") > 3, schema: schema)
+    } throws: { error in
+      let error = error as? CofferError
+      return error?.code == .invalidQuery && error?.field == "prize"
+        && error?.message.contains("id, price, name, meta") == true
+    }
+  }
+
+  @Test func integerLiteralsAgainstDoubleFieldsBecomeDoubles() throws {
+    let filter = try QueryValidator.validate(FieldRef("price") > 3, schema: schema)
+    #expect(filter == .compare(field: "price", op: .greater, value: .double(3)))
+  }
+
+  @Test func invalidComparisonsAreRejected() {
+    #expect(code(FieldRef("name") > 3) == .invalidQuery)
+    #expect(code(FieldRef("price") < Double.nan) == .invalidQuery)
+    #expect(code(FieldRef("price").contains("1")) == .invalidQuery)
+    #expect(code(.compare(field: "name", op: .less, value: .null)) == .invalidQuery)
+    #expect(code(FieldRef("meta") > Value.document(Data())) == .invalidQuery)
+    #expect(code(FieldRef("meta") == nil) == nil)
+  }
+
+  @Test func negativeLimitOffsetAndDocumentSortAreRejected() {
+    #expect(throws: CofferError.self) {
+      try QueryValidator.validate(Query(entity: "Item", limit: -1), schema: schema)
+    }
+    #expect(throws: CofferError.self) {
+      try QueryValidator.validate(Query(entity: "Item", offset: -1), schema: schema)
+    }
+    #expect(throws: CofferError.self) {
+      try QueryValidator.validate(Query(entity: "Item", sort: [.ascending("meta")]), schema: schema)
+    }
+  }
+
+  @Test func rowsWithNaNWrongKindsOrMissingRequiredValuesAreRejected() {
+    #expect(throws: CofferError.self) {
+      try QueryValidator.validate(Row([1, .double(.nan), "a", nil]), schema: schema)
+    }
+    #expect(throws: CofferError.self) {
+      try QueryValidator.validate(Row([1, "1.0", "a", nil]), schema: schema)
+    }
+    #expect(throws: CofferError.self) {
+      try QueryValidator.validate(Row([1, nil, "a", nil]), schema: schema)
+    }
+    #expect(throws: CofferError.self) { try QueryValidator.validate(Row([1, 1.0]), schema: schema) }
+  }
+}
+
+@Suite struct CofferErrorTests {
+  @Test func catchClausesCanNameACode() async {
+    var caught = false
+    do {
+      throw CofferError(.duplicateID, "dup", entity: "Note", id: "1")
+    } catch CofferError.duplicateID {
+      caught = true
+    } catch {}
+    #expect(caught)
+  }
+
+  @Test func descriptionCarriesCodeMessageAndContext() {
+    let error = CofferError(
+      .notFound, "No such note.", store: "memory:x", entity: "Note", id: "7", field: "title")
+    #expect(
+      error.description == "notFound: No such note. [store: memory:x, entity: Note, id: 7, field: title]")
+  }
+}
