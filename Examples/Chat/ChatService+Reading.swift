@@ -1,0 +1,50 @@
+import Coffer
+import Foundation
+
+/// Read state and search.
+extension ChatService {
+  /// Marks one message read.
+  ///
+  /// - Returns: `false` if no message with that id is stored.
+  @discardableResult
+  public func markRead(messageID: UUID) async throws -> Bool {
+    guard var message = try await store.get(MessageValue.self, id: messageID) else { return false }
+    if message.isRead { return true }
+    message.isRead = true
+    try await store.update(message)
+    return true
+  }
+
+  /// Marks every unread message of a thread read, in one batch.
+  ///
+  /// - Returns: how many messages changed.
+  @discardableResult
+  public func markThreadRead(_ threadID: UUID) async throws -> Int {
+    let unread = try await store.query(MessageValue.self)
+      .filter(MessageFields.threadID == threadID && MessageFields.isRead == false)
+      .fetch()
+    if unread.isEmpty { return 0 }
+    let summary = try await store.batch(for: [MessageValue.self]) { batch in
+      for var message in unread {
+        message.isRead = true
+        try batch.update(message)
+      }
+    }
+    return summary.updated
+  }
+
+  /// The number of unread messages in a thread, or in every thread when `threadID` is `nil`.
+  public func unreadCount(in threadID: UUID? = nil) async throws -> Int {
+    var filter = MessageFields.isRead == false
+    if let threadID { filter = filter && MessageFields.threadID == threadID }
+    return try await store.count(MessageValue.self, where: filter)
+  }
+
+  /// The messages whose text contains `text` — case-sensitively, with no wildcards — oldest
+  /// first, in one thread or, when `threadID` is `nil`, in all of them.
+  public func search(_ text: String, in threadID: UUID? = nil) async throws -> [MessageValue] {
+    var filter = MessageFields.text.contains(text)
+    if let threadID { filter = filter && MessageFields.threadID == threadID }
+    return try await store.query(MessageValue.self).filter(filter).sort(MessageFields.date.ascending).fetch()
+  }
+}
