@@ -41,12 +41,14 @@ public struct ChatService<ThreadValue: ThreadProtocol & Storable, MessageValue: 
 
   /// Starts a thread.
   ///
+  /// - Returns: the thread as the store keeps it (its date rounded to the microsecond), so it
+  ///   equals what later reads return.
   /// - Throws: ``Coffer/CofferError/Code/duplicateID`` if a thread with `id` is stored.
   @discardableResult
   public func createThread(title: String, id: UUID = UUID(), createdAt: Date = .now) async throws
     -> ThreadValue
   {
-    let thread = ThreadValue(id: id, title: title, createdAt: createdAt)
+    let thread = ThreadValue(id: id, title: title, createdAt: Value.normalized(createdAt))
     try await store.insert(thread)
     return thread
   }
@@ -63,6 +65,7 @@ public struct ChatService<ThreadValue: ThreadProtocol & Storable, MessageValue: 
 
   /// Posts an unread message to a thread.
   ///
+  /// - Returns: the message as the store keeps it (its date rounded to the microsecond).
   /// - Throws: ``Coffer/CofferError/Code/notFound`` if the thread is not stored,
   ///   ``Coffer/CofferError/Code/duplicateID`` if a message with `id` is.
   @discardableResult
@@ -75,7 +78,7 @@ public struct ChatService<ThreadValue: ThreadProtocol & Storable, MessageValue: 
         entity: ThreadValue.entityName, id: threadID.uuidString)
     }
     let message = MessageValue(
-      id: id, threadID: threadID, sender: sender, text: text, date: date, isRead: false)
+      id: id, threadID: threadID, sender: sender, text: text, date: Value.normalized(date), isRead: false)
     try await store.insert(message)
     return message
   }

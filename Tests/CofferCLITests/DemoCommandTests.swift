@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+
+@Suite struct DemoCommandTests {
+  @Test func demoOnMemoryNarratesEveryStepAndSucceeds() throws {
+    let run = try CommandRun.coffer(["demo", "--store", "memory:"])
+    #expect(run.status == 0, "stderr: \(run.errorOutput)")
+    #expect(run.output.contains("Store: memory:"))
+    #expect(run.output.contains("chosen by the --store option"))
+    #expect(run.output.contains("in memory: the data is not kept"))
+    #expect(run.output.contains("Newest page of \"Weekend hike\": 2 of its 4 messages"))
+    #expect(run.output.contains("Unread counts: Weekend hike 4, Release planning 3, all threads 7"))
+    #expect(run.output.contains("Unread counts now: Weekend hike 0, Release planning 3, all threads 3"))
+    #expect(run.output.contains("refused, nothing stored: duplicateID:"))
+    #expect(run.output.contains("removed the thread and 3 messages"))
+    #expect(run.output.hasSuffix("Done.\n"))
+    #expect(run.errorOutput.isEmpty)
+  }
+
+  @Test func demoWithoutChoiceUsesTheBuiltInInMemoryDefault() throws {
+    let run = try CommandRun.coffer(["demo"])
+    #expect(run.status == 0, "stderr: \(run.errorOutput)")
+    #expect(run.output.contains("Store: memory:\n"))
+    #expect(run.output.contains("chosen by the built-in default"))
+  }
+
+  @Test func demoTakesTheStoreFromCofferStore() throws {
+    let run = try CommandRun.coffer(["demo"], environment: ["COFFER_STORE": "memory:from-env"])
+    #expect(run.status == 0, "stderr: \(run.errorOutput)")
+    #expect(run.output.contains("Store: memory:from-env"))
+    #expect(run.output.contains("chosen by the COFFER_STORE environment variable"))
+  }
+
+  @Test func storeOptionWinsOverCofferStore() throws {
+    let run = try CommandRun.coffer(
+      ["demo", "--store", "memory:from-option"], environment: ["COFFER_STORE": "memory:from-env"])
+    #expect(run.status == 0, "stderr: \(run.errorOutput)")
+    #expect(run.output.contains("Store: memory:from-option"))
+  }
+
+  @Test func unknownSchemeFailsWithTheSupportedSchemesOnStandardError() throws {
+    let run = try CommandRun.coffer(["demo", "--store", "nosuch:///tmp/db"])
+    #expect(run.status != 0)
+    #expect(run.errorOutput.contains("unknownScheme"))
+    #expect(run.errorOutput.contains("Supported schemes: memory:"))
+    #expect(!run.output.contains("Creating threads"))
+  }
+
+  @Test func malformedURLFailsWithoutAStackTrace() throws {
+    let run = try CommandRun.coffer(["demo"], environment: ["COFFER_STORE": "not a url"])
+    #expect(run.status != 0)
+    #expect(run.errorOutput.contains("invalidURL"))
+    #expect(run.errorOutput.contains("Supported schemes: memory:"))
+    #expect(!run.errorOutput.contains("Fatal error"))
+    #expect(run.errorOutput.split(separator: "\n").count == 1)
+  }
+}
