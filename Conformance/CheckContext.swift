@@ -1,0 +1,68 @@
+import Coffer
+import Foundation
+import Synchronization
+
+/// What a check works with: fresh scratch stores of the target, reopened on demand, all closed
+/// and removed when the check ends.
+final class CheckContext: Sendable {
+  let target: ConformanceTarget
+  let checkID: String
+  /// This check's scratch folder.
+  let directory: String
+  private struct State {
+    var counter = 0
+    var urls: [ObjectIdentifier: StoreURL] = [:]
+    var open: [Store] = []
+  }
+  private let state = Mutex(State())
+
+  init(target: ConformanceTarget, checkID: String, directory: String) {
+    self.target = target
+    self.checkID = checkID
+    self.directory = directory
+  }
+
+  /// A new, empty store of the target.
+  func store() async throws -> Store {
+    let name = state.withLock { state in
+      state.counter += 1
+      return "\(checkID)-\(state.counter)-\(UUID().uuidString.prefix(8))"
+    }
+    return try await open(target.scratchURL(in: directory, name: name))
+  }
+
+  /// A new store holding `values`, inserted in one batch.
+  func store<T: Storable>(with values: [T]) async throws -> Store {
+    let store = try await store()
+    try await store.prepare([T.self])
+    if !values.isEmpty { try await store.insert(values) }
+    return store
+  }
+
+  /// Closes a store and opens the same location again (for targets that are reopenable).
+  func reopen(_ store: Store) async throws -> Store {
+    guard let url = state.withLock({ $0.urls[ObjectIdentifier(store)] }) else {
+      throw CheckFailure("The check tried to reopen a store it did not make.")
+    }
+    try await store.close()
+    return try await open(url)
+  }
+
+  /// Closes every store the check opened; errors are ignored (closing twice is harmless).
+  func closeAll() async {
+    let stores = state.withLock { state in
+      defer { state.open.removeAll() }
+      return state.open
+    }
+    for store in stores { try? await store.close() }
+  }
+
+  private func open(_ url: StoreURL) async throws -> Store {
+    let store = Store(backend: try await target.open(url))
+    state.withLock { state in
+      state.urls[ObjectIdentifier(store)] = url
+      state.open.append(store)
+    }
+    return store
+  }
+}

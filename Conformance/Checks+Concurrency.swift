@@ -1,0 +1,123 @@
+import Coffer
+import Synchronization
+
+/// A flag that writer tasks raise when they are done, so readers know when to stop.
+final class DoneFlag: Sendable {
+  private let raised = Atomic<Bool>(false)
+  var isRaised: Bool { raised.load(ordering: .acquiring) }
+  func raise() { raised.store(true, ordering: .releasing) }
+}
+
+/// Runs `writers` to completion while `readers` copies of `read` run until they finish.
+func whileWriting(
+  readers: Int, _ write: @escaping @Sendable () async throws -> Void,
+  read: @escaping @Sendable () async throws -> Void
+) async throws {
+  let done = DoneFlag()
+  try await withThrowingTaskGroup(of: Void.self) { group in
+    group.addTask {
+      defer { done.raise() }
+      try await write()
+    }
+    for _ in 0..<readers {
+      group.addTask {
+        repeat {
+          try await read()
+          await Task.yield()
+        } while !done.isRaised
+      }
+    }
+    try await group.waitForAll()
+  }
+}
+
+extension ConformanceSuite {
+  static let concurrencyChecks: [ConformanceCheck] = [
+    ConformanceCheck(
+      "concurrency.parallel-writers", "Many tasks inserting at once while others read lose no row."
+    ) { context in
+      let store = try await context.store(with: [Item]())
+      try await whileWriting(readers: 3) {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+          for writer in 0..<8 {
+            group.addTask {
+              for n in 0..<40 {
+                let id = Int64(writer * 1000 + n)
+                try await store.insert(
+                  Item(id: id, name: "w\(writer)", rank: Int64(n), score: nil, flag: true))
+              }
+            }
+          }
+          try await group.waitForAll()
+        }
+      } read: {
+        let count = try await store.count(Item.self)
+        try expect((0...320).contains(count), "count while writing: expected 0...320, got \(count)")
+      }
+      try expectEqual(try await store.count(Item.self), 320, "count after all writers finished")
+      for writer in 0..<8 {
+        try expectEqual(
+          try await store.count(Item.self, where: FieldRef("name") == "w\(writer)"), 40,
+          "rows of writer \(writer)")
+      }
+    },
+    ConformanceCheck(
+      "concurrency.no-half-batches",
+      "A reader never sees half of a batch: rows written together appear together."
+    ) { context in
+      let store = try await context.store(with: [Versioned(id: 1, version: 0), Versioned(id: 2, version: 0)])
+      try await store.prepare([Item.self])
+      try await whileWriting(readers: 3) {
+        for version in Int64(1)...60 {
+          try await store.batch { batch in
+            try batch.update(Versioned(id: 1, version: version))
+            try batch.insert(Item(id: 2 * version, name: "pair", rank: version, score: nil, flag: true))
+            try batch.insert(Item(id: 2 * version + 1, name: "pair", rank: version, score: nil, flag: false))
+            try batch.update(Versioned(id: 2, version: version))
+          }
+        }
+      } read: {
+        let versions = try await store.all(Versioned.self).map(\.version)
+        try expect(
+          versions.count == 2 && versions[0] == versions[1],
+          "versions of a pair updated together: \(versions)")
+        let items = try await store.all(Item.self)
+        let ids = Set(items.map(\.id))
+        for item in items where !ids.contains(item.id ^ 1) {
+          throw CheckFailure("Item \(item.id) is visible without \(item.id ^ 1), inserted in the same batch")
+        }
+      }
+      try expectEqual(try await store.count(Item.self), 120, "items after all batches")
+    },
+  ]
+
+  static let scaleChecks: [ConformanceCheck] = [
+    ConformanceCheck(
+      "scale.ten-thousand-rows",
+      "10,000 rows inserted in one batch count, filter, sort, page and delete correctly."
+    ) { context in
+      let items: [Item] = (0..<10_000).map { (n: Int) -> Item in
+        let rank: Int64? = n % 7 == 0 ? nil : Int64(n % 100)
+        return Item(
+          id: Int64(n), name: "item\(9_999 - n)", rank: rank, score: Double(n) / 4, flag: n % 2 == 0)
+      }
+      let store = try await context.store(with: items)
+      try expectEqual(try await store.count(Item.self), 10_000, "count()")
+      let range = FieldRef("rank") >= 10 && FieldRef("rank") < 20
+      try expectEqual(
+        try await store.count(Item.self, where: range),
+        items.filter { (10..<20).contains($0.rank ?? -1) }.count, "count(10 <= rank < 20)")
+      try await expectIDs(
+        store.query(Item.self).sort(FieldRef("score").descending).limit(3), [9_999, 9_998, 9_997],
+        "top 3 by score")
+      let byName = items.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }.map(\.id)
+      try await expectIDs(
+        store.query(Item.self).sort(FieldRef("name").ascending).offset(5_000).limit(3),
+        Array(byName[5_000..<5_003]),
+        "names page at 5000")
+      try expectEqual(
+        try await store.deleteAll(Item.self, where: FieldRef("flag") == true), 5_000, "deleteAll(flag)")
+      try expectEqual(try await store.count(Item.self), 5_000, "count after deleting half")
+    }
+  ]
+}

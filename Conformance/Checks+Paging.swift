@@ -1,0 +1,85 @@
+import Coffer
+
+/// 23 items whose ranks tie in groups of up to five, some null, inserted out of id order.
+let tiedItems: [Item] = (1...23).reversed().map { id in
+  Item(
+    id: Int64(id), name: "n\(id % 4)", rank: id % 5 == 0 ? nil : Int64(id % 3), score: nil,
+    flag: id.isMultiple(of: 2))
+}
+
+extension ConformanceSuite {
+  static let pagingChecks: [ConformanceCheck] = [
+    ConformanceCheck(
+      "paging.pages-partition-under-ties",
+      "limit/offset pages never overlap or skip rows, even when sort keys tie."
+    ) { context in
+      let store = try await context.store(with: tiedItems)
+      let query = store.query(Item.self).sort(FieldRef("rank").descending, FieldRef("name").ascending)
+      let whole = try await ids(query)
+      for size in [1, 3, 4, 7] {
+        var paged: [Int64] = []
+        var offset = 0
+        while offset < tiedItems.count + size {
+          paged += try await ids(query.offset(offset).limit(size))
+          offset += size
+        }
+        try expectEqual(paged, whole, "ids read in pages of \(size)")
+      }
+      try expectEqual(Set(whole).count, tiedItems.count, "distinct ids in the whole result")
+    },
+    ConformanceCheck(
+      "paging.offset-beyond-end", "An offset at or past the end gives no rows and a count of 0."
+    ) {
+      context in
+      let store = try await context.store(with: Item.sample)
+      try await expectIDs(store.query(Item.self).offset(8), [], "offset 8 of 8")
+      try await expectIDs(store.query(Item.self).offset(100).limit(5), [], "offset 100")
+      try expectEqual(try await store.query(Item.self).offset(100).count(), 0, "count with offset 100")
+    },
+    ConformanceCheck("paging.limit-zero", "A limit of 0 gives no rows and a count of 0.") { context in
+      let store = try await context.store(with: Item.sample)
+      try await expectIDs(store.query(Item.self).limit(0), [], "limit 0")
+      try expectEqual(try await store.query(Item.self).limit(0).count(), 0, "count with limit 0")
+    },
+    ConformanceCheck(
+      "paging.limit-offset-slice", "offset skips rows of the ordered result, then limit caps it."
+    ) {
+      context in
+      let store = try await context.store(with: Item.sample)
+      let query = store.query(Item.self).sort(FieldRef("score").descending)
+      try await expectIDs(query.offset(2).limit(3), [1, 4, 2], "score desc, offset 2, limit 3")
+      try await expectIDs(query.offset(6), [3, 6], "score desc, offset 6")
+      try await expectIDs(query.limit(100), [5, 8, 1, 4, 2, 7, 3, 6], "score desc, limit 100")
+    },
+    ConformanceCheck("paging.count-honours-slice", "count honours the filter, offset and limit.") { context in
+      let store = try await context.store(with: Item.sample)
+      let query = store.query(Item.self).filter(FieldRef("rank") != nil)
+      try expectEqual(try await query.count(), 6, "count(rank != nil)")
+      try expectEqual(try await query.offset(2).count(), 4, "count with offset 2")
+      try expectEqual(try await query.limit(4).count(), 4, "count with limit 4")
+      try expectEqual(try await query.offset(4).limit(5).count(), 2, "count with offset 4, limit 5")
+    },
+    ConformanceCheck(
+      "paging.stream-reads-all-once", "stream(pageSize:) yields every value once, in the query's order."
+    ) { context in
+      let store = try await context.store(with: tiedItems)
+      let query = store.query(Item.self).sort(FieldRef("rank").ascending)
+      let whole = try await ids(query)
+      for size in [1, 5, 23, 50] {
+        var streamed: [Int64] = []
+        for try await item in query.stream(pageSize: size) { streamed.append(item.id) }
+        try expectEqual(streamed, whole, "ids streamed in pages of \(size)")
+      }
+    },
+    ConformanceCheck(
+      "paging.stream-honours-slice", "stream(pageSize:) honours the query's own offset and limit."
+    ) {
+      context in
+      let store = try await context.store(with: tiedItems)
+      let query = store.query(Item.self).sort(FieldRef("name").descending).offset(3).limit(11)
+      var streamed: [Int64] = []
+      for try await item in query.stream(pageSize: 4) { streamed.append(item.id) }
+      try expectEqual(streamed, try await ids(query), "ids streamed with offset 3, limit 11")
+    },
+  ]
+}

@@ -1,0 +1,93 @@
+import Coffer
+import Foundation
+
+/// The shared conformance suite: the rules every Coffer backend follows, as checks that run
+/// against any ``ConformanceTarget``.
+///
+/// ```swift
+/// let target = try await ConformanceTarget(url: "sqlite:", registry: registry, directory: scratch)
+/// for result in await ConformanceSuite.run(on: target) where result.outcome != .passed {
+///   print(result.check.id, result.outcome)
+/// }
+/// ```
+///
+/// A check that needs a capability the target does not declare is reported as
+/// ``ConformanceOutcome/skipped(_:)``, never silently passed.
+public enum ConformanceSuite {
+  /// Every check, in a stable order (grouped by area), with unique ids.
+  public static let checks: [ConformanceCheck] =
+    crudChecks + batchChecks + filterChecks + stringFilterChecks + sortChecks + pagingChecks
+    + valueChecks + identityChecks + errorChecks + schemaChecks + durabilityChecks
+    + concurrencyChecks + scaleChecks + differentialChecks
+
+  /// Runs one check on a target in a scratch folder of its own, removed afterwards.
+  public static func run(_ check: ConformanceCheck, on target: ConformanceTarget) async -> ConformanceResult {
+    let clock = ContinuousClock()
+    let start = clock.now
+    let outcome = await outcome(of: check, on: target)
+    return ConformanceResult(check: check, outcome: outcome, duration: clock.now - start)
+  }
+
+  /// Runs checks one after another on a target, in order.
+  public static func run(
+    on target: ConformanceTarget, checks: [ConformanceCheck] = checks
+  ) async -> [ConformanceResult] {
+    var results: [ConformanceResult] = []
+    for check in checks { results.append(await run(check, on: target)) }
+    return results
+  }
+
+  /// The checks as Markdown: an introduction, then one table per area listing each check's id,
+  /// rule and required capabilities.
+  public static func markdownList() -> String {
+    var text = """
+      # Conformance checks
+
+      Every Coffer backend runs these \(checks.count) checks (`coffer conformance URL`, or \
+      `ConformanceSuite.run(on:)` in its tests). A check whose required capabilities the backend \
+      does not declare is reported as skipped.
+
+      """
+    var areas: [String] = []
+    for check in checks where !areas.contains(check.area) { areas.append(check.area) }
+    for area in areas {
+      text += "\n## \(area)\n\n| id | rule | requires |\n|---|---|---|\n"
+      for check in checks where check.area == area {
+        let requires = check.requires.isEmpty ? "—" : check.requires.names.joined(separator: ", ")
+        text += "| `\(check.id)` | \(check.rule.replacingOccurrences(of: "|", with: "\\|")) | \(requires) |\n"
+      }
+    }
+    return text
+  }
+
+  private static func outcome(of check: ConformanceCheck, on target: ConformanceTarget) async
+    -> ConformanceOutcome
+  {
+    let missing = check.requires.subtracting(target.capabilities)
+    if !missing.isEmpty {
+      let names = missing.names.joined(separator: ", ")
+      return .skipped(
+        "needs capability \(names), which \(target.name) does not declare")
+    }
+    let folder = (target.directory as NSString).appendingPathComponent(
+      "\(check.id)-\(UUID().uuidString.prefix(8))")
+    do {
+      try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    } catch {
+      return .failed("Could not create the scratch folder \(folder): \(error)")
+    }
+    let context = CheckContext(target: target, checkID: check.id, directory: folder)
+    let outcome: ConformanceOutcome
+    do {
+      try await check.body(context)
+      outcome = .passed
+    } catch let failure as CheckFailure {
+      outcome = .failed(failure.description)
+    } catch {
+      outcome = .failed("Unexpected error: \(error)")
+    }
+    await context.closeAll()
+    try? FileManager.default.removeItem(atPath: folder)
+    return outcome
+  }
+}

@@ -1,0 +1,55 @@
+import Coffer
+import Foundation
+
+/// A backend to run the conformance suite against, named by a store URL.
+///
+/// The suite never opens the URL itself: every check makes fresh stores with the registry
+/// entry's `scratchURL`, derived from the URL (so its options are kept) and placed in a folder
+/// of its own under ``init(url:registry:directory:)``'s `directory`.
+///
+/// ```swift
+/// let target = try await ConformanceTarget(
+///   url: "memory:", registry: .makeBuiltIn(), directory: NSTemporaryDirectory() + "coffer-conformance")
+/// let results = await ConformanceSuite.run(on: target)
+/// ```
+public struct ConformanceTarget: Sendable {
+  /// The URL as given.
+  public let name: String
+  /// What the backend declares it can do, read from a scratch store.
+  public let capabilities: BackendCapabilities
+  let base: StoreURL
+  let entry: BackendRegistry.Entry
+  let directory: String
+
+  /// Prepares a target: parses the URL, finds its backend in the registry, creates `directory`
+  /// if needed, and opens one scratch store to read the backend's capabilities, then closes it.
+  ///
+  /// - Throws: ``Coffer/CofferError/Code/invalidURL`` or ``Coffer/CofferError/Code/unknownScheme``
+  ///   for a URL the registry cannot open, or the backend's error when the scratch store fails.
+  public init(url: String, registry: BackendRegistry, directory: String) async throws {
+    let base = try StoreURL(url)
+    let entry = try registry.entry(for: base)
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    let probeDirectory = (directory as NSString).appendingPathComponent("capabilities-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(atPath: probeDirectory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: probeDirectory) }
+    let backend = try await entry.open(entry.scratchURL(base, probeDirectory, "capabilities"))
+    let capabilities = backend.capabilities
+    try await backend.close()
+    self.name = url
+    self.capabilities = capabilities
+    self.base = base
+    self.entry = entry
+    self.directory = directory
+  }
+
+  /// A URL for a new scratch store in `folder`.
+  func scratchURL(in folder: String, name: String) -> StoreURL {
+    entry.scratchURL(base, folder, name)
+  }
+
+  /// Opens the store a scratch URL names.
+  func open(_ url: StoreURL) async throws -> any StorageBackend {
+    try await entry.open(url)
+  }
+}

@@ -1,0 +1,47 @@
+import CofferConformance
+import Testing
+
+/// The checks can fail: backends with a deliberate flaw fail the checks about that flaw.
+@Suite struct BrokenBackendTests {
+  @Test(arguments: [
+    "sort.ascending-nulls-first", "sort.descending-nulls-last", "differential.random-batches",
+  ])
+  func nullsLastFails(_ id: String) async throws {
+    let result = try await outcome(of: id, on: "broken-nulls-last:")
+    guard case .failed = result else {
+      Issue.record("\(id) should fail when ascending sorts put nulls last, but gave \(result)")
+      return
+    }
+  }
+
+  @Test(arguments: [
+    "batch.duplicate-insert-applies-nothing", "batch.late-failure-undoes-everything",
+    "batch.cross-entity-failure-applies-nothing", "errors.unique-violation",
+  ])
+  func noRollbackFails(_ id: String) async throws {
+    let result = try await outcome(of: id, on: "broken-no-rollback:")
+    guard case .failed = result else {
+      Issue.record("\(id) should fail when a failed batch is not rolled back, but gave \(result)")
+      return
+    }
+  }
+
+  @Test func unrelatedChecksStillPassOnABrokenBackend() async throws {
+    #expect(try await outcome(of: "crud.insert-then-get", on: "broken-no-rollback:") == .passed)
+    #expect(try await outcome(of: "filter.in", on: "broken-nulls-last:") == .passed)
+  }
+
+  @Test(arguments: ["broken-no-rollback:", "broken-nulls-last:"])
+  func differentialReportsSeedAndAShortSequence(_ url: String) async throws {
+    let result = try await outcome(of: "differential.random-batches", on: url)
+    guard case .failed(let message) = result else {
+      Issue.record("the differential check should fail on \(url), but gave \(result)")
+      return
+    }
+    print("differential.random-batches on \(url):\n\(message)")
+    #expect(message.contains("seed 12648430"))
+    #expect(message.contains("COFFER_CONFORMANCE_SEED=12648430"))
+    let steps = message.split(separator: "\n").filter { $0.hasPrefix("  ") }
+    #expect((1...8).contains(steps.count), "shrunk sequence has \(steps.count) steps")
+  }
+}
