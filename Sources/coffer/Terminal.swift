@@ -5,7 +5,7 @@ import Foundation
 /// Where the commands write: results to standard output, problems to standard error.
 enum Terminal {
   /// Writes a line to standard output.
-  static func say(_ line: String = "") { print(line) }
+  static func say(_ line: String = "", terminator: String = "\n") { print(line, terminator: terminator) }
 
   /// Writes a line to standard error.
   static func complain(_ line: String) {
