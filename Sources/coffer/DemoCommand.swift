@@ -1,6 +1,7 @@
 import ArgumentParser
 import Coffer
 import CofferChatExample
+import CofferConfiguration
 import CofferStores
 import Foundation
 
@@ -10,22 +11,32 @@ extension CofferCommand {
     static let configuration = CommandConfiguration(
       abstract: "Run the chat example against a store, step by step.",
       discussion: """
-        The store is the one --store names, else the COFFER_STORE environment variable's, \
-        else memory: (in memory, nothing kept after the demo).
+        The store is the first of: --store; the COFFER_STORE environment variable; coffer.store \
+        in the configuration file (--config, or the file COFFER_CONFIG names; JSON or YAML); \
+        else memory:, an in-memory store whose data is not kept after the demo.
         """)
+
+    /// The store used when nothing names one: in memory for now; it is meant to become a file
+    /// store once the file backends are settled.
+    static let defaultStore = "memory:"
 
     @Option(name: .long, help: ArgumentHelp("The store URL to use, e.g. memory:.", valueName: "URL"))
     var store: String?
 
+    @Option(
+      name: .long,
+      help: ArgumentHelp("A JSON or YAML file whose coffer.store names the store.", valueName: "FILE"))
+    var config: String?
+
     func run() async throws {
-      let choice = StoreChoice.resolve(option: store, environment: ProcessInfo.processInfo.environment)
+      let (url, source) = try await chooseStore()
       let opened: Store
       do {
-        opened = try await Store.open(url: choice.url)
+        opened = try await Store.open(url: url)
       } catch {
-        throw Terminal.failure(error, while: "opening the store '\(choice.url)' (from \(choice.explanation))")
+        throw Terminal.failure(error, while: "opening the store '\(url)' (from \(source.explanation))")
       }
-      describe(choice, opened.backend)
+      describe(url: url, source: source, backend: opened.backend)
       do {
         try await ChatDemo(chat: ChatService(store: opened), say: { Terminal.say($0) }).run()
         try await opened.close()
@@ -35,19 +46,37 @@ extension CofferCommand {
       Terminal.say("Done.")
     }
 
-    private func describe(_ choice: StoreChoice, _ backend: any StorageBackend) {
+    /// The URL and its source; a malformed URL's message also lists the schemes this build has.
+    private func chooseStore() async throws -> (url: String, source: StoreURLSource) {
+      do {
+        return try await StoreLocator(configFile: config).resolve(
+          explicit: store, fallback: Self.defaultStore)
+      } catch var error as CofferError {
+        if error.code == .invalidURL {
+          let schemes = BackendRegistry.builtIn.schemes.map { $0 + ":" }.joined(separator: ", ")
+          error.message += " Supported schemes: \(schemes)."
+        }
+        throw Terminal.failure(error, while: "choosing the store")
+      }
+    }
+
+    private func describe(url: String, source: StoreURLSource, backend: any StorageBackend) {
       Terminal.say("Coffer demo: the chat example (Examples/Chat) on one store")
       Terminal.say("Store: \(backend.name)")
-      Terminal.say("  chosen by \(choice.explanation)")
+      Terminal.say("  chosen by \(source.explanation)")
       let capabilities = backend.capabilities.names
       Terminal.say(
         "  capabilities: \(capabilities.isEmpty ? "none declared" : capabilities.joined(separator: ", "))")
-      if (try? StoreURL(choice.url))?.scheme == "memory" {
+      if backend.capabilities.contains(.durable) {
+        Terminal.say(
+          "  durable: the data stays after the demo; a second run first removes this run's threads.")
+      } else if (try? StoreURL(url))?.scheme == "memory" {
         Terminal.say("  in memory: the data is not kept after the demo ends.")
       }
-      if choice.source == .builtInDefault {
-        Terminal.say("  (memory: is the default while it is the only backend; it becomes a file store")
-        Terminal.say("  when the plist and SQLite backends land.)")
+      if source == .fallback {
+        Terminal.say(
+          "  (\(Self.defaultStore) is the default for now; it will become a file store, so that data is kept.)"
+        )
       }
       Terminal.say()
     }

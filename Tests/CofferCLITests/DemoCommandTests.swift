@@ -31,6 +31,21 @@ import Testing
     #expect(run.output.contains("chosen by the COFFER_STORE environment variable"))
   }
 
+  @Test func demoTakesTheStoreFromAConfigurationFile() throws {
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "coffer-\(UUID().uuidString).json")
+    try Data(#"{"coffer": {"store": "memory:from-file"}}"#.utf8).write(to: file)
+    defer { try? FileManager.default.removeItem(at: file) }
+
+    let run = try CommandRun.coffer(["demo", "--config", file.path])
+    #expect(run.status == 0, "stderr: \(run.errorOutput)")
+    #expect(run.output.contains("Store: memory:from-file"))
+    #expect(run.output.contains("chosen by coffer.store in the configuration file \(file.path)"))
+
+    let named = try CommandRun.coffer(["demo"], environment: ["COFFER_CONFIG": file.path])
+    #expect(named.output.contains("Store: memory:from-file"))
+  }
+
   @Test func storeOptionWinsOverCofferStore() throws {
     let run = try CommandRun.coffer(
       ["demo", "--store", "memory:from-option"], environment: ["COFFER_STORE": "memory:from-env"])
