@@ -16,6 +16,7 @@ let package = Package(
   products: [
     .library(name: "Coffer", targets: ["Coffer"]),
     .library(name: "CofferMemory", targets: ["CofferMemory"]),
+    .library(name: "CofferPlist", targets: ["CofferPlist"]),
     .library(name: "CofferStores", targets: ["CofferStores"]),
     .library(name: "CofferConfiguration", targets: ["CofferConfiguration"]),
     .library(name: "CofferConformance", targets: ["CofferConformance"]),
@@ -30,7 +31,9 @@ let package = Package(
   targets: [
     .target(name: "Coffer", swiftSettings: upcoming),
     .target(name: "CofferMemory", dependencies: ["Coffer"], swiftSettings: upcoming),
-    .target(name: "CofferStores", dependencies: ["Coffer", "CofferMemory"], swiftSettings: upcoming),
+    .target(name: "CofferPlist", dependencies: ["Coffer"], swiftSettings: upcoming),
+    .target(
+      name: "CofferStores", dependencies: ["Coffer", "CofferMemory", "CofferPlist"], swiftSettings: upcoming),
     .target(
       name: "CofferConfiguration",
       dependencies: ["Coffer", .product(name: "Configuration", package: "swift-configuration")],
@@ -49,6 +52,8 @@ let package = Package(
       ],
       swiftSettings: upcoming),
     .testTarget(name: "CofferTests", dependencies: ["Coffer", "CofferMemory"], swiftSettings: upcoming),
+    .testTarget(
+      name: "CofferPlistTests", dependencies: ["Coffer", "CofferPlist", "CofferStores", "CofferConformance"], swiftSettings: upcoming),
     .testTarget(
       name: "CofferConformanceTests",
       dependencies: ["Coffer", "CofferMemory", "CofferStores", "CofferConformance"],

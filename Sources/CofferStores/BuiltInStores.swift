@@ -1,9 +1,10 @@
 import Coffer
 import CofferMemory
+import CofferPlist
 
 extension BackendRegistry {
-  /// A registry with every backend this package builds: `memory:` today; `plist:`, `sqlite:`,
-  /// `lmdb:` and `postgres:` as they land. Its named in-memory stores are shared by everything
+  /// A registry with every backend this package builds: `memory:` and `plist:` today;
+  /// `sqlite:`, `lmdb:` and `postgres:` as they land. Its named in-memory stores are shared by everything
   /// in the process that uses `builtIn`; make your own registry for isolation.
   public static let builtIn: BackendRegistry = makeBuiltIn()
 
@@ -11,6 +12,7 @@ extension BackendRegistry {
   public static func makeBuiltIn() -> BackendRegistry {
     var registry = BackendRegistry()
     registry.registerMemory()
+    registry.registerPlist()
     return registry
   }
 }

@@ -1,0 +1,146 @@
+import Coffer
+import Foundation
+
+/// The layout of a Coffer property-list store (specified in Docs/Formats.md):
+///
+/// ```
+/// root dictionary
+///   CofferStore: { format: "coffer-plist", version: 1 }
+///   schemas:     { ENTITY: { idField, fields: [{ name, kind, optional, default? }], indexes: [{ fields, unique }] } }
+///   entities:    { ENTITY: [ { FIELD: value, … }, … ] }      null fields are left out
+/// ```
+///
+/// Field values by kind: bool → boolean, int → integer, double → real, string → string (or, in
+/// XML, data holding UTF-8 when the text has characters XML cannot carry), bytes → data,
+/// date → integer microseconds since 1970, uuid → string, document → string of JSON.
+enum StoreLayout {
+  static let marker = "CofferStore"
+  static let formatName = "coffer-plist"
+  static let version: Int64 = 1
+
+  static func header() -> PlistValue {
+    .dict([("format", .string(formatName)), ("version", .integer(version))])
+  }
+
+  // MARK: Values
+
+  static func plist(_ value: Value) -> PlistValue? {
+    switch value {
+    case .null: nil
+    case .bool(let flag): .bool(flag)
+    case .int(let number): .integer(number)
+    case .double(let number): .real(number)
+    case .string(let text): .string(text)
+    case .bytes(let data): .data(data)
+    case .date(let date): .integer(Value.microseconds(since1970: date))
+    case .uuid(let uuid): .string(uuid.uuidString)
+    case .document(let data): .string(String(decoding: data, as: UTF8.self))
+    }
+  }
+
+  /// The stored value of a field, accepting the forms other plist tools are likely to write
+  /// (an integer for a double, a `<date>` for a date, data for a string).
+  static func value(_ plist: PlistValue, kind: FieldKind) -> Value? {
+    switch (kind, plist) {
+    case (.bool, .bool(let flag)): return .bool(flag)
+    case (.int, .integer(let number)): return .int(number)
+    case (.double, .real(let number)): return number.isNaN ? nil : .double(number)
+    case (.double, .integer(let number)): return .double(Double(number))
+    case (.string, .string(let text)): return .string(text)
+    case (.string, .data(let data)): return String(validating: data, as: UTF8.self).map(Value.string)
+    case (.bytes, .data(let data)): return .bytes(data)
+    case (.date, .integer(let micros)): return .date(Value.date(microsecondsSince1970: micros))
+    case (.date, .date(let date)): return .date(Value.normalized(date))
+    case (.uuid, .string(let text)): return UUID(uuidString: text).map(Value.uuid)
+    case (.document, .string(let text)): return .document(Data(text.utf8))
+    case (.document, .data(let data)): return .document(data)
+    default: return nil
+    }
+  }
+
+  // MARK: Schemas
+
+  static func plist(_ schema: EntitySchema) -> PlistValue {
+    let fields: [PlistValue] = schema.fields.map { field in
+      var entries: [(key: String, value: PlistValue)] = [
+        ("name", .string(field.name)), ("kind", .string(field.kind.rawValue)),
+        ("optional", .bool(field.isOptional)),
+      ]
+      if let value = field.defaultValue, let stored = plist(value) { entries.append(("default", stored)) }
+      return .dict(entries)
+    }
+    let indexes: [PlistValue] = schema.indexes.map { index in
+      .dict([("fields", .array(index.fields.map(PlistValue.string))), ("unique", .bool(index.isUnique))])
+    }
+    return .dict([
+      ("idField", .string(schema.idField.name)), ("fields", .array(fields)), ("indexes", .array(indexes)),
+    ])
+  }
+
+  static func schema(named name: String, from plist: PlistValue) throws -> EntitySchema {
+    func bad(_ what: String) -> LayoutError { LayoutError("the schema of '\(name)' \(what)") }
+    guard case .string(let idField)? = plist["idField"] else { throw bad("has no idField string") }
+    guard case .array(let fieldList)? = plist["fields"] else { throw bad("has no fields array") }
+    var fields: [Field] = []
+    for entry in fieldList {
+      guard case .string(let fieldName)? = entry["name"], case .string(let kindName)? = entry["kind"],
+        let kind = FieldKind(rawValue: kindName)
+      else { throw bad("has a field without a valid name and kind") }
+      var optional = false
+      if case .bool(let flag)? = entry["optional"] { optional = flag }
+      let defaultValue = entry["default"].flatMap { value($0, kind: kind) }
+      fields.append(Field(fieldName, kind, isOptional: optional, default: defaultValue))
+    }
+    var indexes: [Index] = []
+    if case .array(let indexList)? = plist["indexes"] {
+      for entry in indexList {
+        guard case .array(let names)? = entry["fields"] else { throw bad("has an index without fields") }
+        let fieldNames = try names.map { item -> String in
+          guard case .string(let text) = item else { throw bad("has an index naming a non-string field") }
+          return text
+        }
+        var unique = false
+        if case .bool(let flag)? = entry["unique"] { unique = flag }
+        indexes.append(Index(fieldNames, isUnique: unique))
+      }
+    }
+    do {
+      return try EntitySchema(name: name, fields: fields, idField: idField, indexes: indexes)
+    } catch let error as CofferError {
+      throw LayoutError("the schema of '\(name)' is not valid: \(error.message)")
+    }
+  }
+
+  // MARK: Rows
+
+  static func row(_ plist: PlistValue, schema: EntitySchema, index: Int) throws -> Row {
+    guard case .dict(let entries) = plist else {
+      throw LayoutError("row \(index) of '\(schema.name)' is a \(plist.typeName), not a dictionary")
+    }
+    var values = Array(repeating: Value.null, count: schema.fields.count)
+    for entry in entries {
+      guard let position = schema.position(of: entry.key) else { continue }
+      let field = schema.fields[position]
+      guard let value = value(entry.value, kind: field.kind) else {
+        throw LayoutError(
+          "row \(index) of '\(schema.name)' has \(entry.value.typeName) for field '\(field.name)', which holds \(field.kind)"
+        )
+      }
+      values[position] = value
+    }
+    for (position, field) in schema.fields.enumerated() where values[position].isNull && !field.isOptional {
+      if let fallback = field.defaultValue {
+        values[position] = fallback
+      } else {
+        throw LayoutError("row \(index) of '\(schema.name)' has no value for required field '\(field.name)'")
+      }
+    }
+    return Row(values)
+  }
+}
+
+/// A store file whose content does not follow the layout; the message says where.
+struct LayoutError: Error, CustomStringConvertible {
+  var description: String
+  init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,155 @@
+import Coffer
+import Foundation
+import Synchronization
+
+/// A store kept in memory and persisted to one property-list file that any plist tool can read.
+///
+/// Open loads the whole file; queries run on the core's in-memory evaluator. Each write
+/// replaces the file atomically (temporary file, flush, rename, flush the directory), and
+/// re-encodes only the rows that changed since the last write: every other row is copied from
+/// its cached encoding. Only one process may have a store open (an advisory lock on
+/// `PATH.lock`).
+///
+/// ```swift
+/// let store = try await Store.open(url: "plist:///var/app/store.plist?format=xml", registry: .builtIn)
+/// ```
+///
+/// The file layout is specified in Docs/Formats.md.
+public final class PlistBackend: StorageBackend {
+  /// `plist://PATH`.
+  public let name: String
+  /// Reopenable, evolving, atomic across entities; durable with ``Persistence/immediate``.
+  public let capabilities: BackendCapabilities
+  /// How the store is written.
+  public let configuration: Configuration
+  /// The store file's path.
+  public var path: String { file.path }
+
+  let file: StoreFile
+  let format: Format
+  let state: Mutex<State>
+  /// Serializes writers: a batch is applied to a copy, written, then published.
+  let writer = Mutex<Void>(())
+
+  struct State: Sendable {
+    var tables: InMemoryTables
+    var cache: [String: [Value: EncodedRow]] = [:]
+    var unsavedOperations = 0
+    var isDirty = false
+    var timerScheduled = false
+    var lock: Int32?
+  }
+
+  /// Opens (or creates) the store file at `path`.
+  ///
+  /// - Throws: ``CofferError/Code/locked`` when another process has it open,
+  ///   ``CofferError/Code/corruptStore`` for a truncated, damaged, foreign or newer-format file
+  ///   (which is left untouched), ``CofferError/Code/io`` or ``CofferError/Code/storageFull``
+  ///   when the directory cannot be written.
+  public init(path: String, configuration: Configuration = Configuration()) throws {
+    let file = StoreFile(path: path)
+    self.file = file
+    self.name = "plist://\(path)"
+    self.configuration = configuration
+    var capabilities: BackendCapabilities = [.reopenable, .crossEntityTransactions, .schemaEvolution]
+    if configuration.persistence == .immediate { capabilities.insert(.durable) }
+    self.capabilities = capabilities
+
+    let lock = try file.lock()
+    do {
+      var tables = InMemoryTables(storeName: name)
+      let existing = try file.read()
+      var fileFormat: Format?
+      if let existing {
+        let loaded = try StoreReader.load(existing, file: file)
+        try tables.prepare(loaded.schemas)
+        for (entity, rows) in loaded.rows { try tables.load(rows, into: entity) }
+        fileFormat = loaded.format
+      }
+      self.format = configuration.format ?? fileFormat ?? .binary
+      self.state = Mutex(State(tables: tables, lock: lock))
+      if existing == nil || fileFormat != format {
+        var snapshot = state.withLock { $0 }
+        try write(&snapshot)
+        state.withLock { $0.cache = snapshot.cache }
+      }
+    } catch let error as CofferError {
+      file.unlock(lock)
+      throw error
+    } catch {
+      file.unlock(lock)
+      throw CofferError(.io, "Could not open the store: \(error)", store: name, path: path, underlying: error)
+    }
+  }
+
+  /// Prepares entities, evolving stored ones, and writes the file when anything changed.
+  public func prepare(_ schemas: [EntitySchema]) async throws {
+    try mutate { next in
+      let before = next.tables.schemas
+      try next.tables.prepare(schemas)
+      let changed = schemas.filter { before[$0.name] != $0 }
+      for schema in changed { next.cache[schema.name] = nil }
+      return (changed.isEmpty ? 0 : 1, ())
+    }
+  }
+
+  /// Evaluates the query on the current state.
+  public func fetch(_ query: Query) async throws -> [Row] { try snapshot().fetch(query) }
+
+  /// Counts on the current state.
+  public func count(_ query: Query) async throws -> Int { try snapshot().count(query) }
+
+  /// Looks the ids up directly.
+  public func get(entity: EntitySchema, ids: [Value]) async throws -> [Row] {
+    try snapshot().get(entity: entity.name, ids: ids)
+  }
+
+  /// Applies the batch all or nothing and, with ``Persistence/immediate``, writes the file
+  /// before returning; if the write fails the batch is not applied.
+  @discardableResult
+  public func apply(_ changes: ChangeSet) async throws -> ChangeSummary {
+    try mutate { next in
+      let summary = try next.tables.apply(changes)
+      updateCache(&next, for: changes)
+      return (changes.operations.count, summary)
+    }
+  }
+
+  /// Writes unsaved changes now, whatever the persistence policy.
+  public func persist() async throws {
+    try writer.withLock { _ in
+      var next = try openState()
+      guard next.isDirty else { return }
+      try write(&next)
+      state.withLock { $0 = next }
+    }
+  }
+
+  /// Writes unsaved changes and releases the file. Closing twice is harmless.
+  public func close() async throws {
+    try writer.withLock { _ in
+      var next = state.withLock { $0 }
+      guard let lock = next.lock else { return }
+      if next.isDirty { try write(&next) }
+      next.lock = nil
+      state.withLock { $0 = next }
+      file.unlock(lock)
+    }
+  }
+
+  func snapshot() throws -> InMemoryTables {
+    let current = state.withLock { $0 }
+    guard current.lock != nil else { throw closedError() }
+    return current.tables
+  }
+
+  func openState() throws -> State {
+    let current = state.withLock { $0 }
+    guard current.lock != nil else { throw closedError() }
+    return current
+  }
+
+  func closedError() -> CofferError {
+    CofferError(.closed, "This store was closed. Open it again to use it.", store: name, path: path)
+  }
+}

@@ -1,0 +1,135 @@
+import Coffer
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The file under a property-list store: reading it, replacing it atomically and durably, and
+/// the advisory lock that keeps a second process from writing it.
+///
+/// A write never touches the existing file until the new one is complete: the bytes go to a
+/// temporary file in the same directory, which is flushed to disk, renamed over the store, and
+/// then the directory itself is flushed so the rename survives a crash.
+struct StoreFile: Sendable {
+  let path: String
+
+  var directory: String {
+    (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
+  }
+  var lockPath: String { path + ".lock" }
+
+  func error(_ code: CofferError.Code, _ message: String, errno number: Int32? = nil) -> CofferError {
+    var text = message
+    if let number { text += " (\(String(cString: strerror(number))))" }
+    return CofferError(code, text, store: "plist://\(path)", path: path)
+  }
+
+  /// The file's bytes, or `nil` when there is no file.
+  func read() throws -> Data? {
+    guard FileManager.default.fileExists(atPath: path) else { return nil }
+    do {
+      return try Data(contentsOf: URL(fileURLWithPath: path))
+    } catch {
+      throw CofferError(
+        .io, "Could not read the store file: \(error.localizedDescription). Check that it is readable.",
+        store: "plist://\(path)", path: path, underlying: error)
+    }
+  }
+
+  /// Takes the advisory lock that says "a process has this store open for writing" and returns
+  /// its descriptor; it is released by ``unlock(_:)`` or when the process ends.
+  func lock() throws -> Int32 {
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
+    else {
+      throw error(.io, "The directory \(directory) does not exist. Create it before opening a store in it.")
+    }
+    let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+    guard descriptor >= 0 else {
+      let number = errno
+      throw error(
+        number == ENOSPC ? .storageFull : .io,
+        "Could not create the lock file \(lockPath). Check that the directory is writable.", errno: number)
+    }
+    if flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+      let number = errno
+      close(descriptor)
+      if number == EWOULDBLOCK {
+        throw error(
+          .locked,
+          "Another process has this store open for writing. Close it there first; only one process may write a plist store."
+        )
+      }
+      throw error(.io, "Could not lock \(lockPath).", errno: number)
+    }
+    return descriptor
+  }
+
+  func unlock(_ descriptor: Int32) {
+    flock(descriptor, LOCK_UN)
+    close(descriptor)
+  }
+
+  /// Replaces the file with `bytes` atomically and durably. On any failure the existing file is
+  /// untouched and the temporary file removed.
+  func replace(with bytes: [UInt8]) throws {
+    let temporary = "\(path).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+    guard descriptor >= 0 else {
+      let number = errno
+      throw writeError(number, "Could not create a temporary file in \(directory)")
+    }
+    var closed = false
+    defer {
+      if !closed { close(descriptor) }
+    }
+    do {
+      try bytes.withUnsafeBytes { buffer in
+        var offset = 0
+        while offset < buffer.count {
+          let written = write(descriptor, buffer.baseAddress?.advanced(by: offset), buffer.count - offset)
+          if written < 0 {
+            if errno == EINTR { continue }
+            throw writeError(errno, "Could not write the store")
+          }
+          offset += written
+        }
+      }
+      guard fsync(descriptor) == 0 else { throw writeError(errno, "Could not flush the store to disk") }
+      closed = true
+      guard close(descriptor) == 0 else { throw writeError(errno, "Could not close the new store file") }
+      guard rename(temporary, path) == 0 else {
+        throw writeError(errno, "Could not move the new store file into place")
+      }
+    } catch {
+      unlink(temporary)
+      throw error
+    }
+    syncDirectory()
+  }
+
+  private func syncDirectory() {
+    let descriptor = open(directory, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { return }
+    fsync(descriptor)
+    close(descriptor)
+  }
+
+  private func writeError(_ number: Int32, _ what: String) -> CofferError {
+    switch number {
+    case ENOSPC, EDQUOT:
+      return error(
+        .storageFull, "\(what): the disk is full. Free space and try again; the store file was not changed.",
+        errno: number)
+    case EACCES, EPERM, EROFS:
+      return error(
+        .io, "\(what): the directory is not writable. Fix its permissions; the store file was not changed.",
+        errno: number)
+    default:
+      return error(.io, "\(what). The store file was not changed.", errno: number)
+    }
+  }
+}
