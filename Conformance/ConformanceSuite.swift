@@ -65,9 +65,9 @@ public enum ConformanceSuite {
   {
     let missing = check.requires.subtracting(target.capabilities)
     if !missing.isEmpty {
-      let names = missing.names.joined(separator: ", ")
-      return .skipped(
-        "needs capability \(names), which \(target.name) does not declare")
+      let names = missing.names
+      let noun = names.count == 1 ? "capability" : "capabilities"
+      return .skipped("needs \(noun) \(names.joined(separator: ", ")), which \(target.name) does not declare")
     }
     let folder = (target.directory as NSString).appendingPathComponent(
       "\(check.id)-\(UUID().uuidString.prefix(8))")

@@ -1,5 +1,6 @@
 import Coffer
 import CofferMemory
+import CofferStores
 import Synchronization
 
 /// A memory backend with one deliberate flaw, to prove that the suite's checks can fail.

@@ -21,7 +21,7 @@ func outcome(of id: String, on url: String) async throws -> ConformanceOutcome {
 }
 
 /// The backends in this package: named memory stores (reopenable) and a plain MemoryBackend.
-let backendURLs = ["memory:", "memory-unnamed:"]
+let backendURLs = ["memory:", "memory-unnamed:", "plist:"]
 
 @Suite struct MemoryBackendConformance {
   @Test(arguments: backendURLs, ConformanceSuite.checks)
