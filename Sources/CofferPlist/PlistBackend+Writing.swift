@@ -5,18 +5,21 @@ extension PlistBackend {
   /// Applies a change to a copy of the state, writes it as the policy says, then publishes it.
   /// Readers keep seeing the previous state until the new one is complete (and, when the policy
   /// is immediate, on disk).
-  func mutate<R>(_ change: (inout State) throws -> (operations: Int, result: R)) throws -> R {
+  ///
+  /// `change` returns how many operations it applied (they count towards
+  /// ``Persistence/everyChanges(_:)``) and whether it changed anything at all.
+  func mutate<R>(_ change: (inout State) throws -> (operations: Int, changed: Bool, result: R)) throws -> R {
     try writer.withLock { _ in
       var next = try openState()
-      let (operations, result) = try change(&next)
-      guard operations > 0 else { return result }
+      let (operations, changed, result) = try change(&next)
+      guard changed else { return result }
       next.unsavedOperations += operations
       next.isDirty = true
       switch configuration.persistence {
       case .immediate:
         try write(&next)
       case .everyChanges(let limit):
-        if next.unsavedOperations >= max(1, limit) { try write(&next) }
+        if operations > 0, next.unsavedOperations >= max(1, limit) { try write(&next) }
       case .interval(let delay):
         if !next.timerScheduled {
           next.timerScheduled = true

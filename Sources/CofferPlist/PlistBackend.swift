@@ -89,7 +89,7 @@ public final class PlistBackend: StorageBackend {
       try next.tables.prepare(schemas)
       let changed = schemas.filter { before[$0.name] != $0 }
       for schema in changed { next.cache[schema.name] = nil }
-      return (changed.isEmpty ? 0 : 1, ())
+      return (0, !changed.isEmpty, ())
     }
   }
 
@@ -111,7 +111,7 @@ public final class PlistBackend: StorageBackend {
     try mutate { next in
       let summary = try next.tables.apply(changes)
       updateCache(&next, for: changes)
-      return (changes.operations.count, summary)
+      return (changes.operations.count, !changes.isEmpty, summary)
     }
   }
 

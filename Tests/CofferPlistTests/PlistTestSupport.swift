@@ -1,0 +1,63 @@
+import Coffer
+import CofferPlist
+import Foundation
+import Testing
+
+/// A message like the chat example's, with every kind the plist layout maps.
+struct Post: Storable, Equatable {
+  var id: Int64
+  var thread: Int64
+  var text: String
+  var date: Date
+  var read: Bool?
+  var score: Double
+  var blob: Data
+  var token: UUID
+  var tags: [String]
+}
+
+/// A temporary folder for one test, removed when the test ends.
+final class TemporaryFolder {
+  let path: String
+  init() throws {
+    path =
+      FileManager.default.temporaryDirectory.appendingPathComponent("coffer-plist-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+  }
+  deinit { try? FileManager.default.removeItem(atPath: path) }
+  func file(_ name: String) -> String { path + "/" + name }
+}
+
+func plistRegistry() -> BackendRegistry {
+  var registry = BackendRegistry()
+  registry.registerPlist()
+  return registry
+}
+
+func samplePost(_ id: Int64) -> Post {
+  Post(
+    id: id, thread: id % 3, text: "post \(id) <&> ü",
+    date: Date(timeIntervalSince1970: 1_700_000_000 + Double(id) / 1e6),
+    read: id % 2 == 0 ? true : nil, score: Double(id) / 4, blob: Data([UInt8(id % 256), 0]),
+    token: UUID(uuidString: String(format: "00000000-0000-0000-0000-%012lld", id))!, tags: ["t\(id)"])
+}
+
+/// Runs a Python 3 program and returns what it printed; fails the test if it exits non-zero.
+func python(_ program: String, _ arguments: [String] = []) throws -> String {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+  process.arguments = ["python3", "-c", program] + arguments
+  let output = Pipe()
+  let errors = Pipe()
+  process.standardOutput = output
+  process.standardError = errors
+  try process.run()
+  let printed = output.fileHandleForReading.readDataToEndOfFile()
+  let complaint = errors.fileHandleForReading.readDataToEndOfFile()
+  process.waitUntilExit()
+  guard process.terminationStatus == 0 else {
+    Issue.record("python3 failed: \(String(decoding: complaint, as: UTF8.self))")
+    throw CancellationError()
+  }
+  return String(decoding: printed, as: UTF8.self)
+}
