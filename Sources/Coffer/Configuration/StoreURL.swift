@@ -11,8 +11,9 @@ import Foundation
 /// | `lmdb:///path/dir?mapSize=1GiB` | an LMDB environment directory |
 /// | `postgres://user@host:5432/db` | a PostgreSQL database |
 ///
-/// File paths may also be relative: `sqlite:app.sqlite`. A password in a URL is accepted but
-/// never kept in ``description``; prefer the environment.
+/// File paths may also be relative: `sqlite:app.sqlite`. Write a space or another reserved
+/// character in a path percent-encoded (`%20`); ``path`` holds it decoded. A password in a URL
+/// is accepted but never kept in ``description`` or error messages; prefer the environment.
 public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
   /// The backend's scheme, lowercased: `memory`, `sqlite`, …
   public let scheme: String
@@ -43,6 +44,9 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
           + "memory:NAME, sqlite:///path/db.sqlite or plist:///path/store.plist?format=xml.")
     }
     guard !trimmed.isEmpty else { throw fail("it is empty") }
+    guard !trimmed.contains(where: \.isWhitespace) else {
+      throw fail("it contains a space or line break (percent-encode it: %20 for a space)")
+    }
     guard let colon = trimmed.firstIndex(of: ":") else { throw fail("it has no scheme (no ':')") }
     let scheme = trimmed[..<colon].lowercased()
     guard let first = scheme.first, first.isLetter,
@@ -82,7 +86,8 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
     self.options = options
   }
 
-  /// The URL as text, without its password.
+  /// The URL as text, without its password, percent-encoding what needs it (a space in a path is
+  /// `%20`), so that it parses back to the same URL.
   public var description: String {
     var text = scheme + ":"
     if host != nil || user != nil || path.hasPrefix("/") {
@@ -91,11 +96,20 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
       if let host { text += host }
       if let port { text += ":\(port)" }
     }
-    text += path
+    text += Self.encoded(path, allowing: .urlPathAllowed)
     if !options.isEmpty {
-      text += "?" + options.keys.sorted().map { "\($0)=\(options[$0] ?? "")" }.joined(separator: "&")
+      let pairs = options.keys.sorted().map { name in
+        Self.encoded(name, allowing: .optionAllowed) + "="
+          + Self.encoded(options[name] ?? "", allowing: .optionAllowed)
+      }
+      text += "?" + pairs.joined(separator: "&")
     }
     return text
+  }
+
+  /// Percent-encodes what a URL part cannot hold as is, so that ``description`` parses back.
+  private static func encoded(_ part: String, allowing allowed: CharacterSet) -> String {
+    part.addingPercentEncoding(withAllowedCharacters: allowed) ?? part
   }
 
   /// The URL with the same scheme, host and options but another path.
@@ -119,9 +133,26 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
   }
 
   static func redacted(_ text: String) -> String {
-    guard let components = URLComponents(string: text), components.password != nil else { return text }
-    var copy = components
-    copy.password = "***"
-    return copy.string ?? text
+    if let components = URLComponents(string: text) {
+      guard components.password != nil else { return text }
+      var copy = components
+      copy.password = "***"
+      if let string = copy.string { return string }
+    }
+    // Text URLComponents cannot parse (a bad port, a space): hide what lies between the first
+    // ':' and the last '@' of the authority, which is where a password would be.
+    guard let start = text.range(of: "://")?.upperBound else { return text }
+    let end = text[start...].firstIndex(where: { "/?#".contains($0) }) ?? text.endIndex
+    guard let at = text[start..<end].lastIndex(of: "@"), let colon = text[start..<at].firstIndex(of: ":")
+    else {
+      return text
+    }
+    return String(text[...colon]) + "***" + String(text[at...])
   }
+}
+
+extension CharacterSet {
+  /// What an option name or value may hold unencoded: query characters except `&`, `=`, `#`.
+  fileprivate static let optionAllowed = CharacterSet.urlQueryAllowed.subtracting(
+    CharacterSet(charactersIn: "&=#"))
 }
