@@ -25,6 +25,14 @@ struct ConfigFile {
       }
     }
 
+    /// A tip for the most common mistake in this format, or an empty string.
+    var tip: String {
+      switch self {
+      case .json: ""
+      case .yaml: #" Quote a URL that ends in ':', such as "memory:"."#
+      }
+    }
+
     var name: String {
       switch self {
       case .json: "JSON"
@@ -65,7 +73,7 @@ struct ConfigFile {
     } catch {
       throw Self.failure(
         "The configuration file '\(path)' (\(origin)) is not valid \(format.name) with a mapping at the "
-          + "top level. Fix it; for example: \(format.example)",
+          + "top level. Fix it; for example: \(format.example).\(format.tip)",
         path: path, underlying: error)
     }
     self.path = path

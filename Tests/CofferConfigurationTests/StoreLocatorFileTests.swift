@@ -43,6 +43,7 @@ struct StoreLocatorFileTests {
       let bare = try directory.write("bare.yaml", "coffer:\n  store: memory:\n")
       let error = await #expect(throws: CofferError.self) { try await resolve(file: bare) }
       #expect(error?.code == .invalidConfiguration)
+      #expect(error?.message.contains(#"Quote a URL that ends in ':', such as "memory:""#) == true)
     }
   }
 
