@@ -1,4 +1,6 @@
 import ArgumentParser
+import Coffer
+import CofferStores
 
 /// `coffer`: the command-line tool of the Coffer package.
 @main
@@ -6,9 +8,6 @@ struct CofferCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "coffer",
     abstract: "Keep app models in interchangeable stores, chosen by a store URL.",
-    discussion: """
-      Store URLs: memory: (a fresh in-memory store), memory:NAME (shared in this process). \
-      plist:, sqlite:, lmdb: and postgres: stores are planned.
-      """,
+    discussion: "Store URLs this build opens: \(BackendRegistry.builtIn.forms.joined(separator: ", ")).",
     subcommands: [Demo.self, Conformance.self])
 }
