@@ -16,7 +16,7 @@ import Synchronization
 ///
 /// The file layout is specified in Docs/Formats.md.
 public final class PlistBackend: StorageBackend {
-  /// `plist://PATH`.
+  /// `plist:///ABSOLUTE/PATH` or `plist:RELATIVE/PATH`.
   public let name: String
   /// Reopenable, evolving, atomic across entities; durable with ``Persistence/immediate``.
   public let capabilities: BackendCapabilities
@@ -49,7 +49,7 @@ public final class PlistBackend: StorageBackend {
   public init(path: String, configuration: Configuration = Configuration()) throws {
     let file = StoreFile(path: path)
     self.file = file
-    self.name = "plist://\(path)"
+    self.name = file.storeName
     self.configuration = configuration
     var capabilities: BackendCapabilities = [.reopenable, .crossEntityTransactions, .schemaEvolution]
     if configuration.persistence == .immediate { capabilities.insert(.durable) }

@@ -20,11 +20,13 @@ struct StoreFile: Sendable {
     (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
   }
   var lockPath: String { path + ".lock" }
+  /// The store's URL as text: `plist:///absolute/path` or `plist:relative/path`.
+  var storeName: String { path.hasPrefix("/") ? "plist://" + path : "plist:" + path }
 
   func error(_ code: CofferError.Code, _ message: String, errno number: Int32? = nil) -> CofferError {
     var text = message
     if let number { text += " (\(String(cString: strerror(number))))" }
-    return CofferError(code, text, store: "plist://\(path)", path: path)
+    return CofferError(code, text, store: storeName, path: path)
   }
 
   /// The file's bytes, or `nil` when there is no file.
@@ -35,7 +37,7 @@ struct StoreFile: Sendable {
     } catch {
       throw CofferError(
         .io, "Could not read the store file: \(error.localizedDescription). Check that it is readable.",
-        store: "plist://\(path)", path: path, underlying: error)
+        store: storeName, path: path, underlying: error)
     }
   }
 

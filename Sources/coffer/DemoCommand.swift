@@ -13,12 +13,12 @@ extension CofferCommand {
       discussion: """
         The store is the first of: --store; the COFFER_STORE environment variable; coffer.store \
         in the configuration file (--config, or the file COFFER_CONFIG names; JSON or YAML); \
-        else memory:, an in-memory store whose data is not kept after the demo.
+        else plist:coffer-demo.plist, a property-list file in the current directory.
         """)
 
-    /// The store used when nothing names one: in memory for now; it is meant to become a file
-    /// store once the file backends are settled.
-    static let defaultStore = "memory:"
+    /// The store used when nothing names one: an embedded file store in the current directory
+    /// (the property-list backend until the SQLite backend lands).
+    static let defaultStore = "plist:coffer-demo.plist"
 
     @Option(name: .long, help: ArgumentHelp("The store URL to use, e.g. memory:.", valueName: "URL"))
     var store: String?
@@ -75,8 +75,7 @@ extension CofferCommand {
       }
       if source == .fallback {
         Terminal.say(
-          "  (\(Self.defaultStore) is the default for now; it will become a file store, so that data is kept.)"
-        )
+          "  (the default: a property-list file in the current directory; name another with --store)")
       }
       Terminal.say()
     }

@@ -17,11 +17,12 @@ import Testing
     #expect(run.errorOutput.isEmpty)
   }
 
-  @Test func demoWithoutChoiceUsesTheBuiltInInMemoryDefault() throws {
+  @Test func demoWithoutChoiceUsesThePlistFileDefault() throws {
     let run = try CommandRun.coffer(["demo"])
     #expect(run.status == 0, "stderr: \(run.errorOutput)")
-    #expect(run.output.contains("Store: memory:\n"))
+    #expect(run.output.contains("Store: plist:coffer-demo.plist\n"))
     #expect(run.output.contains("chosen by the built-in default"))
+    #expect(run.output.contains("durable: the data stays after the demo"))
   }
 
   @Test func demoTakesTheStoreFromCofferStore() throws {

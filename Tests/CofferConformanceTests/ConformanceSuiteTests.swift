@@ -20,8 +20,9 @@ func outcome(of id: String, on url: String) async throws -> ConformanceOutcome {
   return try await withTarget(url) { await ConformanceSuite.run(check, on: $0) }.outcome
 }
 
-/// The backends in this package: named memory stores (reopenable) and a plain MemoryBackend.
-let backendURLs = ["memory:", "memory-unnamed:", "plist:"]
+/// The backends in this package: named memory stores (reopenable), a plain MemoryBackend, and
+/// property-list files in both formats.
+let backendURLs = ["memory:", "memory-unnamed:", "plist:", "plist:?format=xml"]
 
 @Suite struct MemoryBackendConformance {
   @Test(arguments: backendURLs, ConformanceSuite.checks)

@@ -39,7 +39,7 @@ import Testing
   @Test func anEmptyFileIsReportedAndKept() async throws {
     let folder = try TemporaryFolder()
     let path = folder.file("store.plist")
-    FileManager.default.createFile(atPath: path, contents: Data())
+    #expect(FileManager.default.createFile(atPath: path, contents: Data()))
     try await expectOpenFails(path, code: .corruptStore, mentioning: ["empty"])
   }
 
@@ -86,10 +86,10 @@ import Testing
   }
 
   @Test func aMissingOrUnwritableDirectoryIsReported() async throws {
-    await #expect {
+    #expect {
       _ = try PlistBackend(path: "/nonexistent-\(UUID().uuidString)/store.plist")
     } throws: { ($0 as? CofferError)?.code == .io }
-    await #expect {
+    #expect {
       _ = try PlistBackend(path: "/proc/coffer-\(UUID().uuidString).plist")
     } throws: { ($0 as? CofferError)?.code == .io }
   }

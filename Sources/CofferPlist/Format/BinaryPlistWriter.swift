@@ -3,15 +3,79 @@ import Foundation
 /// Writes binary property lists (`bplist00`).
 ///
 /// Objects are appended one at a time and referred to by number; every reference is four bytes
-/// and every offset eight, which any reader accepts and which lets a row's encoded objects be
-/// kept and copied into the next file unchanged.
+/// (any reader accepts a fixed size), so a row's encoded value objects can be kept and copied
+/// into the next file unchanged. Offsets take four bytes, or eight past 4 GiB.
 struct BinaryPlistWriter {
   static let referenceSize = 4
   private(set) var bytes: [UInt8] = Array("bplist00".utf8)
   private(set) var offsets: [Int] = []
 
-  /// The number the next object appended will get.
-  var nextObject: Int { offsets.count }
+  mutating func reserve(bytes count: Int, objects: Int) {
+    bytes.reserveCapacity(count)
+    offsets.reserveCapacity(objects)
+  }
+
+  /// Appends rows: for each, its dictionary object (keys from `fieldKeys`, values numbered
+  /// right after it) and then its cached value objects. Returns the dictionaries' numbers.
+  ///
+  /// The hot path of every commit: sizes are computed first and bytes are stored through one
+  /// pointer, with no allocation per row.
+  mutating func appendRows(_ rows: some Collection<EncodedRow>, fieldKeys: [Int]) -> [Int] {
+    var size = 0
+    var objects = 0
+    for row in rows {
+      size +=
+        1 + (row.fields.count < 15 ? 0 : 9) + 2 * Self.referenceSize * row.fields.count + row.bytes.count
+      objects += 1 + row.fields.count
+    }
+    var numbers: [Int] = []
+    numbers.reserveCapacity(rows.count)
+    let base = bytes.count
+    offsets.reserveCapacity(offsets.count + objects)
+    let region = [UInt8](unsafeUninitializedCapacity: size) { uninitialized, initialized in
+      let buffer = UnsafeMutableRawBufferPointer(uninitialized)
+      var position = 0
+      for row in rows {
+        let dictionary = offsets.count
+        numbers.append(dictionary)
+        offsets.append(base + position)
+        let count = row.fields.count
+        if count < 15 {
+          buffer[position] = 0xD0 | UInt8(count)
+          position += 1
+        } else {
+          buffer[position] = 0xDF
+          buffer[position + 1] = 0x13
+          buffer.storeBytes(of: UInt64(count).bigEndian, toByteOffset: position + 2, as: UInt64.self)
+          position += 10
+        }
+        for field in row.fields {
+          buffer.storeBytes(
+            of: UInt32(fieldKeys[Int(field)]).bigEndian, toByteOffset: position, as: UInt32.self)
+          position += 4
+        }
+        for index in 0..<count {
+          buffer.storeBytes(
+            of: UInt32(dictionary + 1 + index).bigEndian, toByteOffset: position, as: UInt32.self)
+          position += 4
+        }
+        var objectStart = base + position
+        for length in row.lengths {
+          offsets.append(objectStart)
+          objectStart += Int(length)
+        }
+        row.bytes.withUnsafeBytes { source in
+          if let from = source.baseAddress, let to = buffer.baseAddress {
+            (to + position).copyMemory(from: from, byteCount: source.count)
+          }
+        }
+        position += row.bytes.count
+      }
+      initialized = position
+    }
+    bytes.append(contentsOf: region)
+    return numbers
+  }
 
   /// Appends an object already encoded (see ``BinaryPlistObjects``) and returns its number.
   @discardableResult
@@ -34,9 +98,24 @@ struct BinaryPlistWriter {
   /// Appends the offset table and trailer; `top` is the root object's number.
   mutating func finish(top: Int) -> [UInt8] {
     let tableOffset = bytes.count
-    for offset in offsets { BinaryPlistObjects.appendBigEndian(UInt64(offset), size: 8, to: &bytes) }
+    let offsetSize = tableOffset <= Int(UInt32.max) ? 4 : 8
+    let table = [UInt8](unsafeUninitializedCapacity: offsets.count * offsetSize) {
+      uninitialized, initialized in
+      let buffer = UnsafeMutableRawBufferPointer(uninitialized)
+      var position = 0
+      for offset in offsets {
+        if offsetSize == 4 {
+          buffer.storeBytes(of: UInt32(offset).bigEndian, toByteOffset: position, as: UInt32.self)
+        } else {
+          buffer.storeBytes(of: UInt64(offset).bigEndian, toByteOffset: position, as: UInt64.self)
+        }
+        position += offsetSize
+      }
+      initialized = position
+    }
+    bytes.append(contentsOf: table)
     bytes.append(contentsOf: [0, 0, 0, 0, 0, 0])
-    bytes.append(8)
+    bytes.append(UInt8(offsetSize))
     bytes.append(UInt8(Self.referenceSize))
     BinaryPlistObjects.appendBigEndian(UInt64(offsets.count), size: 8, to: &bytes)
     BinaryPlistObjects.appendBigEndian(UInt64(top), size: 8, to: &bytes)

@@ -6,7 +6,7 @@ import Coffer
 enum StoreWriter {
   struct Entity {
     var schema: EntitySchema
-    var rows: [EncodedRow]
+    var rows: Dictionary<Value, EncodedRow>.Values
   }
 
   static func file(_ entities: [Entity], format: PlistBackend.Format) -> [UInt8] {
@@ -71,17 +71,7 @@ enum StoreWriter {
     for entity in entities {
       entityKeys.append(writer.appendObject(BinaryPlistObjects.string(entity.schema.name)))
       let fieldKeys = entity.schema.fields.map { writer.appendObject(BinaryPlistObjects.string($0.name)) }
-      var rowObjects: [Int] = []
-      rowObjects.reserveCapacity(entity.rows.count)
-      for row in entity.rows {
-        let dictionary = writer.nextObject
-        var references = row.fields.map { fieldKeys[Int($0)] }
-        references.append(contentsOf: (0..<row.fields.count).map { dictionary + 1 + $0 })
-        writer.appendObject(
-          BinaryPlistObjects.container(marker: 0xD0, count: row.fields.count, references: references))
-        writer.appendObjects(row.bytes, lengths: row.lengths)
-        rowObjects.append(dictionary)
-      }
+      let rowObjects = writer.appendRows(entity.rows, fieldKeys: fieldKeys)
       entityArrays.append(
         writer.appendObject(
           BinaryPlistObjects.container(marker: 0xA0, count: rowObjects.count, references: rowObjects)))
