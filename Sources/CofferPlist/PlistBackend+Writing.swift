@@ -11,10 +11,8 @@ extension PlistBackend {
   /// ``Persistence/everyChanges(_:)``) and whether it changed anything at all.
   func mutate<R>(_ change: (inout State) throws -> (operations: Int, changed: Bool, result: R)) throws -> R {
     try writer.withLock { _ in
-      let t0 = ContinuousClock.now
       var next = try openState()
       let (operations, changed, result) = try change(&next)
-      TRACE("change", t0)
       guard changed else { return result }
       next.unsavedOperations += operations
       next.isDirty = true
@@ -74,8 +72,6 @@ extension PlistBackend {
 
   /// Writes the whole state to the file, encoding rows missing from the cache.
   func write(_ next: inout State) throws {
-    let t0 = ContinuousClock.now
-    defer { TRACE("write total", t0) }
     var entities: [StoreWriter.Entity] = []
     for (name, schema) in next.tables.schemas.sorted(by: { $0.key < $1.key }) {
       var cached = next.cache[name] ?? [:]
@@ -87,19 +83,9 @@ extension PlistBackend {
       next.cache[name] = cached
       entities.append(StoreWriter.Entity(schema: schema, rows: cached.values))
     }
-    let t1 = ContinuousClock.now
     let bytes = StoreWriter.file(entities, format: format)
-    TRACE("assemble", t1)
-    let t2 = ContinuousClock.now
     try file.replace(with: bytes)
-    TRACE("replace \(bytes.count)", t2)
     next.unsavedOperations = 0
     next.isDirty = false
-  }
-}
-
-func TRACE(_ what: String, _ start: ContinuousClock.Instant) {
-  if ProcessInfo.processInfo.environment["COFFER_TRACE"] != nil {
-    print("TRACE \(what): \(ContinuousClock.now - start)")
   }
 }
