@@ -1,53 +1,94 @@
 import Coffer
-import Foundation
 import Synchronization
 
 extension PlistBackend {
-  /// Applies a change to a copy of the state, writes it as the policy says, then publishes it.
-  /// Readers keep seeing the previous state until the new one is complete (and, when the policy
-  /// is immediate, on disk).
+  /// Applies a change as a left-right pair: first to the writer's own copy of the tables, in
+  /// place; then, once the file is written as the policy says, that copy is published to
+  /// readers and the change is replayed on the previous published copy, which becomes the
+  /// writer's copy. Readers never see a change before it is complete (and, with the immediate
+  /// policy, on disk), and no commit copies every row.
   ///
-  /// `change` returns how many operations it applied (they count towards
+  /// `change` gets the tables and, on its first run, the row cache (`nil` on the replay). It
+  /// returns how many operations it applied (they count towards
   /// ``Persistence/everyChanges(_:)``) and whether it changed anything at all.
-  func mutate<R>(_ change: (inout State) throws -> (operations: Int, changed: Bool, result: R)) throws -> R {
-    try writer.withLock { _ in
-      var next = try openState()
-      let (operations, changed, result) = try change(&next)
-      guard changed else { return result }
-      next.unsavedOperations += operations
-      next.isDirty = true
-      switch configuration.persistence {
-      case .immediate:
-        try write(&next)
-      case .everyChanges(let limit):
-        if operations > 0, next.unsavedOperations >= max(1, limit) { try write(&next) }
-      case .interval(let delay):
-        if !next.timerScheduled {
-          next.timerScheduled = true
-          Task { [weak self] in
-            try? await Task.sleep(for: delay)
-            try? await self?.persistScheduled()
-          }
-        }
-      case .manual:
-        break
+  func mutate<R>(
+    _ change: (inout InMemoryTables, inout [String: [Value: EncodedRow]]?) throws -> (
+      operations: Int, changed: Bool, result: R
+    )
+  ) throws -> R {
+    try writer.withLock { state in
+      guard state.lock != nil else { throw closedError() }
+      var cache: [String: [Value: EncodedRow]]? = state.cache
+      state.cache = [:]
+      let outcome: (operations: Int, changed: Bool, result: R)
+      do {
+        outcome = try change(&state.working, &cache)
+      } catch {
+        state.cache = cache ?? [:]
+        throw error
       }
-      state.withLock { $0 = next }
-      return result
+      state.cache = cache ?? [:]
+      guard outcome.changed else { return outcome.result }
+      state.unsavedOperations += outcome.operations
+      state.isDirty = true
+      do {
+        try writeIfDue(&state, operations: outcome.operations)
+      } catch {
+        // The file still holds the published state: go back to it.
+        state.working = published.withLock { $0.tables }
+        state.cache = [:]
+        throw error
+      }
+      var previous = published.withLock { published in
+        let previous = published.tables
+        published.tables = state.working
+        return previous
+      }
+      state.working = InMemoryTables()
+      var noCache: [String: [Value: EncodedRow]]? = nil
+      if (try? change(&previous, &noCache)) != nil {
+        state.working = previous
+      } else {
+        state.working = published.withLock { $0.tables }
+      }
+      return outcome.result
+    }
+  }
+
+  private func writeIfDue(_ state: inout WriterState, operations: Int) throws {
+    switch configuration.persistence {
+    case .immediate:
+      try Self.write(&state, to: file, format: format)
+    case .everyChanges(let limit):
+      if operations > 0, state.unsavedOperations >= max(1, limit) {
+        try Self.write(&state, to: file, format: format)
+      }
+    case .interval(let delay):
+      if !state.timerScheduled {
+        state.timerScheduled = true
+        Task { [weak self] in
+          try? await Task.sleep(for: delay)
+          try? await self?.persistScheduled()
+        }
+      }
+    case .manual:
+      break
     }
   }
 
   private func persistScheduled() async throws {
-    state.withLock { $0.timerScheduled = false }
+    writer.withLock { $0.timerScheduled = false }
     try await persist()
   }
 
   /// Re-encodes the rows a batch touched; rows it removed leave the cache.
-  func updateCache(_ next: inout State, for changes: ChangeSet) {
+  func updateCache(
+    _ cache: inout [String: [Value: EncodedRow]]?, tables: InMemoryTables, for changes: ChangeSet
+  ) {
     var swept: Set<String> = []
     for operation in changes.operations {
       let entity = operation.entity
-      guard let schema = next.tables.schemas[entity] else { continue }
+      guard let schema = tables.schemas[entity] else { continue }
       let id: Value
       switch operation {
       case .insert(_, let row), .update(_, let row), .upsert(_, let row): id = row[schema.idPosition]
@@ -56,36 +97,36 @@ extension PlistBackend {
         swept.insert(entity)
         continue
       }
-      if let stored = try? next.tables.get(entity: entity, ids: [id]).first {
-        next.cache[entity, default: [:]][id] = RowFragments.encode(stored, schema: schema, format: format)
+      if let stored = try? tables.get(entity: entity, ids: [id]).first {
+        cache?[entity, default: [:]][id] = RowFragments.encode(stored, schema: schema, format: format)
       } else {
-        next.cache[entity]?[id] = nil
+        cache?[entity]?[id] = nil
       }
     }
     for entity in swept {
-      guard let cached = next.cache[entity], let schema = next.tables.schemas[entity] else { continue }
-      let stored = (try? next.tables.get(entity: entity, ids: Array(cached.keys))) ?? []
+      guard let cached = cache?[entity], let schema = tables.schemas[entity] else { continue }
+      let stored = (try? tables.get(entity: entity, ids: Array(cached.keys))) ?? []
       let present = Set(stored.map { $0[schema.idPosition] })
-      next.cache[entity] = cached.filter { present.contains($0.key) }
+      cache?[entity] = cached.filter { present.contains($0.key) }
     }
   }
 
-  /// Writes the whole state to the file, encoding rows missing from the cache.
-  func write(_ next: inout State) throws {
+  /// Writes the writer's tables to the file, encoding rows missing from the cache.
+  static func write(_ state: inout WriterState, to file: StoreFile, format: Format) throws {
     var entities: [StoreWriter.Entity] = []
-    for (name, schema) in next.tables.schemas.sorted(by: { $0.key < $1.key }) {
-      var cached = next.cache[name] ?? [:]
-      if cached.count != next.tables.rowCount(name) {
-        for row in next.tables.allRows(name) where cached[row[schema.idPosition]] == nil {
+    for (name, schema) in state.working.schemas.sorted(by: { $0.key < $1.key }) {
+      var cached = state.cache[name] ?? [:]
+      state.cache[name] = nil
+      if cached.count != state.working.rowCount(name) {
+        for row in state.working.allRows(name) where cached[row[schema.idPosition]] == nil {
           cached[row[schema.idPosition]] = RowFragments.encode(row, schema: schema, format: format)
         }
       }
-      next.cache[name] = cached
+      state.cache[name] = cached
       entities.append(StoreWriter.Entity(schema: schema, rows: cached.values))
     }
-    let bytes = StoreWriter.file(entities, format: format)
-    try file.replace(with: bytes)
-    next.unsavedOperations = 0
-    next.isDirty = false
+    try file.replace(with: StoreWriter.file(entities, format: format))
+    state.unsavedOperations = 0
+    state.isDirty = false
   }
 }

@@ -27,12 +27,22 @@ public final class PlistBackend: StorageBackend {
 
   let file: StoreFile
   let format: Format
-  let state: Mutex<State>
-  /// Serializes writers: a batch is applied to a copy, written, then published.
-  let writer = Mutex<Void>(())
+  /// What readers see: always a state whose every batch is complete (and, when the policy is
+  /// immediate, on disk).
+  let published: Mutex<Published>
+  /// The writer's own copy of the tables, the row cache and the write bookkeeping. Writers
+  /// are serialized by this lock.
+  let writer: Mutex<WriterState>
 
-  struct State: Sendable {
+  struct Published: Sendable {
     var tables: InMemoryTables
+    var isOpen = true
+  }
+
+  struct WriterState: Sendable {
+    /// The same content as the published tables, in storage of its own, so that a batch is
+    /// applied in place instead of copying every row (see ``mutate(_:)``).
+    var working: InMemoryTables
     var cache: [String: [Value: EncodedRow]] = [:]
     var unsavedOperations = 0
     var isDirty = false
@@ -67,12 +77,12 @@ public final class PlistBackend: StorageBackend {
         fileFormat = loaded.format
       }
       self.format = configuration.format ?? fileFormat ?? .binary
-      self.state = Mutex(State(tables: tables, lock: lock))
+      var writerState = WriterState(working: tables, lock: lock)
       if existing == nil || fileFormat != format {
-        var snapshot = state.withLock { $0 }
-        try write(&snapshot)
-        state.withLock { $0.cache = snapshot.cache }
+        try Self.write(&writerState, to: file, format: configuration.format ?? fileFormat ?? .binary)
       }
+      self.published = Mutex(Published(tables: tables))
+      self.writer = Mutex(writerState)
     } catch let error as CofferError {
       file.unlock(lock)
       throw error
@@ -84,11 +94,11 @@ public final class PlistBackend: StorageBackend {
 
   /// Prepares entities, evolving stored ones, and writes the file when anything changed.
   public func prepare(_ schemas: [EntitySchema]) async throws {
-    try mutate { next in
-      let before = next.tables.schemas
-      try next.tables.prepare(schemas)
+    try mutate { tables, cache in
+      let before = tables.schemas
+      try tables.prepare(schemas)
       let changed = schemas.filter { before[$0.name] != $0 }
-      for schema in changed { next.cache[schema.name] = nil }
+      for schema in changed { cache?[schema.name] = nil }
       return (0, !changed.isEmpty, ())
     }
   }
@@ -108,45 +118,42 @@ public final class PlistBackend: StorageBackend {
   /// before returning; if the write fails the batch is not applied.
   @discardableResult
   public func apply(_ changes: ChangeSet) async throws -> ChangeSummary {
-    try mutate { next in
-      let summary = try next.tables.apply(changes)
-      updateCache(&next, for: changes)
+    try mutate { tables, cache in
+      let summary = try tables.apply(changes)
+      if cache != nil { updateCache(&cache, tables: tables, for: changes) }
       return (changes.operations.count, !changes.isEmpty, summary)
     }
   }
 
   /// Writes unsaved changes now, whatever the persistence policy.
   public func persist() async throws {
-    try writer.withLock { _ in
-      var next = try openState()
-      guard next.isDirty else { return }
-      try write(&next)
-      state.withLock { $0 = next }
+    try writer.withLock { state in
+      guard state.lock != nil else { throw closedError() }
+      guard state.isDirty else { return }
+      try Self.write(&state, to: file, format: format)
     }
   }
 
   /// Writes unsaved changes and releases the file. Closing twice is harmless.
   public func close() async throws {
-    try writer.withLock { _ in
-      var next = state.withLock { $0 }
-      guard let lock = next.lock else { return }
-      if next.isDirty { try write(&next) }
-      next.lock = nil
-      state.withLock { $0 = next }
+    try writer.withLock { state in
+      guard let lock = state.lock else { return }
+      if state.isDirty { try Self.write(&state, to: file, format: format) }
+      state.lock = nil
+      state.working = InMemoryTables()
+      state.cache = [:]
+      published.withLock {
+        $0.isOpen = false
+        $0.tables = InMemoryTables()
+      }
       file.unlock(lock)
     }
   }
 
   func snapshot() throws -> InMemoryTables {
-    let current = state.withLock { $0 }
-    guard current.lock != nil else { throw closedError() }
+    let current = published.withLock { $0 }
+    guard current.isOpen else { throw closedError() }
     return current.tables
-  }
-
-  func openState() throws -> State {
-    let current = state.withLock { $0 }
-    guard current.lock != nil else { throw closedError() }
-    return current
   }
 
   func closedError() -> CofferError {

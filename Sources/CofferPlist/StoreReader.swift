@@ -4,6 +4,9 @@ import Foundation
 /// Reads a store file: detects its format, parses it, and checks it is a Coffer store of a
 /// version this build understands. Errors name the path and say what to do; the file is never
 /// changed here.
+///
+/// Binary files are read by reference: the header and schemas become small value trees, while
+/// rows are decoded straight into ``Row``s (``BinaryRowDecoder``). XML files are parsed whole.
 enum StoreReader {
   struct Loaded {
     var format: PlistBackend.Format
@@ -19,28 +22,79 @@ enum StoreReader {
       )
     }
     guard !data.isEmpty else { throw corrupt("is empty (a truncated write by another program?)") }
-    let format: PlistBackend.Format
-    let root: PlistValue
     do {
       if BinaryPlistReader.isBinary(data) {
-        format = .binary
-        root = try BinaryPlistReader.parse(data)
+        return try loadBinary(data, file: file)
       } else if looksLikeXML(data) {
-        format = .xml
-        root = try XMLPlistReader.parse(data)
-      } else {
-        throw corrupt("is not a property list")
+        return try loadXML(data, file: file)
       }
     } catch let error as PlistSyntaxError {
       throw corrupt("is damaged or truncated: it does not parse as a property list \(error)")
+    } catch let error as LayoutError {
+      let text = error.description
+      let isSentence = ["is ", "has ", "does "].contains { text.hasPrefix($0) }
+      throw corrupt(isSentence ? text : "does not follow the store layout: \(text)")
     }
-    guard case .dict = root, let header = root[StoreLayout.marker] else {
-      throw corrupt("is a property list but not a Coffer store (it has no \(StoreLayout.marker) header)")
+    throw corrupt("is not a property list")
+  }
+
+  private static func loadXML(_ data: Data, file: StoreFile) throws -> Loaded {
+    let root = try XMLPlistReader.parse(data)
+    guard case .dict(let entries) = root else { throw LayoutError.notAStore }
+    let schemas = try header(
+      entries.first { $0.key == StoreLayout.marker }?.value, schemas: root["schemas"], file: file)
+    var rows: [(entity: String, rows: [Row])] = []
+    if let entities = root["entities"] {
+      guard case .dict(let list) = entities else {
+        throw LayoutError.layout("'entities' is not a dictionary")
+      }
+      for entry in list {
+        let schema = try schemaOf(entry.key, in: schemas)
+        guard case .array(let items) = entry.value else {
+          throw LayoutError.layout("entity '\(entry.key)' is not an array")
+        }
+        var decoded: [Row] = []
+        decoded.reserveCapacity(items.count)
+        for (index, item) in items.enumerated() {
+          decoded.append(try StoreLayout.row(item, schema: schema, index: index))
+        }
+        rows.append((entry.key, decoded))
+      }
     }
+    return Loaded(format: .xml, schemas: schemas, rows: rows)
+  }
+
+  private static func loadBinary(_ data: Data, file: StoreFile) throws -> Loaded {
+    let reader = try BinaryPlistReader(data)
+    let root: [(key: String, value: Int)]
+    do {
+      root = try reader.entries(of: reader.top)
+    } catch {
+      throw LayoutError.notAStore
+    }
+    func object(_ key: String) -> Int? { root.first { $0.key == key }?.value }
+    let schemas = try header(
+      try object(StoreLayout.marker).map(reader.value), schemas: try object("schemas").map(reader.value),
+      file: file)
+    var rows: [(entity: String, rows: [Row])] = []
+    if let entities = object("entities") {
+      for entry in try reader.entries(of: entities) {
+        var decoder = BinaryRowDecoder(reader: reader, schema: try schemaOf(entry.key, in: schemas))
+        rows.append((entry.key, try decoder.rows(ofArray: entry.value)))
+      }
+    }
+    return Loaded(format: .binary, schemas: schemas, rows: rows)
+  }
+
+  /// Checks the header and reads the schemas.
+  private static func header(_ header: PlistValue?, schemas: PlistValue?, file: StoreFile) throws
+    -> [EntitySchema]
+  {
+    guard let header else { throw LayoutError.notAStore }
     guard case .string(StoreLayout.formatName)? = header["format"],
       case .integer(let version)? = header["version"]
     else {
-      throw corrupt("has a \(StoreLayout.marker) header without a valid format and version")
+      throw LayoutError("has a \(StoreLayout.marker) header without a valid format and version")
     }
     guard version <= StoreLayout.version else {
       throw file.error(
@@ -48,36 +102,16 @@ enum StoreReader {
         "\(file.path) was written in plist store format version \(version) by a newer Coffer; this build reads up to "
           + "version \(StoreLayout.version). Open it with a newer Coffer. The file was left as it is.")
     }
-    do {
-      var schemas: [EntitySchema] = []
-      if case .dict(let entries)? = root["schemas"] {
-        for entry in entries { schemas.append(try StoreLayout.schema(named: entry.key, from: entry.value)) }
-      } else if root["schemas"] != nil {
-        throw LayoutError("'schemas' is not a dictionary")
-      }
-      var rows: [(entity: String, rows: [Row])] = []
-      if case .dict(let entries)? = root["entities"] {
-        for entry in entries {
-          guard let schema = schemas.first(where: { $0.name == entry.key }) else {
-            throw LayoutError("entity '\(entry.key)' has rows but no schema")
-          }
-          guard case .array(let items) = entry.value else {
-            throw LayoutError("entity '\(entry.key)' is not an array")
-          }
-          var decoded: [Row] = []
-          decoded.reserveCapacity(items.count)
-          for (index, item) in items.enumerated() {
-            decoded.append(try StoreLayout.row(item, schema: schema, index: index))
-          }
-          rows.append((entry.key, decoded))
-        }
-      } else if root["entities"] != nil {
-        throw LayoutError("'entities' is not a dictionary")
-      }
-      return Loaded(format: format, schemas: schemas, rows: rows)
-    } catch let error as LayoutError {
-      throw corrupt("does not follow the store layout: \(error)")
+    guard let schemas else { return [] }
+    guard case .dict(let entries) = schemas else { throw LayoutError.layout("'schemas' is not a dictionary") }
+    return try entries.map { try StoreLayout.schema(named: $0.key, from: $0.value) }
+  }
+
+  private static func schemaOf(_ entity: String, in schemas: [EntitySchema]) throws -> EntitySchema {
+    guard let schema = schemas.first(where: { $0.name == entity }) else {
+      throw LayoutError.layout("entity '\(entity)' has rows but no schema")
     }
+    return schema
   }
 
   static func looksLikeXML(_ data: Data) -> Bool {
@@ -88,4 +122,10 @@ enum StoreReader {
       || data[start...].starts(with: Array("<plist".utf8))
       || data[start...].starts(with: Array("<!DOCTYPE".utf8))
   }
+}
+
+extension LayoutError {
+  static let notAStore = LayoutError(
+    "is a property list but not a Coffer store (it has no \(StoreLayout.marker) header)")
+  static func layout(_ what: String) -> LayoutError { LayoutError(what) }
 }

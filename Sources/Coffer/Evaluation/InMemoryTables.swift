@@ -41,8 +41,8 @@ public struct InMemoryTables: Sendable {
   /// constraints and duplicate ids.
   public mutating func load(_ rows: [Row], into entity: String) throws {
     var table = try table(entity)
-    table.rows.removeAll()
-    table.unique = table.unique.map { _ in [:] }
+    table.rows = Dictionary(minimumCapacity: rows.count)
+    table.unique = table.unique.map { _ in Dictionary(minimumCapacity: rows.count) }
     for row in rows {
       let id = row[table.schema.idPosition]
       if table.rows[id] != nil { throw duplicate(table.schema, id) }

@@ -6,11 +6,11 @@ import Foundation
 /// is used, object references may not form cycles, and nesting is bounded: a damaged file is a
 /// ``PlistSyntaxError``, never a crash.
 struct BinaryPlistReader {
-  private let bytes: [UInt8]
+  let bytes: [UInt8]
   private let offsetSize: Int
-  private let referenceSize: Int
-  private let objectCount: Int
-  private let top: Int
+  let referenceSize: Int
+  let objectCount: Int
+  let top: Int
   private let tableOffset: Int
   private static let maximumDepth = 256
 
@@ -47,20 +47,20 @@ struct BinaryPlistReader {
     tableOffset = Int(table)
   }
 
-  private static func readUInt(_ bytes: [UInt8], at position: Int, size: Int) -> UInt64 {
+  static func readUInt(_ bytes: [UInt8], at position: Int, size: Int) -> UInt64 {
     var value: UInt64 = 0
     for offset in 0..<size { value = value << 8 | UInt64(bytes[position + offset]) }
     return value
   }
 
-  private func read(at position: Int, size: Int) throws -> UInt64 {
+  func read(at position: Int, size: Int) throws -> UInt64 {
     guard position >= 0, size >= 0, position + size <= tableOffset else {
       throw PlistSyntaxError(offset: position, reason: "an object runs past the object area")
     }
     return Self.readUInt(bytes, at: position, size: size)
   }
 
-  private func offset(of object: Int) throws -> Int {
+  func offset(of object: Int) throws -> Int {
     guard object >= 0, object < objectCount else {
       throw PlistSyntaxError(offset: tableOffset, reason: "reference to object \(object) of \(objectCount)")
     }
@@ -72,7 +72,7 @@ struct BinaryPlistReader {
   }
 
   /// The count in a marker's low nibble, or the integer object after it, and where content starts.
-  private func length(_ marker: UInt8, at position: Int) throws -> (count: Int, start: Int) {
+  func length(_ marker: UInt8, at position: Int) throws -> (count: Int, start: Int) {
     let nibble = Int(marker & 0x0F)
     if nibble < 15 { return (nibble, position + 1) }
     let intMarker = try read(at: position + 1, size: 1)
@@ -88,7 +88,7 @@ struct BinaryPlistReader {
     return (Int(count), position + 2 + size)
   }
 
-  private func object(_ number: Int, depth: Int, visiting: inout Set<Int>) throws -> PlistValue {
+  func object(_ number: Int, depth: Int, visiting: inout Set<Int>) throws -> PlistValue {
     guard depth < Self.maximumDepth else { throw PlistSyntaxError(offset: 0, reason: "nesting too deep") }
     let position = try offset(of: number)
     let marker = UInt8(try read(at: position, size: 1))

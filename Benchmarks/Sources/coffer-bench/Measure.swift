@@ -1,0 +1,46 @@
+import Foundation
+
+/// Timing: run an operation several times, keep the median.
+enum Measure {
+  static func median(_ samples: [Duration]) -> Duration {
+    let sorted = samples.sorted()
+    return sorted[sorted.count / 2]
+  }
+
+  /// Runs `body` `repetitions` times, each after `setUp`, and returns the median duration.
+  static func median(
+    repetitions: Int, setUp: () async throws -> Void = {}, _ body: () async throws -> Void
+  ) async throws -> Duration {
+    var samples: [Duration] = []
+    let clock = ContinuousClock()
+    for _ in 0..<repetitions {
+      try await setUp()
+      let start = clock.now
+      try await body()
+      samples.append(clock.now - start)
+    }
+    return median(samples)
+  }
+
+  static func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+  }
+
+  static func milliseconds(_ duration: Duration) -> String {
+    String(format: "%.2f ms", seconds(duration) * 1000)
+  }
+}
+
+/// A scratch folder for one benchmark, removed afterwards.
+struct ScratchFolder {
+  let path: String
+  init(_ name: String) throws {
+    path =
+      FileManager.default.temporaryDirectory.appendingPathComponent(
+        "coffer-bench-\(name)-\(UUID().uuidString)"
+      ).path
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+  }
+  func remove() { try? FileManager.default.removeItem(atPath: path) }
+  func file(_ name: String) -> String { path + "/" + name }
+}

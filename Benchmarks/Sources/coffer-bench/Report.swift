@@ -1,0 +1,49 @@
+import Foundation
+
+/// Writes the benchmark results: a Markdown page (Docs/Performance.md) and a CSV beside it.
+enum Report {
+  static let baseline = [
+    "bulk insert": "PropertyListEncoder rewrite",
+    "open": "PropertyListDecoder",
+    "single-row durable commit": "PropertyListEncoder rewrite",
+  ]
+
+  static func markdown(_ results: [PlistBenchmark.Result], rows: Int, machine: String, command: String)
+    -> String
+  {
+    var lines = [
+      "# Performance",
+      "",
+      "Written by `\(command)`; every figure below was printed by that run. Medians of several",
+      "repetitions; ratios are taken within the same run. Machine: \(machine).",
+      "",
+      "## Property-list backend (\(rows.formatted()) chat messages)",
+      "",
+      "Coffer's `plist:` backend against the naive design it replaces: the whole store as one `Codable`",
+      "value, re-encoded by `PropertyListEncoder` (binary) on every commit and decoded by",
+      "`PropertyListDecoder` on open, written with the same durability (temporary file, fsync, rename,",
+      "fsync of the directory). A ratio below 1 means Coffer is faster.",
+      "",
+      "| operation | system | median | ratio to baseline |",
+      "|---|---|---:|---:|",
+    ]
+    for result in results {
+      let base = results.first { $0.operation == result.operation && $0.system == baseline[result.operation] }
+      let ratio =
+        base.map { String(format: "%.3fx", Measure.seconds(result.median) / Measure.seconds($0.median)) }
+        ?? "—"
+      lines.append(
+        "| \(result.operation) | \(result.system) | \(Measure.milliseconds(result.median)) | \(ratio) |")
+    }
+    lines.append("")
+    return lines.joined(separator: "\n")
+  }
+
+  static func csv(_ results: [PlistBenchmark.Result], rows: Int) -> String {
+    var lines = ["suite,operation,system,rows,median_seconds"]
+    for result in results {
+      lines.append("plist,\(result.operation),\(result.system),\(rows),\(Measure.seconds(result.median))")
+    }
+    return lines.joined(separator: "\n") + "\n"
+  }
+}

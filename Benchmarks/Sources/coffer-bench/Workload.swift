@@ -1,0 +1,51 @@
+import Coffer
+import Foundation
+
+/// The benchmark's one workload: chat messages in 200 threads, made before any timing starts.
+struct ChatMessage: Storable, Equatable {
+  var id: Int64
+  var threadID: Int64
+  var sender: String
+  var text: String
+  var date: Date
+  var isRead: Bool
+
+  static var indexes: [Index] { [.on("threadID", "date")] }
+}
+
+/// A small deterministic generator so every run benchmarks the same data.
+struct SplitMix64 {
+  var state: UInt64
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+  mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+}
+
+enum Workload {
+  static let threads = 200
+  private static let words = [
+    "coffer", "store", "thread", "message", "swift", "value", "query", "index", "batch", "page", "sorted",
+    "quick",
+    "durable", "atomic", "plist", "reader", "writer", "commit", "schema", "field",
+  ]
+
+  static func messages(_ count: Int, seed: UInt64 = 42) -> [ChatMessage] {
+    var random = SplitMix64(state: seed)
+    let start = Date(timeIntervalSince1970: 1_700_000_000)
+    return (0..<count).map { index in
+      var text = ""
+      while text.utf8.count < 120 { text += words[random.below(words.count)] + " " }
+      return ChatMessage(
+        id: Int64(index + 1), threadID: Int64(random.below(threads)),
+        sender: "user\(String(format: "%06d", random.below(1_000_000)))",
+        text: String(text.prefix(120)),
+        date: start.addingTimeInterval(Double(index) + Double(random.below(1_000_000)) / 1e6),
+        isRead: random.below(2) == 0)
+    }
+  }
+}
