@@ -66,6 +66,7 @@ public final class PlistBackend: StorageBackend {
     self.capabilities = capabilities
 
     let lock = try file.lock()
+    file.removeAbandonedTemporaries()
     do {
       var tables = InMemoryTables(storeName: name)
       let existing = try file.read()

@@ -70,6 +70,16 @@ struct StoreFile: Sendable {
     return descriptor
   }
 
+  /// Removes temporary files that a writer killed in the middle of a write left beside the
+  /// store. Only called while holding the lock, so no live writer owns them.
+  func removeAbandonedTemporaries() {
+    let prefix = (path as NSString).lastPathComponent + ".tmp-"
+    guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+    for name in names where name.hasPrefix(prefix) {
+      try? FileManager.default.removeItem(atPath: directory + "/" + name)
+    }
+  }
+
   func unlock(_ descriptor: Int32) {
     flock(descriptor, LOCK_UN)
     close(descriptor)
