@@ -48,13 +48,18 @@ final class CheckContext: Sendable {
     return try await open(url)
   }
 
-  /// Closes every store the check opened; errors are ignored (closing twice is harmless).
+  /// Closes every store the check opened (errors are ignored: closing twice is harmless) and
+  /// lets the backend forget scratch stores that live outside the scratch folder.
   func closeAll() async {
-    let stores = state.withLock { state in
-      defer { state.open.removeAll() }
-      return state.open
+    let (stores, urls) = state.withLock { state in
+      defer {
+        state.open.removeAll()
+        state.urls.removeAll()
+      }
+      return (state.open, Array(Set(state.urls.values)))
     }
     for store in stores { try? await store.close() }
+    for url in urls { target.removeScratch(url) }
   }
 
   private func open(_ url: StoreURL) async throws -> Store {

@@ -33,9 +33,11 @@ public struct ConformanceTarget: Sendable {
     let probeDirectory = (directory as NSString).appendingPathComponent("capabilities-\(UUID().uuidString)")
     try FileManager.default.createDirectory(atPath: probeDirectory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: probeDirectory) }
-    let backend = try await entry.open(entry.scratchURL(base, probeDirectory, "capabilities"))
+    let probe = entry.scratchURL(base, probeDirectory, "capabilities-\(UUID().uuidString)")
+    let backend = try await entry.open(probe)
     let capabilities = backend.capabilities
     try await backend.close()
+    entry.removeScratch?(probe)
     self.name = url
     self.capabilities = capabilities
     self.base = base
@@ -44,6 +46,8 @@ public struct ConformanceTarget: Sendable {
   }
 
   /// A URL for a new scratch store in `folder`.
+  func removeScratch(_ url: StoreURL) { entry.removeScratch?(url) }
+
   func scratchURL(in folder: String, name: String) -> StoreURL {
     entry.scratchURL(base, folder, name)
   }

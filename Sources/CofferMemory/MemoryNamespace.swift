@@ -46,6 +46,7 @@ extension BackendRegistry {
       Entry(
         scheme: "memory", forms: ["memory:", "memory:NAME"],
         open: { url in try namespace.open(url) },
-        scratchURL: { _, _, name in StoreURL(scheme: "memory", path: name) }))
+        scratchURL: { _, _, name in StoreURL(scheme: "memory", path: name) },
+        removeScratch: { url in namespace.drop(url.path) }))
   }
 }

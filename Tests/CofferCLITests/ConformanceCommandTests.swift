@@ -33,6 +33,14 @@ import Testing
     #expect(run.output.contains("`crud."))
   }
 
+  @Test func docsConformanceIsExactlyWhatListPrints() throws {
+    let run = try CommandRun.coffer(["conformance", "--list"])
+    let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent().appendingPathComponent("Docs/Conformance.md")
+    let written = try String(contentsOf: docs, encoding: .utf8)
+    #expect(written == run.output, "Docs/Conformance.md is stale: run 'make docs'")
+  }
+
   @Test func anUnknownSchemeFailsOnStandardError() throws {
     let run = try CommandRun.coffer(["conformance", "nosuch:db"])
     #expect(run.status != 0)

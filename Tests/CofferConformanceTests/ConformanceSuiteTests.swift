@@ -1,5 +1,6 @@
 import Coffer
 import CofferConformance
+import CofferMemory
 import CofferStores
 import Foundation
 import Testing
@@ -79,5 +80,20 @@ let backendURLs = ["memory:", "memory-unnamed:", "plist:", "plist:?format=xml"]
     let results = try await withTarget("memory:") { await ConformanceSuite.run(on: $0, checks: some) }
     #expect(results.map(\.check.id) == some.map(\.id))
     #expect(results.allSatisfy { $0.outcome == .passed })
+  }
+}
+
+@Suite struct ScratchStoreCleanup {
+  @Test func namedMemoryScratchStoresAreForgottenAfterEachCheck() async throws {
+    let namespace = MemoryNamespace()
+    var registry = BackendRegistry()
+    registry.registerMemory(namespace: namespace)
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-scratch-\(UUID())")
+      .path
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let target = try await ConformanceTarget(url: "memory:", registry: registry, directory: directory)
+    let results = await ConformanceSuite.run(on: target, checks: Array(ConformanceSuite.checks.prefix(5)))
+    #expect(results.allSatisfy { $0.outcome == .passed })
+    #expect(namespace.names.isEmpty, "left behind: \(namespace.names)")
   }
 }

@@ -27,7 +27,13 @@ enum Report {
       "| operation | system | median | ratio to baseline |",
       "|---|---|---:|---:|",
     ]
-    for result in results {
+    let order = ["bulk insert", "open", "single-row durable commit"]
+    let grouped = results.enumerated().sorted { lhs, rhs in
+      let left = order.firstIndex(of: lhs.element.operation) ?? order.count
+      let right = order.firstIndex(of: rhs.element.operation) ?? order.count
+      return (left, lhs.offset) < (right, rhs.offset)
+    }.map(\.element)
+    for result in grouped {
       let base = results.first { $0.operation == result.operation && $0.system == baseline[result.operation] }
       let ratio =
         base.map { String(format: "%.3fx", Measure.seconds(result.median) / Measure.seconds($0.median)) }

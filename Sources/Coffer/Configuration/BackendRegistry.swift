@@ -22,17 +22,23 @@ public struct BackendRegistry: Sendable {
     /// files placed under `directory` and named after `name`. The conformance suite and tests
     /// use it to make scratch stores.
     public var scratchURL: @Sendable (_ base: StoreURL, _ directory: String, _ name: String) -> StoreURL
+    /// Forgets a scratch store made from ``scratchURL`` once it is closed, for stores that live
+    /// outside the scratch directory (named in-memory stores). `nil` when removing the
+    /// directory is enough.
+    public var removeScratch: (@Sendable (StoreURL) -> Void)?
 
     /// An entry.
     public init(
       scheme: String, forms: [String],
       open: @escaping @Sendable (StoreURL) async throws -> any StorageBackend,
-      scratchURL: @escaping @Sendable (_ base: StoreURL, _ directory: String, _ name: String) -> StoreURL
+      scratchURL: @escaping @Sendable (_ base: StoreURL, _ directory: String, _ name: String) -> StoreURL,
+      removeScratch: (@Sendable (StoreURL) -> Void)? = nil
     ) {
       self.scheme = scheme.lowercased()
       self.forms = forms
       self.open = open
       self.scratchURL = scratchURL
+      self.removeScratch = removeScratch
     }
   }
 
