@@ -3,40 +3,90 @@ import Foundation
 /// Parses XML property lists straight from bytes into ``PlistValue``s.
 ///
 /// Accepts what plist tools write: an XML declaration, a DOCTYPE, comments, `<plist>` around one
-/// value, the eight plist elements with their empty forms, the five named entities and numeric
-/// character references. Never trusts the input: every malformed or truncated document is a
-/// ``PlistSyntaxError`` with the byte offset.
+/// value, the eight plist elements with their empty forms, CDATA sections, the five named
+/// entities and numeric character references. Never trusts the input: every malformed or
+/// truncated document is a ``PlistSyntaxError`` with the byte offset.
+///
+/// Element names are matched as bytes and plain text becomes a `String` straight from the
+/// buffer, so reading a large store allocates little beyond the values themselves.
 struct XMLPlistReader {
-  private let bytes: [UInt8]
+  private let bytes: UnsafeBufferPointer<UInt8>
   private var index = 0
   private static let maximumDepth = 256
 
-  init(_ data: Data) { bytes = [UInt8](data) }
+  private init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
   static func parse(_ data: Data) throws -> PlistValue {
-    var reader = XMLPlistReader(data)
-    return try reader.parseDocument()
+    try data.withUnsafeBytes { raw in
+      var reader = XMLPlistReader(raw.bindMemory(to: UInt8.self))
+      return try reader.parseDocument()
+    }
   }
 
   private func fail(_ reason: String) -> PlistSyntaxError { PlistSyntaxError(offset: index, reason: reason) }
 
+  // MARK: Element names
+
+  enum Name: Equatable {
+    case plist, dict, array, key, string, integer, real, `true`, `false`, data, date
+    case other(String)
+
+    var text: String {
+      switch self {
+      case .other(let name): name
+      default: "\(self)"
+      }
+    }
+  }
+
+  private func name(_ start: Int, _ end: Int) -> Name {
+    func equals(_ literal: StaticString) -> Bool {
+      guard literal.utf8CodeUnitCount == end - start else { return false }
+      return literal.withUTF8Buffer { pattern in
+        for offset in 0..<pattern.count where bytes[start + offset] != pattern[offset] { return false }
+        return true
+      }
+    }
+    switch end - start {
+    case 3: if equals("key") { return .key }
+    case 4:
+      if equals("dict") { return .dict }
+      if equals("real") { return .real }
+      if equals("true") { return .true }
+      if equals("data") { return .data }
+      if equals("date") { return .date }
+    case 5:
+      if equals("plist") { return .plist }
+      if equals("array") { return .array }
+      if equals("false") { return .false }
+    case 6: if equals("string") { return .string }
+    case 7: if equals("integer") { return .integer }
+    default: break
+    }
+    return .other(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self))
+  }
+
+  struct Tag {
+    var name: Name
+    var isClosing: Bool
+    var isEmpty: Bool
+  }
+
+  // MARK: Document
+
   mutating func parseDocument() throws -> PlistValue {
-    skipBOM()
+    if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { index = 3 }
     try skipMisc()
-    guard try peekTag() == "plist" else { throw fail("expected <plist>") }
-    _ = try readTag()
+    let open = try readTag()
+    guard open.name == .plist, !open.isClosing else { throw fail("expected <plist>") }
     try skipMisc()
     let value = try parseValue(depth: 0)
     try skipMisc()
     let close = try readTag()
-    guard close.name == "plist", close.isClosing else { throw fail("expected </plist>") }
+    guard close.name == .plist, close.isClosing else { throw fail("expected </plist>") }
     try skipMisc()
     guard index == bytes.count else { throw fail("unexpected content after </plist>") }
     return value
-  }
-
-  private mutating func skipBOM() {
-    if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { index = 3 }
   }
 
   /// Skips white space, the XML declaration, DOCTYPE and comments.
@@ -56,10 +106,11 @@ struct XMLPlistReader {
   }
 
   private mutating func skipWhitespace() {
-    while index < bytes.count,
-      bytes[index] == 0x20 || bytes[index] == 0x09 || bytes[index] == 0x0A || bytes[index] == 0x0D
-    {
-      index += 1
+    while index < bytes.count {
+      switch bytes[index] {
+      case 0x20, 0x09, 0x0A, 0x0D: index += 1
+      default: return
+      }
     }
   }
 
@@ -83,18 +134,6 @@ struct XMLPlistReader {
     throw fail("unterminated markup (expected \(text))")
   }
 
-  struct Tag {
-    var name: String
-    var isClosing: Bool
-    var isEmpty: Bool
-  }
-
-  private mutating func peekTag() throws -> String {
-    let saved = index
-    defer { index = saved }
-    return try readTag().name
-  }
-
   private mutating func readTag() throws -> Tag {
     guard index < bytes.count, bytes[index] == UInt8(ascii: "<") else { throw fail("expected an element") }
     index += 1
@@ -104,19 +143,22 @@ struct XMLPlistReader {
       index += 1
     }
     let start = index
-    while index < bytes.count, bytes[index] != UInt8(ascii: ">"), bytes[index] != UInt8(ascii: "/"),
-      bytes[index] != 0x20, bytes[index] != 0x09, bytes[index] != 0x0A, bytes[index] != 0x0D
-    {
-      index += 1
+    scan: while index < bytes.count {
+      switch bytes[index] {
+      case UInt8(ascii: ">"), UInt8(ascii: "/"), 0x20, 0x09, 0x0A, 0x0D: break scan
+      default: index += 1
+      }
     }
-    let name = String(decoding: bytes[start..<index], as: UTF8.self)
+    let end = index
+    guard end > start else { throw fail("empty element name") }
     while index < bytes.count, bytes[index] != UInt8(ascii: ">") { index += 1 }
-    guard index < bytes.count else { throw fail("unterminated tag <\(name)") }
+    guard index < bytes.count else { throw fail("unterminated tag") }
     let empty = bytes[index - 1] == UInt8(ascii: "/")
     index += 1
-    if name.isEmpty { throw fail("empty element name") }
-    return Tag(name: name, isClosing: closing, isEmpty: empty && !closing)
+    return Tag(name: name(start, end), isClosing: closing, isEmpty: empty && !closing)
   }
+
+  // MARK: Values
 
   private mutating func parseValue(depth: Int) throws -> PlistValue {
     guard depth < Self.maximumDepth else { throw fail("nesting deeper than \(Self.maximumDepth)") }
@@ -124,42 +166,43 @@ struct XMLPlistReader {
     let tag = try readTag()
     guard !tag.isClosing else {
       index = tagStart
-      throw fail("unexpected </\(tag.name)>")
+      throw fail("unexpected </\(tag.name.text)>")
     }
     switch tag.name {
-    case "dict": return tag.isEmpty ? .dict([]) : try parseDict(depth: depth)
-    case "array": return tag.isEmpty ? .array([]) : try parseArray(depth: depth)
-    case "true": return try bool(true, tag)
-    case "false": return try bool(false, tag)
-    case "string": return .string(tag.isEmpty ? "" : try text(closing: "string"))
-    case "integer":
-      let text = try text(closing: "integer").trimmingCharacters(in: .whitespacesAndNewlines)
+    case .dict: return tag.isEmpty ? .dict([]) : try parseDict(depth: depth)
+    case .array: return tag.isEmpty ? .array([]) : try parseArray(depth: depth)
+    case .true: return try bool(true, tag)
+    case .false: return try bool(false, tag)
+    case .string: return .string(tag.isEmpty ? "" : try text(closing: .string))
+    case .integer:
+      if let number = try fastInteger() { return .integer(number) }
+      let text = try text(closing: .integer).trimmingCharacters(in: .whitespacesAndNewlines)
       guard let number = Self.integer(text) else { throw fail("'\(text)' is not an integer") }
       return .integer(number)
-    case "real":
-      let text = try text(closing: "real").trimmingCharacters(in: .whitespacesAndNewlines)
+    case .real:
+      let text = try text(closing: .real).trimmingCharacters(in: .whitespacesAndNewlines)
       guard let number = Self.real(text) else { throw fail("'\(text)' is not a real number") }
       return .real(number)
-    case "data":
-      let text = tag.isEmpty ? "" : try text(closing: "data")
+    case .data:
+      let text = tag.isEmpty ? "" : try text(closing: .data)
       let compact = String(text.unicodeScalars.filter { !$0.properties.isWhitespace })
       guard let data = Data(base64Encoded: compact) else { throw fail("<data> is not valid base64") }
       return .data(data)
-    case "date":
-      let text = try text(closing: "date").trimmingCharacters(in: .whitespacesAndNewlines)
+    case .date:
+      let text = try text(closing: .date).trimmingCharacters(in: .whitespacesAndNewlines)
       guard let date = try? Date(text, strategy: .iso8601) else {
         throw fail("'\(text)' is not an ISO 8601 date")
       }
       return .date(date)
     default:
-      throw fail("unknown element <\(tag.name)>")
+      throw fail("unknown element <\(tag.name.text)>")
     }
   }
 
   private mutating func bool(_ value: Bool, _ tag: Tag) throws -> PlistValue {
     if !tag.isEmpty {
       let close = try readTag()
-      guard close.isClosing, close.name == tag.name else { throw fail("expected </\(tag.name)>") }
+      guard close.isClosing, close.name == tag.name else { throw fail("expected </\(tag.name.text)>") }
     }
     return .bool(value)
   }
@@ -171,14 +214,14 @@ struct XMLPlistReader {
       let saved = index
       let tag = try readTag()
       if tag.isClosing {
-        guard tag.name == "dict" else { throw fail("expected </dict>, found </\(tag.name)>") }
+        guard tag.name == .dict else { throw fail("expected </dict>, found </\(tag.name.text)>") }
         return .dict(entries)
       }
-      guard tag.name == "key" else {
+      guard tag.name == .key else {
         index = saved
-        throw fail("expected <key> in <dict>, found <\(tag.name)>")
+        throw fail("expected <key> in <dict>, found <\(tag.name.text)>")
       }
-      let key = tag.isEmpty ? "" : try text(closing: "key")
+      let key = tag.isEmpty ? "" : try text(closing: .key)
       skipWhitespaceAndComments()
       entries.append((key, try parseValue(depth: depth + 1)))
     }
@@ -190,7 +233,7 @@ struct XMLPlistReader {
       skipWhitespaceAndComments()
       if starts(with: "</") {
         let tag = try readTag()
-        guard tag.name == "array" else { throw fail("expected </array>, found </\(tag.name)>") }
+        guard tag.name == .array else { throw fail("expected </array>, found </\(tag.name.text)>") }
         return .array(items)
       }
       items.append(try parseValue(depth: depth + 1))
@@ -205,8 +248,68 @@ struct XMLPlistReader {
     }
   }
 
-  /// Character data up to `</name>`, with entities and character references resolved.
-  private mutating func text(closing name: String) throws -> String {
+  /// A decimal integer followed directly by its closing tag, read without making text; `nil`
+  /// (with nothing consumed) for anything else, which the general path then reads.
+  private mutating func fastInteger() throws -> Int64? {
+    var position = index
+    var negative = false
+    if position < bytes.count, bytes[position] == UInt8(ascii: "-") {
+      negative = true
+      position += 1
+    }
+    let digitsStart = position
+    var magnitude: UInt64 = 0
+    while position < bytes.count, bytes[position] >= UInt8(ascii: "0"), bytes[position] <= UInt8(ascii: "9") {
+      let (times, overflow1) = magnitude.multipliedReportingOverflow(by: 10)
+      let (sum, overflow2) = times.addingReportingOverflow(UInt64(bytes[position] - UInt8(ascii: "0")))
+      if overflow1 || overflow2 { return nil }
+      magnitude = sum
+      position += 1
+    }
+    guard position > digitsStart, position < bytes.count, bytes[position] == UInt8(ascii: "<") else {
+      return nil
+    }
+    let value: Int64
+    if negative {
+      guard magnitude <= UInt64(Int64.max) + 1 else { return nil }
+      value = magnitude == UInt64(Int64.max) + 1 ? Int64.min : -Int64(magnitude)
+    } else {
+      guard magnitude <= UInt64(Int64.max) else { return nil }
+      value = Int64(magnitude)
+    }
+    let saved = index
+    index = position
+    let close = try readTag()
+    guard close.isClosing, close.name == .integer else {
+      index = saved
+      return nil
+    }
+    return value
+  }
+
+  /// Character data up to the closing tag, with entities and character references resolved.
+  private mutating func text(closing name: Name) throws -> String {
+    // Plain text (no markup, entities or carriage returns) becomes a string directly.
+    let start = index
+    var position = index
+    while position < bytes.count {
+      let byte = bytes[position]
+      if byte == UInt8(ascii: "<") || byte == UInt8(ascii: "&") || byte == 0x0D { break }
+      position += 1
+    }
+    if position + 1 < bytes.count, bytes[position] == UInt8(ascii: "<"),
+      bytes[position + 1] == UInt8(ascii: "/")
+    {
+      index = position
+      let tag = try readTag()
+      guard tag.isClosing, tag.name == name else { throw fail("expected </\(name.text)>") }
+      return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+    }
+    index = start
+    return try slowText(closing: name)
+  }
+
+  private mutating func slowText(closing name: Name) throws -> String {
     var out: [UInt8] = []
     while index < bytes.count {
       let byte = bytes[index]
@@ -219,7 +322,7 @@ struct XMLPlistReader {
           continue
         }
         let tag = try readTag()
-        guard tag.isClosing, tag.name == name else { throw fail("expected </\(name)>") }
+        guard tag.isClosing, tag.name == name else { throw fail("expected </\(name.text)>") }
         return String(decoding: out, as: UTF8.self)
       }
       if byte == UInt8(ascii: "&") {
@@ -236,14 +339,14 @@ struct XMLPlistReader {
       out.append(byte)
       index += 1
     }
-    throw fail("unterminated <\(name)>")
+    throw fail("unterminated <\(name.text)>")
   }
 
   private mutating func appendEntity(into out: inout [UInt8]) throws {
-    guard let end = bytes[index...].prefix(12).firstIndex(of: UInt8(ascii: ";")) else {
-      throw fail("unterminated entity")
-    }
-    let name = String(decoding: bytes[(index + 1)..<end], as: UTF8.self)
+    var end = index + 1
+    while end < bytes.count, end - index < 12, bytes[end] != UInt8(ascii: ";") { end += 1 }
+    guard end < bytes.count, bytes[end] == UInt8(ascii: ";") else { throw fail("unterminated entity") }
+    let name = String(decoding: UnsafeBufferPointer(rebasing: bytes[(index + 1)..<end]), as: UTF8.self)
     index = end + 1
     switch name {
     case "amp": out.append(UInt8(ascii: "&"))
