@@ -71,4 +71,34 @@ struct ChurnRecord: Storable {
     }
     print("\(format.rawValue): \(killsDuringWrites) of 12 kills left a half-written temporary file behind")
   }
+
+  @Test func anotherProcessCannotOpenTheStoreWhileOneHasItOpen() async throws {
+    try #require(
+      FileManager.default.isExecutableFile(atPath: coffer.path), "build the coffer executable first")
+    let folder = try TemporaryFolder()
+    let path = folder.file("shared.plist")
+    let process = Process()
+    process.executableURL = coffer
+    process.arguments = ["churn", "plist://\(path)", "--commits", "100000"]
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    defer {
+      kill(process.processIdentifier, SIGKILL)
+      process.waitUntilExit()
+    }
+    var printed = Data()
+    while !String(decoding: printed, as: UTF8.self).contains("committed") {
+      let chunk = output.fileHandleForReading.availableData
+      if chunk.isEmpty { break }
+      printed.append(chunk)
+    }
+    #expect {
+      _ = try PlistBackend(path: path)
+    } throws: { error in
+      let error = error as? CofferError
+      return error?.code == .locked && error?.path == path
+    }
+  }
 }
