@@ -3,9 +3,9 @@ import Foundation
 /// A property-list value, as read from or written to a store file.
 ///
 /// Dictionaries keep their keys in order so files are written deterministically.
-indirect enum PlistValue: Equatable, Sendable {
-  case dict([(key: String, value: PlistValue)])
-  case array([PlistValue])
+enum PlistValue: Equatable, Sendable {
+  indirect case dict([(key: String, value: PlistValue)])
+  indirect case array([PlistValue])
   case string(String)
   case integer(Int64)
   case real(Double)
