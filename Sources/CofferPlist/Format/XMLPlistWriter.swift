@@ -67,18 +67,45 @@ struct XMLPlistWriter {
 
   mutating func writeKey(_ key: String) {
     append("<key>")
-    escape(key)
+    if Self.classify(key) == .plain { bytes.append(contentsOf: key.utf8) } else { escape(key) }
     append("</key>\n")
   }
 
   mutating func writeString(_ text: String) {
-    if !Self.isXMLSafe(text) {
+    switch Self.classify(text) {
+    case .plain:
+      append("<string>")
+      bytes.append(contentsOf: text.utf8)
+      append("</string>\n")
+    case .needsEscaping:
+      append("<string>")
+      escape(text)
+      append("</string>\n")
+    case .notXML:
       writeData(Data(text.utf8))
-      return
     }
-    append("<string>")
-    escape(text)
-    append("</string>\n")
+  }
+
+  enum TextClass { case plain, needsEscaping, notXML }
+
+  /// One pass over the UTF-8: whether the text can be copied as is, needs `&`, `<`, `>` or a
+  /// carriage return escaped, or has characters XML 1.0 cannot carry at all.
+  static func classify(_ text: String) -> TextClass {
+    var result = TextClass.plain
+    var previous: (UInt8, UInt8) = (0, 0)
+    for byte in text.utf8 {
+      switch byte {
+      case 0x09, 0x0A: break
+      case 0x0D, UInt8(ascii: "&"), UInt8(ascii: "<"), UInt8(ascii: ">"): result = .needsEscaping
+      case 0..<0x20: return .notXML
+      case 0xBE,
+        0xBF where previous == (0xEF, 0xBF):
+        return .notXML
+      default: break
+      }
+      previous = (previous.1, byte)
+    }
+    return result
   }
 
   mutating func writeReal(_ number: Double) {
@@ -107,17 +134,5 @@ struct XMLPlistWriter {
       default: bytes.append(byte)
       }
     }
-  }
-
-  /// Whether every scalar of the text may appear in XML 1.0 content.
-  static func isXMLSafe(_ text: String) -> Bool {
-    for scalar in text.unicodeScalars {
-      switch scalar.value {
-      case 0x09, 0x0A, 0x0D: continue
-      case 0..<0x20, 0xFFFE, 0xFFFF: return false
-      default: continue
-      }
-    }
-    return true
   }
 }
