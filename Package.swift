@@ -53,7 +53,8 @@ let package = Package(
       swiftSettings: upcoming),
     .testTarget(name: "CofferTests", dependencies: ["Coffer", "CofferMemory"], swiftSettings: upcoming),
     .testTarget(
-      name: "CofferPlistTests", dependencies: ["Coffer", "CofferPlist", "CofferStores", "coffer"], swiftSettings: upcoming),
+      name: "CofferPlistTests", dependencies: ["Coffer", "CofferPlist", "CofferStores", "coffer"],
+      swiftSettings: upcoming),
     .testTarget(
       name: "CofferConformanceTests",
       dependencies: ["Coffer", "CofferMemory", "CofferStores", "CofferConformance"],
