@@ -11,10 +11,12 @@ public struct EntityCodec<T: Storable>: Sendable {
   /// A codec for a given schema, which must have the fields `T` encodes.
   public init(schema: EntitySchema) { self.schema = schema }
 
-  /// The row for a value. Dates are rounded to the microsecond.
+  /// The row for a value, as the value encodes itself. The row is not yet checked against the
+  /// schema: ``Store`` does that for every change (``QueryValidator``
+  /// rejects NaN and values of the wrong kind, and rounds dates to the microsecond).
   ///
-  /// - Throws: ``CofferError/Code/invalidValue`` for NaN or a value of the wrong kind,
-  ///   ``CofferError/Code/valueOutOfRange`` for an unsigned integer above `Int64.max`.
+  /// - Throws: ``CofferError/Code/valueOutOfRange`` for an unsigned integer above `Int64.max`,
+  ///   ``CofferError/Code/invalidSchema`` for a key the schema does not have.
   public func encode(_ value: T) throws -> Row {
     try RowEncoder(schema: schema).encode(value)
   }

@@ -53,35 +53,6 @@ final class RowSink {
   }
 }
 
-/// Checks of single values shared by the encoder and by ``Store``'s validation of raw rows.
-enum FieldValue {
-  /// The value, normalized (dates to the microsecond), if it may be stored in the field.
-  static func checked(_ value: Value, for schema: EntitySchema, at position: Int) throws -> Value {
-    let field = schema.fields[position]
-    switch value {
-    case .null:
-      return value
-    case .double(let d) where d.isNaN:
-      throw CofferError(
-        .invalidValue,
-        "\(schema.name).\(field.name) is NaN. NaN cannot be stored or compared; store nil (make the field optional) instead.",
-        entity: schema.name, field: field.name)
-    case .date(let date):
-      guard field.kind == .date else { break }
-      return .date(Value.normalized(date))
-    default:
-      break
-    }
-    guard value.kind == field.kind else {
-      throw CofferError(
-        .invalidValue,
-        "\(schema.name).\(field.name) holds \(field.kind) values; a \(value.kind?.description ?? "null") was given.",
-        entity: schema.name, field: field.name)
-    }
-    return value
-  }
-}
-
 struct RowEncoderImpl: Encoder {
   let sink: RowSink
   var codingPath: [any CodingKey] { [] }

@@ -1,4 +1,5 @@
-/// Single-value operations. Each is one atomic batch.
+/// Operations on one value (or one list of values of a type). Each applies one atomic
+/// ``ChangeSet``, checked against the schema by ``apply(_:)``.
 extension Store {
   /// Adds a value.
   ///
@@ -6,41 +7,47 @@ extension Store {
   ///   ``CofferError/Code/uniqueViolation``, ``CofferError/Code/invalidValue`` (NaN),
   ///   ``CofferError/Code/valueOutOfRange``.
   public func insert<T: Storable>(_ value: T) async throws {
-    try await batch(for: [T.self]) { try $0.insert(value) }
+    let codec = try await codec(for: T.self)
+    try await apply(ChangeSet([.insert(entity: codec.schema.name, row: try codec.encode(value))]))
   }
 
   /// Adds values in one atomic batch.
   public func insert<T: Storable>(_ values: [T]) async throws {
-    try await batch(for: [T.self]) { batch in for value in values { try batch.insert(value) } }
+    let codec = try await codec(for: T.self)
+    try await apply(
+      ChangeSet(try values.map { .insert(entity: codec.schema.name, row: try codec.encode($0)) }))
   }
 
   /// Replaces the stored value with the same id.
   ///
   /// - Throws: ``CofferError/Code/notFound`` if no value with its id is stored.
   public func update<T: Storable>(_ value: T) async throws {
-    try await batch(for: [T.self]) { try $0.update(value) }
+    let codec = try await codec(for: T.self)
+    try await apply(ChangeSet([.update(entity: codec.schema.name, row: try codec.encode(value))]))
   }
 
   /// Inserts the value, or replaces the stored one with its id.
   public func upsert<T: Storable>(_ value: T) async throws {
-    try await batch(for: [T.self]) { try $0.upsert(value) }
+    let codec = try await codec(for: T.self)
+    try await apply(ChangeSet([.upsert(entity: codec.schema.name, row: try codec.encode(value))]))
   }
 
   /// Removes the stored value with the value's id; nothing happens if there is none.
   public func delete<T: Storable>(_ value: T) async throws {
-    try await batch(for: [T.self]) { try $0.delete(value) }
+    try await delete(T.self, id: value.id)
   }
 
   /// Removes the value of a type with an id; nothing happens if there is none.
   public func delete<T: Storable>(_ type: T.Type, id: T.ID) async throws {
-    try await batch(for: [T.self]) { try $0.delete(type, id: id) }
+    let codec = try await codec(for: type)
+    try await apply(ChangeSet([.delete(entity: codec.schema.name, id: id.storedValue)]))
   }
 
   /// Removes every value of a type that matches a filter, and returns how many were removed.
   @discardableResult
   public func deleteAll<T: Storable>(_ type: T.Type, where filter: Filter = .all) async throws -> Int {
-    let summary = try await batch(for: [T.self]) { try $0.deleteAll(type, where: filter) }
-    return summary.deleted
+    let codec = try await codec(for: type)
+    return try await apply(ChangeSet([.deleteMatching(entity: codec.schema.name, filter: filter)])).deleted
   }
 
   /// The value of a type with an id, or `nil`.

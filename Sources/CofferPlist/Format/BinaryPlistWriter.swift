@@ -10,11 +10,6 @@ struct BinaryPlistWriter {
   private(set) var bytes: [UInt8] = Array("bplist00".utf8)
   private(set) var offsets: [Int] = []
 
-  mutating func reserve(bytes count: Int, objects: Int) {
-    bytes.reserveCapacity(count)
-    offsets.reserveCapacity(objects)
-  }
-
   /// Appends rows: for each, its dictionary object (keys from `fieldKeys`, values numbered
   /// right after it) and then its cached value objects. Returns the dictionaries' numbers.
   ///
@@ -83,16 +78,6 @@ struct BinaryPlistWriter {
     offsets.append(bytes.count)
     bytes.append(contentsOf: encoded)
     return offsets.count - 1
-  }
-
-  /// Appends several encoded objects stored back to back, with their lengths.
-  mutating func appendObjects(_ encoded: [UInt8], lengths: [Int32]) {
-    var position = bytes.count
-    for length in lengths {
-      offsets.append(position)
-      position += Int(length)
-    }
-    bytes.append(contentsOf: encoded)
   }
 
   /// Appends the offset table and trailer; `top` is the root object's number.

@@ -50,12 +50,7 @@ struct BinaryRowDecoder {
       }
       values[position] = value
     }
-    for (position, field) in schema.fields.enumerated() where values[position].isNull && !field.isOptional {
-      guard let fallback = field.defaultValue else {
-        throw LayoutError("row \(index) of '\(schema.name)' has no value for required field '\(field.name)'")
-      }
-      values[position] = fallback
-    }
+    try StoreLayout.fillRequired(&values, schema: schema, index: index)
     return Row(values)
   }
 

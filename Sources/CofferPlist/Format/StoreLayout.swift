@@ -128,14 +128,18 @@ enum StoreLayout {
       }
       values[position] = value
     }
+    try fillRequired(&values, schema: schema, index: index)
+    return Row(values)
+  }
+
+  /// Gives required fields a row left out their default, or fails naming the row and field.
+  static func fillRequired(_ values: inout [Value], schema: EntitySchema, index: Int) throws {
     for (position, field) in schema.fields.enumerated() where values[position].isNull && !field.isOptional {
-      if let fallback = field.defaultValue {
-        values[position] = fallback
-      } else {
+      guard let fallback = field.defaultValue else {
         throw LayoutError("row \(index) of '\(schema.name)' has no value for required field '\(field.name)'")
       }
+      values[position] = fallback
     }
-    return Row(values)
   }
 }
 
