@@ -2,8 +2,9 @@
 # SQLite and LMDB backends build on, when they are missing, then run SwiftPM.
 
 SWIFT ?= swift
-# Debian/Ubuntu packages, and Homebrew formulas, for the system libraries the build links.
-APT_PACKAGES := pkg-config libsqlite3-dev liblmdb-dev
+# Debian/Ubuntu packages, and Homebrew formulas, for the system libraries the build links and
+# the command-line tools (sqlite3, mdb_stat) the tests use to inspect stores from outside.
+APT_PACKAGES := pkg-config libsqlite3-dev liblmdb-dev sqlite3 lmdb-utils
 BREW_PACKAGES := pkg-config sqlite lmdb
 # Folders `make format` rewrites.
 SWIFT_SOURCES := Package.swift Sources Tests Examples Conformance

@@ -1,4 +1,5 @@
 // swift-tools-version: 6.2
+import CompilerPluginSupport
 import PackageDescription
 
 /// Settings every target shares: Swift 6 language mode is the tools-version default;
@@ -17,6 +18,9 @@ let package = Package(
     .library(name: "Coffer", targets: ["Coffer"]),
     .library(name: "CofferMemory", targets: ["CofferMemory"]),
     .library(name: "CofferPlist", targets: ["CofferPlist"]),
+    .library(name: "CofferSQLite", targets: ["CofferSQLite"]),
+    .library(name: "CofferLMDB", targets: ["CofferLMDB"]),
+    .library(name: "CofferMacros", targets: ["CofferMacros"]),
     .library(name: "CofferStores", targets: ["CofferStores"]),
     .library(name: "CofferConfiguration", targets: ["CofferConfiguration"]),
     .library(name: "CofferConformance", targets: ["CofferConformance"]),
@@ -27,13 +31,32 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     .package(
       url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: ["JSON", "YAML"]),
+    .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
   ],
   targets: [
     .target(name: "Coffer", swiftSettings: upcoming),
     .target(name: "CofferMemory", dependencies: ["Coffer"], swiftSettings: upcoming),
     .target(name: "CofferPlist", dependencies: ["Coffer"], swiftSettings: upcoming),
+    .systemLibrary(
+      name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
+    .target(name: "CofferSQLite", dependencies: ["Coffer", "CSQLite"], swiftSettings: upcoming),
+    .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]),
+    .target(name: "CofferLMDB", dependencies: ["Coffer", "CLMDB"], swiftSettings: upcoming),
+    .macro(
+      name: "CofferMacroPlugin",
+      dependencies: [
+        .product(name: "SwiftSyntax", package: "swift-syntax"),
+        .product(name: "SwiftSyntaxBuilder", package: "swift-syntax"),
+        .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+        .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+        .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+      ],
+      swiftSettings: upcoming),
+    .target(name: "CofferMacros", dependencies: ["Coffer", "CofferMacroPlugin"], swiftSettings: upcoming),
     .target(
-      name: "CofferStores", dependencies: ["Coffer", "CofferMemory", "CofferPlist"], swiftSettings: upcoming),
+      name: "CofferStores",
+      dependencies: ["Coffer", "CofferMemory", "CofferPlist", "CofferSQLite", "CofferLMDB"],
+      swiftSettings: upcoming),
     .target(
       name: "CofferConfiguration",
       dependencies: ["Coffer", .product(name: "Configuration", package: "swift-configuration")],
@@ -62,6 +85,23 @@ let package = Package(
     .testTarget(
       name: "CofferConfigurationTests",
       dependencies: ["Coffer", "CofferStores", "CofferConfiguration"], swiftSettings: upcoming),
+    .testTarget(
+      name: "CofferSQLiteTests",
+      dependencies: ["Coffer", "CofferSQLite", "CofferStores", "CofferConformance"],
+      swiftSettings: upcoming),
+    .testTarget(
+      name: "CofferLMDBTests", dependencies: ["Coffer", "CofferLMDB", "CofferStores", "CofferConformance"],
+      swiftSettings: upcoming),
+    .testTarget(
+      name: "CofferGraphTests", dependencies: ["Coffer", "CofferMemory", "CofferStores"],
+      swiftSettings: upcoming),
+    .testTarget(
+      name: "CofferMacroTests",
+      dependencies: [
+        "Coffer", "CofferMacros", "CofferMacroPlugin",
+        .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+      ],
+      swiftSettings: upcoming),
     .testTarget(
       name: "CofferCLITests", dependencies: ["coffer", "CofferChatExample", "CofferStores"],
       swiftSettings: upcoming),

@@ -1,6 +1,8 @@
 import Coffer
+import CofferLMDB
 import CofferMemory
 import CofferPlist
+import CofferSQLite
 
 extension BackendRegistry {
   /// A registry with every backend this package builds: `memory:` and `plist:` today;
@@ -13,6 +15,8 @@ extension BackendRegistry {
     var registry = BackendRegistry()
     registry.registerMemory()
     registry.registerPlist()
+    registry.registerSQLite()
+    registry.registerLMDB()
     return registry
   }
 }

@@ -1,0 +1,2 @@
+// The system LMDB headers, for the CofferLMDB backend.
+#include <lmdb.h>

@@ -1,0 +1,2 @@
+// The system SQLite 3 headers, for the CofferSQLite backend.
+#include <sqlite3.h>

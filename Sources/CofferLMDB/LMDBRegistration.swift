@@ -1,0 +1,6 @@
+import Coffer
+
+extension BackendRegistry {
+  /// Registers the `lmdb:` scheme.
+  public mutating func registerLMDB() {}
+}

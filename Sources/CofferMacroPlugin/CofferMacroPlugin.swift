@@ -1,0 +1,7 @@
+import SwiftCompilerPlugin
+import SwiftSyntaxMacros
+
+/// The compiler plugin that provides Coffer's macros.
+@main struct CofferMacroPlugin: CompilerPlugin {
+  let providingMacros: [any Macro.Type] = []
+}

@@ -1,0 +1,6 @@
+import Coffer
+
+extension BackendRegistry {
+  /// Registers the `sqlite:` scheme.
+  public mutating func registerSQLite() {}
+}
