@@ -15,8 +15,8 @@ enum Operation: String, CaseIterable {
   func detail(rows: Int, gets: Int, pages: Int) -> String {
     switch self {
     case .bulkInsert: "\(rows.formatted()) rows in one batch"
-    case .pointGet: "\(gets.formatted()) gets, one call each"
-    case .threadPage: "\(pages.formatted()) pages of the newest 50 in a thread"
+    case .pointGet: "per get, mean of up to \(gets.formatted())"
+    case .threadPage: "per page of the newest 50 in a thread, mean of up to \(pages.formatted())"
     case .fullScan: "every row decoded"
     case .update: "\((rows / 10).formatted()) rows in one batch"
     case .commit: "per commit (median)"

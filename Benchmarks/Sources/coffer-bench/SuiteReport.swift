@@ -110,10 +110,15 @@ enum SuiteReport {
 
   static func format(_ ratio: Double) -> String { String(format: "%.2fx", ratio) }
 
+  /// Seconds in the unit that keeps three significant digits readable: s, ms or µs.
+  static func duration(_ seconds: Double) -> String {
+    if seconds >= 1 { return String(format: "%.2f s", seconds) }
+    if seconds >= 0.001 { return String(format: "%.2f ms", seconds * 1000) }
+    return String(format: "%.2f µs", seconds * 1_000_000)
+  }
+
   private static func show(_ value: Double, _ operation: Operation) -> String {
-    if operation.isTime {
-      return value >= 1 ? String(format: "%.2f s", value) : String(format: "%.3f ms", value * 1000)
-    }
+    if operation.isTime { return duration(value) }
     return String(format: "%.1f MiB", value / 1_048_576)
   }
 }

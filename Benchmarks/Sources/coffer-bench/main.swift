@@ -76,6 +76,8 @@ func machineDescription() -> String {
     format: "%d cores, %.0f GiB, %@", cores, memory, ProcessInfo.processInfo.operatingSystemVersionString)
 }
 
+// Line by line, so progress shows when the output goes to a file or a pipe.
+setvbuf(stdout, nil, _IOLBF, 0)
 do {
   let arguments = Array(CommandLine.arguments.dropFirst())
   if arguments.first == MemoryProbe.flag {
