@@ -76,8 +76,11 @@ func machineDescription() -> String {
     format: "%d cores, %.0f GiB, %@", cores, memory, ProcessInfo.processInfo.operatingSystemVersionString)
 }
 
-// Line by line, so progress shows when the output goes to a file or a pipe.
-setvbuf(stdout, nil, _IOLBF, 0)
+/// Prints a line straight to standard output, unbuffered, so progress shows in a file or a pipe.
+func say(_ line: String) {
+  FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
 do {
   let arguments = Array(CommandLine.arguments.dropFirst())
   if arguments.first == MemoryProbe.flag {
@@ -103,24 +106,24 @@ do {
     sizes: options.sizes, gets: options.gets, pages: options.pages, commits: options.suiteCommits,
     keys: options.systems)
   if options.suite {
-    print("coffer-bench: \(options.systems.joined(separator: ", "))")
-    let results = try await suite.run { print($0) }
+    say("coffer-bench: \(options.systems.joined(separator: ", "))")
+    let results = try await suite.run { say($0) }
     lines += SuiteReport.markdown(results, suite: suite)
     csv += SuiteReport.csv(results)
     let chartRows = options.sizes.contains(100_000) ? 100_000 : options.sizes[0]
     svg = Chart.svg(results, rows: chartRows)
   }
   if options.plist {
-    print("coffer-bench: property-list suite, \(options.rows) rows")
+    say("coffer-bench: property-list suite, \(options.rows) rows")
     let plist = PlistBenchmark(
       rows: options.rows, commits: options.commits, naiveCommits: options.naiveCommits,
       repetitions: options.repetitions)
-    let results = try await plist.run { print($0) }
+    let results = try await plist.run { say($0) }
     lines += PlistReport.markdown(results, rows: options.rows)
     csv += PlistReport.csv(results, rows: options.rows)
   }
   let markdown = lines.joined(separator: "\n")
-  print(markdown)
+  say(markdown)
   if options.write {
     let benchmarks = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
       .deletingLastPathComponent()
@@ -131,12 +134,12 @@ do {
     if let svg {
       try svg.write(toFile: output + "/performance-ratios.svg", atomically: true, encoding: .utf8)
     }
-    print("Wrote \(output)/Performance.md, performance.csv and performance-ratios.svg")
+    say("Wrote \(output)/Performance.md, performance.csv and performance-ratios.svg")
   }
 } catch let error as UsageError {
-  print("coffer-bench: \(error.message)")
+  say("coffer-bench: \(error.message)")
   exit(2)
 } catch {
-  print("coffer-bench: \(error)")
+  say("coffer-bench: \(error)")
   exit(1)
 }
