@@ -12,14 +12,11 @@ extension SQLiteBackend {
   /// it all back. When this returns, the commit is on disk as ``Configuration/synchronous`` says.
   @discardableResult
   public func apply(_ changes: ChangeSet) async throws -> ChangeSummary {
-    let known = tables.withLock { $0 }
-    for operation in changes.operations where known[operation.entity] == nil {
-      _ = try table(operation.entity)
-    }
     if changes.isEmpty {
       try checkOpen()
       return ChangeSummary()
     }
+    let known = catalog.withLock { $0.tables }
     return try withWriter { connection in
       try transaction(on: connection, while: "applying a batch") {
         var applier = SQLiteApplier(connection: connection, tables: known, store: name)
@@ -61,7 +58,9 @@ struct SQLiteApplier {
   let store: String
   var summary = ChangeSummary()
   private var current: (entity: String, table: SQLiteTable)?
-  private var statements: [String: SQLiteStatement] = [:]
+  /// The statements of the current table, by ``SQLiteTable/Operation``.
+  private var statements: [SQLiteStatement?] = Array(
+    repeating: nil, count: SQLiteTable.Operation.allCases.count)
 
   init(connection: SQLiteConnection, tables: [String: SQLiteTable], store: String) {
     self.connection = connection
@@ -92,7 +91,7 @@ struct SQLiteApplier {
         summary.inserted += 1
       }
     case .delete(_, let id):
-      try statement(table.deleteSQL).run([id])
+      try statement(.delete, table).run([id])
       summary.deleted += connection.changes
     case .deleteMatching(_, let filter):
       let built = try SQLiteQuery.delete(filter, in: table)
@@ -104,22 +103,28 @@ struct SQLiteApplier {
   private mutating func resolve(_ entity: String) throws -> SQLiteTable {
     if let current, current.entity == entity { return current.table }
     guard let table = tables[entity] else {
-      throw CofferError(.unknownEntity, "Entity '\(entity)' was never prepared in this store.", store: store)
+      throw CofferError(
+        .unknownEntity,
+        "Entity '\(entity)' was never prepared in this store. Prepare it first (Store does this for you). "
+          + "Nothing in the batch was applied.",
+        store: store, entity: entity)
     }
     current = (entity, table)
-    statements.removeAll(keepingCapacity: true)
+    for index in statements.indices { statements[index] = nil }
     return table
   }
 
-  private mutating func statement(_ sql: String) throws -> SQLiteStatement {
-    if let statement = statements[sql] { return statement }
-    let statement = try connection.statement(sql)
-    statements[sql] = statement
+  private mutating func statement(_ operation: SQLiteTable.Operation, _ table: SQLiteTable) throws
+    -> SQLiteStatement
+  {
+    if let statement = statements[operation.rawValue] { return statement }
+    let statement = try connection.statement(for: table, operation)
+    statements[operation.rawValue] = statement
     return statement
   }
 
   private mutating func insert(_ row: Row, _ table: SQLiteTable) throws {
-    let code = try write(row, try statement(table.insertSQL))
+    let code = try write(row, try statement(.insert, table))
     // SQLite reports whichever constraint it checks first; a stored id comes first in Coffer.
     if try code == constraintPrimaryKey || (code == constraintUnique && exists(row, table)) {
       let id = row[table.schema.idPosition]
@@ -132,7 +137,7 @@ struct SQLiteApplier {
   }
 
   private mutating func exists(_ row: Row, _ table: SQLiteTable) throws -> Bool {
-    let statement = try statement(table.existsSQL)
+    let statement = try statement(.exists, table)
     return try statement.withBindings([row[table.schema.idPosition]]) {
       try statement.stepReading() && statement.int(at: 0) > 0
     }
@@ -140,7 +145,7 @@ struct SQLiteApplier {
 
   /// Replaces the stored row with the row's id; `false` when there is none.
   private mutating func update(_ row: Row, _ table: SQLiteTable) throws -> Bool {
-    let code = try write(row, try statement(table.updateSQL))
+    let code = try write(row, try statement(.update, table))
     if code == constraintUnique { throw try uniqueViolation(row, table) }
     return connection.changes > 0
   }

@@ -11,7 +11,7 @@ extension SQLiteBackend {
   ///   ``Coffer/CofferError/Code/uniqueViolation`` when a new unique index does not hold for the
   ///   stored rows.
   public func prepare(_ schemas: [EntitySchema]) async throws {
-    let known = tables.withLock { tables in schemas.allSatisfy { tables[$0.name]?.schema == $0 } }
+    let known = catalog.withLock { catalog in schemas.allSatisfy { catalog.tables[$0.name]?.schema == $0 } }
     if known {
       try checkOpen()
       return
@@ -25,8 +25,12 @@ extension SQLiteBackend {
         return try schemas.map { try prepareEntity($0, on: connection) }
       }
     }
-    tables.withLock { tables in
-      for table in prepared { tables[table.schema.name] = table }
+    catalog.withLock { catalog in
+      for var table in prepared where catalog.tables[table.schema.name]?.schema != table.schema {
+        table.serial = catalog.nextSerial
+        catalog.nextSerial += 1
+        catalog.tables[table.schema.name] = table
+      }
     }
   }
 

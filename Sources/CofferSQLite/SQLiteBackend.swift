@@ -28,8 +28,13 @@ public final class SQLiteBackend: StorageBackend {
   /// The writer connection; every batch and schema change runs under this lock (`nil` once closed).
   let writer: Mutex<SQLiteConnection?>
   let readers: SQLiteReaderPool
-  /// The prepared entities, by name.
-  let tables = Mutex<[String: SQLiteTable]>([:])
+  /// The prepared entities, by name, and the serial the next one published gets.
+  let catalog = Mutex(Catalog())
+
+  struct Catalog: Sendable {
+    var tables: [String: SQLiteTable] = [:]
+    var nextSerial = 1
+  }
 
   /// Opens (or creates) the database at `path`.
   ///
@@ -97,7 +102,16 @@ public final class SQLiteBackend: StorageBackend {
     let table = try table(query.entity)
     let built = try SQLiteQuery.select(query, in: table)
     return try readers.withReader { reader in
-      try reader.statement(built.sql).rows(built.parameters, kinds: table.kinds)
+      let rows = try reader.statement(built.sql).rows(built.parameters, kinds: table.kinds)
+      guard let positions = built.reversedTies else { return rows }
+      if SQLiteQuery.mayCutTies(rows, query, positions) {
+        var whole = query
+        whole.limit = nil
+        let all = try SQLiteQuery.select(whole, in: table)
+        return SQLiteQuery.orderedSlice(
+          try reader.statement(all.sql).rows(all.parameters, kinds: table.kinds), query, positions)
+      }
+      return SQLiteQuery.orderedSlice(rows, query, positions)
     }
   }
 
@@ -119,7 +133,7 @@ public final class SQLiteBackend: StorageBackend {
   public func get(entity: EntitySchema, ids: [Value]) async throws -> [Row] {
     let table = try table(entity.name)
     return try readers.withReader { reader in
-      let statement = try reader.statement(table.getSQL)
+      let statement = try reader.statement(for: table, .get)
       if ids.count == 1 { return try statement.rows(ids, kinds: table.kinds) }
       try reader.run("BEGIN")
       defer { try? reader.run("COMMIT") }
@@ -138,7 +152,7 @@ public final class SQLiteBackend: StorageBackend {
 
   /// The prepared entity with a name.
   func table(_ entity: String) throws -> SQLiteTable {
-    if let table = tables.withLock({ $0[entity] }) { return table }
+    if let table = catalog.withLock({ $0.tables[entity] }) { return table }
     try checkOpen()
     throw CofferError(
       .unknownEntity,

@@ -12,6 +12,7 @@ final class SQLiteConnection: @unchecked Sendable {
   let storeName: String
   let busyTimeout: Int
   private var statements: [String: SQLiteStatement] = [:]
+  private var tableStatements: [Int: SQLiteStatement] = [:]
 
   /// The most statements kept compiled; past it the cache starts again (rare: it takes that
   /// many different query shapes).
@@ -40,6 +41,7 @@ final class SQLiteConnection: @unchecked Sendable {
 
   deinit {
     for statement in statements.values { statement.finalize() }
+    for statement in tableStatements.values { statement.finalize() }
     sqlite3_close_v2(handle)
   }
 
@@ -55,6 +57,20 @@ final class SQLiteConnection: @unchecked Sendable {
     }
     let statement = SQLiteStatement(compiled, connection: self)
     statements[sql] = statement
+    return statement
+  }
+
+  /// The statement of one of a table's fixed operations, compiled once per connection.
+  @inline(__always)
+  func statement(for table: SQLiteTable, _ operation: SQLiteTable.Operation) throws -> SQLiteStatement {
+    let key = table.serial &* 8 &+ operation.rawValue
+    if let cached = tableStatements[key] { return cached }
+    var compiled: OpaquePointer?
+    let code = sqlite3_prepare_v3(
+      handle, table.sql(operation), -1, UInt32(SQLITE_PREPARE_PERSISTENT), &compiled, nil)
+    guard code == SQLITE_OK, let compiled else { throw failure(code, while: "compiling a statement") }
+    let statement = SQLiteStatement(compiled, connection: self)
+    tableStatements[key] = statement
     return statement
   }
 

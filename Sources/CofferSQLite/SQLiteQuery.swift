@@ -18,6 +18,15 @@ struct SQLiteQuery {
   var sql = ""
   var parameters: [Value] = []
 
+  /// When set, the SQL orders ties by id *descending* and the caller must put each run of rows
+  /// with equal sort keys back in id ascending order, then cut the offset and limit (see
+  /// ``orderedSlice(_:_:)``). The sort-key positions.
+  ///
+  /// This is what a query whose last key is descending gets: an index on the sort fields holds
+  /// ties in id order, so SQLite reads it backwards as `key DESC, id DESC` with no sorting at
+  /// all, where `key DESC, id ASC` would make it sort every run of ties.
+  var reversedTies: [Int]?
+
   /// `SELECT columns FROM table WHERE … ORDER BY … LIMIT ? OFFSET ?`.
   static func select(_ query: Query, in table: SQLiteTable) throws -> SQLiteQuery {
     var built = SQLiteQuery()
@@ -25,14 +34,53 @@ struct SQLiteQuery {
     try built.appendWhere(query.filter, table)
     var keys: [String] = []
     for key in query.sort { keys.append("\(try table.column(key.field)) \(key.ascending ? "ASC" : "DESC")") }
-    keys.append("\(table.columns[table.schema.idPosition]) ASC")
+    let reversed = query.sort.last.map { !$0.ascending } ?? false
+    keys.append("\(table.columns[table.schema.idPosition]) \(reversed ? "DESC" : "ASC")")
     built.sql += " ORDER BY " + keys.joined(separator: ", ")
-    if query.limit != nil || query.offset > 0 {
+    if reversed {
+      built.reversedTies = query.sort.compactMap { table.schema.position(of: $0.field) }
+      if let limit = query.limit {
+        // One row more than needed shows whether the last run of ties is complete.
+        built.sql += " LIMIT ?"
+        let (sum, overflow) = query.offset.addingReportingOverflow(limit)
+        built.parameters.append(.int(overflow || sum == .max ? -1 : Int64(sum + 1)))
+      }
+    } else if query.limit != nil || query.offset > 0 {
       built.sql += " LIMIT ? OFFSET ?"
       built.parameters.append(.int(Int64(query.limit ?? -1)))
       built.parameters.append(.int(Int64(query.offset)))
     }
     return built
+  }
+
+  /// Whether rows fetched for ``reversedTies`` may end inside a run of ties, so that the query
+  /// must run again without a limit.
+  static func mayCutTies(_ rows: [Row], _ query: Query, _ positions: [Int]) -> Bool {
+    guard let limit = query.limit else { return false }
+    let wanted = query.offset + limit
+    guard wanted >= 1, rows.count == wanted + 1 else { return false }
+    return ties(rows[wanted - 1], rows[wanted], positions)
+  }
+
+  /// Rows in id descending order within runs of equal sort keys, put in id ascending order and
+  /// cut to the query's offset and limit.
+  static func orderedSlice(_ rows: [Row], _ query: Query, _ positions: [Int]) -> [Row] {
+    var rows = rows
+    var start = 0
+    while start < rows.count {
+      var end = start + 1
+      while end < rows.count, ties(rows[start], rows[end], positions) { end += 1 }
+      if end - start > 1 { rows[start..<end].reverse() }
+      start = end
+    }
+    let from = min(rows.count, query.offset)
+    let to = query.limit.map { min(rows.count, from + $0) } ?? rows.count
+    return Array(rows[from..<to])
+  }
+
+  private static func ties(_ lhs: Row, _ rhs: Row, _ positions: [Int]) -> Bool {
+    for position in positions where lhs[position] != rhs[position] { return false }
+    return true
   }
 
   /// `SELECT count(*) FROM table WHERE …` (offset and limit are applied by the caller).

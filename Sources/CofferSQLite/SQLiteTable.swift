@@ -3,6 +3,14 @@ import Coffer
 /// One prepared entity: its schema, the table and columns that hold it, and the SQL of the
 /// operations that do not depend on a query (compiled once per connection and reused).
 struct SQLiteTable: Sendable {
+  /// The statements every table has, which connections cache by ``serial`` and operation
+  /// (an integer key: no SQL text is hashed on the hot paths).
+  enum Operation: Int, CaseIterable {
+    case get, insert, update, delete, exists
+  }
+
+  /// A number that no other table of the same backend has, given when the table is published.
+  var serial = 0
   /// The schema the entity was prepared with.
   let schema: EntitySchema
   /// The table's name (unquoted).
@@ -46,6 +54,17 @@ struct SQLiteTable: Sendable {
     getSQL = "SELECT \(selectList) FROM \(table) WHERE \(id) = ?1"
     deleteSQL = "DELETE FROM \(table) WHERE \(id) = ?1"
     existsSQL = "SELECT count(*) FROM \(table) WHERE \(id) = ?1"
+  }
+
+  /// The SQL of an operation.
+  func sql(_ operation: Operation) -> String {
+    switch operation {
+    case .get: getSQL
+    case .insert: insertSQL
+    case .update: updateSQL
+    case .delete: deleteSQL
+    case .exists: existsSQL
+    }
   }
 
   /// The quoted column of a field.
