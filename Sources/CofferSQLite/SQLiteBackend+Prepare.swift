@@ -86,8 +86,12 @@ extension SQLiteBackend {
       let key = position == schema.idPosition ? " PRIMARY KEY NOT NULL" : ""
       definitions.append("\(SQLiteIdentifier.quoted(column)) \(type)\(key)")
     }
+    // An Int64 id is the rowid itself; a string or UUID id is the key of a table without rowid,
+    // so that a get or a scan in id order reads one b-tree, not an index and then the table.
+    let options = schema.idField.kind == .int ? "STRICT" : "STRICT, WITHOUT ROWID"
     try connection.execute(
-      "CREATE TABLE \(SQLiteIdentifier.quoted(tableName)) (\(definitions.joined(separator: ", "))) STRICT")
+      "CREATE TABLE \(SQLiteIdentifier.quoted(tableName)) (\(definitions.joined(separator: ", "))) \(options)"
+    )
     let table = SQLiteTable(schema: schema, tableName: tableName, columnNames: columns)
     try syncIndexes(of: table, on: connection)
     try SQLiteCatalog.write(.init(schema: schema, tableName: tableName, columns: columns), on: connection)

@@ -27,7 +27,10 @@ import Testing
       schema.output.contains(
         #"CREATE INDEX "Message/index/threadID,date" ON "Message" ("threadID", "date");"#))
     #expect(schema.output.contains(#"CREATE UNIQUE INDEX "Message/unique/token" ON "Message" ("token");"#))
-    #expect(schema.output.contains(#"CREATE TABLE IF NOT EXISTS "Tagged" ("name" TEXT PRIMARY KEY NOT NULL"#))
+    #expect(
+      schema.output.contains(
+        #"CREATE TABLE IF NOT EXISTS "Tagged" ("name" TEXT PRIMARY KEY NOT NULL, "count" INTEGER) STRICT, WITHOUT ROWID;"#
+      ))
   }
 
   @Test func sqlite3ReadsValuesInTheirNaturalForm() async throws {
