@@ -57,8 +57,8 @@ struct SQLiteQuery {
   /// must run again without a limit.
   static func mayCutTies(_ rows: [Row], _ query: Query, _ positions: [Int]) -> Bool {
     guard let limit = query.limit else { return false }
-    let wanted = query.offset + limit
-    guard wanted >= 1, rows.count == wanted + 1 else { return false }
+    let (wanted, overflow) = query.offset.addingReportingOverflow(limit)
+    guard !overflow, wanted >= 1, wanted < .max, rows.count == wanted + 1 else { return false }
     return ties(rows[wanted - 1], rows[wanted], positions)
   }
 
@@ -74,7 +74,7 @@ struct SQLiteQuery {
       start = end
     }
     let from = min(rows.count, query.offset)
-    let to = query.limit.map { min(rows.count, from + $0) } ?? rows.count
+    let to = query.limit.map { from + min(rows.count - from, $0) } ?? rows.count
     return Array(rows[from..<to])
   }
 
