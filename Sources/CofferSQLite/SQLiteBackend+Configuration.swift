@@ -10,7 +10,7 @@ extension SQLiteBackend {
     /// The log is flushed at every commit: a commit survives a killed process and a power cut.
     /// The default.
     case full
-    /// As ``full``, and the directory is flushed too when the log is created or removed.
+    /// As ``full``, with SQLite's extra directory flushes (which matter mostly outside WAL mode).
     case extra
 
     /// The value `PRAGMA synchronous` takes.
