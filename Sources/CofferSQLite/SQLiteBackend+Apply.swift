@@ -152,8 +152,10 @@ struct SQLiteApplier {
 
   /// Binds a row and steps; returns `SQLITE_DONE` or a constraint code, throws anything else.
   private func write(_ row: Row, _ statement: SQLiteStatement) throws -> Int32 {
-    try statement.withBindings(row.values) {
-      let code = sqlite3_step(statement.handle)
+    // The closure captures only what it uses: capturing `self` would copy the applier for
+    // every bound value.
+    try statement.withBindings(row.values) { [connection, handle = statement.handle] in
+      let code = sqlite3_step(handle)
       if code == SQLITE_DONE || code == constraintPrimaryKey || code == constraintUnique { return code }
       throw connection.failure(code, while: "applying a batch")
     }
