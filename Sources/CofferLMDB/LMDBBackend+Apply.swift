@@ -1,0 +1,112 @@
+import CLMDB
+import Coffer
+
+extension LMDBBackend {
+  /// Applies the batch in one LMDB write transaction, committed durably before returning; on
+  /// any error the transaction is aborted, so nothing is applied.
+  @discardableResult
+  public func apply(_ changes: ChangeSet) async throws -> ChangeSummary {
+    try checkOpen()
+    if changes.isEmpty { return ChangeSummary() }
+    var handles: [String: EntityHandle] = [:]
+    for operation in changes.operations where handles[operation.entity] == nil {
+      handles[operation.entity] = try handle(operation.entity)
+    }
+    return try environment.write { transaction in
+      var summary = ChangeSummary()
+      var buffer: [UInt8] = []
+      buffer.reserveCapacity(256)
+      for operation in changes.operations {
+        guard let handle = handles[operation.entity] else { continue }
+        switch operation {
+        case .insert(_, let row):
+          try insert(row.values, handle: handle, buffer: &buffer, in: transaction)
+          summary.inserted += 1
+        case .update(_, let row):
+          guard try replace(row.values, handle: handle, mustExist: true, buffer: &buffer, in: transaction)
+          else {
+            continue
+          }
+          summary.updated += 1
+        case .upsert(_, let row):
+          if try replace(row.values, handle: handle, mustExist: false, buffer: &buffer, in: transaction) {
+            summary.updated += 1
+          } else {
+            summary.inserted += 1
+          }
+        case .delete(_, let id):
+          if try delete(KeyEncoding.idKey(id), handle: handle, in: transaction) { summary.deleted += 1 }
+        case .deleteMatching(_, let filter):
+          let plan = try QueryPlan(Query(entity: handle.schema.name, filter: filter), handle: handle)
+          var doomed: [[UInt8]] = []
+          try scan(plan, handle: handle, in: transaction) { key, _ in
+            doomed.append(Array(key))
+            return true
+          }
+          for key in doomed where try delete(key, handle: handle, in: transaction) { summary.deleted += 1 }
+        }
+      }
+      return summary
+    }
+  }
+
+  private func insert(
+    _ values: [Value], handle: EntityHandle, buffer: inout [UInt8], in transaction: Transaction
+  )
+    throws
+  {
+    let idKey = handle.idKey(values)
+    Self.encode(values, handle: handle, into: &buffer)
+    guard try transaction.put(handle.rows, idKey, buffer, flags: MDB_NOOVERWRITE) else {
+      let id = values[handle.schema.idPosition]
+      throw CofferError(
+        .duplicateID,
+        "A \(handle.schema.name) with id \(id) is already stored. Use update or upsert to replace it. "
+          + "Nothing in the batch was applied.",
+        store: name, entity: handle.schema.name, id: id.description)
+    }
+    for index in handle.indexes {
+      try index.add(values, idKey: idKey, schema: handle.schema, in: transaction)
+    }
+  }
+
+  /// Replaces the row with the same id; inserts it when there is none and `mustExist` is not
+  /// set. Returns whether a row was replaced.
+  private func replace(
+    _ values: [Value], handle: EntityHandle, mustExist: Bool, buffer: inout [UInt8],
+    in transaction: Transaction
+  ) throws -> Bool {
+    let idKey = handle.idKey(values)
+    let old = try idKey.withUnsafeBytes { key in
+      try transaction.get(handle.rows, key).map { try decode($0, key: key, handle: handle, in: transaction) }
+    }
+    guard let old else {
+      if mustExist {
+        let id = values[handle.schema.idPosition]
+        throw CofferError(
+          .notFound,
+          "There is no \(handle.schema.name) with id \(id) to update. Insert it (or upsert). "
+            + "Nothing in the batch was applied.",
+          store: name, entity: handle.schema.name, id: id.description)
+      }
+      try insert(values, handle: handle, buffer: &buffer, in: transaction)
+      return false
+    }
+    for index in handle.indexes {
+      try index.replace(old, with: values, idKey: idKey, schema: handle.schema, in: transaction)
+    }
+    Self.encode(values, handle: handle, into: &buffer)
+    try transaction.put(handle.rows, idKey, buffer)
+    return true
+  }
+
+  /// Deletes the row with an id key and its index entries; returns whether it was there.
+  private func delete(_ idKey: [UInt8], handle: EntityHandle, in transaction: Transaction) throws -> Bool {
+    let old = try idKey.withUnsafeBytes { key in
+      try transaction.get(handle.rows, key).map { try decode($0, key: key, handle: handle, in: transaction) }
+    }
+    guard let old else { return false }
+    for index in handle.indexes { try index.remove(old, idKey: idKey, in: transaction) }
+    return try transaction.delete(handle.rows, idKey)
+  }
+}
