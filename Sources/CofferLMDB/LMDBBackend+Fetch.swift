@@ -143,8 +143,10 @@ extension LMDBBackend {
     }
     while found {
       if let lower = range.lower, compare(cursor.key, lower) < 0 { return }
-      if sortedDuplicates {
-        guard try cursor.move(MDB_FIRST_DUP) else { return }
+      if sortedDuplicates, try cursor.duplicateCount() > 1 {
+        // Re-seek the key rather than MDB_FIRST_DUP: after MDB_LAST, liblmdb's cursor is
+        // flagged at its end and MDB_NEXT_DUP would stop at once.
+        guard try cursor.seek(Array(cursor.key), MDB_SET_KEY) else { return }
         repeat {
           guard try visit(cursor.key, cursor.data) else { return }
         } while try cursor.move(MDB_NEXT_DUP)

@@ -125,6 +125,13 @@ struct Cursor {
     }
   }
 
+  /// The number of duplicates of the current key (1 outside sorted-duplicates databases).
+  func duplicateCount() throws -> Int {
+    var count = 0
+    try context.check(mdb_cursor_count(pointer, &count), "read the store")
+    return count
+  }
+
   private mutating func finish(_ code: Int32, _ keyValue: MDB_val, _ dataValue: MDB_val) throws -> Bool {
     if code == MDB_NOTFOUND { return false }
     try context.check(code, "read the store")
