@@ -36,6 +36,14 @@ extension LMDBEnvironment {
     }
   }
 
+  /// Whether the file system holding `path` has (next to) no room left: liblmdb reports a write
+  /// cut short by a full disk as an I/O error, not as `ENOSPC`.
+  static func isDiskFull(_ path: String) -> Bool {
+    var stats = statvfs()
+    guard statvfs(path, &stats) == 0 else { return false }
+    return UInt64(stats.f_bavail) * UInt64(stats.f_frsize) < 64 << 10
+  }
+
   /// Refuses a data file shorter than the pages its header says are in use (a truncated copy),
   /// which liblmdb would otherwise fault on when reading past its end.
   static func checkLength(_ handle: OpaquePointer, path: String, context: StoreContext) throws {

@@ -95,6 +95,7 @@ final class LMDBEnvironment: @unchecked Sendable {  // handle: liblmdb env, thre
   /// Runs `body` in a write transaction and commits it; when the map fills up, aborts, grows the
   /// map and runs `body` again, up to the maximum map size. `body` must not keep effects outside
   /// the transaction, since it may run more than once.
+  @discardableResult
   func write<R>(_ body: (Transaction) throws -> R) throws -> R {
     try writer.withLock { _ in
       while true {
@@ -132,6 +133,7 @@ final class LMDBEnvironment: @unchecked Sendable {  // handle: liblmdb env, thre
           try grow()
           continue
         }
+        if code == EIO, Self.isDiskFull(context.path) { code = ENOSPC }
         try context.check(code, "commit the batch")
         return result
       }
