@@ -10,11 +10,16 @@ import Synchronization
 /// them), so a point read costs no allocation. A write transaction runs start to commit
 /// synchronously under ``writer``, so it never crosses threads and no other write of this
 /// process interleaves; other processes are held off by LMDB's own lock.
-final class LMDBEnvironment: @unchecked Sendable {  // handle: liblmdb env, thread-safe with MDB_NOTLS; idle txns guarded by `idleReaders`, map changes by `gate`
+///
+/// `@unchecked Sendable`: `handle` is a liblmdb environment, safe to share between threads with
+/// `MDB_NOTLS`; idle read transactions are guarded by the `idleReaders` lock, map changes by `gate`.
+final class LMDBEnvironment: @unchecked Sendable {
   /// The most LMDB databases (entities plus indexes, plus the catalog) a store can hold.
   static let maxDatabases = 512
   /// The longest key liblmdb accepts.
   static let maxKeySize = 511
+  /// The most reset read transactions kept for reuse; each keeps a reader slot.
+  static let idleReaderLimit = 8
 
   let handle: OpaquePointer
   let context: StoreContext
@@ -25,7 +30,10 @@ final class LMDBEnvironment: @unchecked Sendable {  // handle: liblmdb env, thre
   private let closed = Atomic<Bool>(false)
 
   /// A reset read transaction, waiting to be renewed.
-  struct IdleReader: @unchecked Sendable {  // only touched under `idleReaders`'s lock or by the one reader that took it
+  ///
+  /// `@unchecked Sendable`: only touched under the `idleReaders` lock, or by the one reader that
+  /// took it out of the pool.
+  struct IdleReader: @unchecked Sendable {
     let pointer: OpaquePointer
   }
 
@@ -84,7 +92,11 @@ final class LMDBEnvironment: @unchecked Sendable {  // handle: liblmdb env, thre
       defer {
         mdb_txn_reset(pointer)
         idleReaders.withLock { idle in
-          if idle.count < 32 { idle.append(IdleReader(pointer: pointer)) } else { mdb_txn_abort(pointer) }
+          if idle.count < Self.idleReaderLimit {
+            idle.append(IdleReader(pointer: pointer))
+          } else {
+            mdb_txn_abort(pointer)
+          }
         }
         gate.leaveShared()
       }
