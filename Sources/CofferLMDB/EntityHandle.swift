@@ -3,7 +3,7 @@ import Coffer
 
 /// What a backend knows about one prepared entity: the declared schema, the layout its rows are
 /// written under, and its databases.
-struct EntityHandle: Sendable {
+final class EntityHandle: Sendable {
   /// The schema the code declared, which every row is returned in.
   let schema: EntitySchema
   /// The layout number rows are written under.
@@ -16,8 +16,22 @@ struct EntityHandle: Sendable {
   /// `nil` for layouts that cannot (a kind changed).
   let evolutions: [Int: SchemaEvolution?]
 
-  /// The id key of a row.
-  func idKey(_ values: [Value]) -> [UInt8] { KeyEncoding.idKey(values[schema.idPosition]) }
+  init(
+    schema: EntitySchema, layout: Int, rows: MDB_dbi, indexes: [IndexHandle],
+    evolutions: [Int: SchemaEvolution?]
+  ) {
+    self.schema = schema
+    self.layout = layout
+    self.rows = rows
+    self.indexes = indexes
+    self.evolutions = evolutions
+  }
+
+  /// Writes the id key of a row into `key`.
+  func idKey(_ values: [Value], into key: inout [UInt8]) {
+    key.removeAll(keepingCapacity: true)
+    KeyEncoding.append(values[schema.idPosition], to: &key)
+  }
 }
 
 /// One index of an entity: an `MDB_DUPSORT` database from index key to id keys.
@@ -27,17 +41,17 @@ struct IndexHandle: Sendable {
   let positions: [Int]
   let database: MDB_dbi
 
-  /// The index key of a row, and whether any of its fields is null (which exempts it from
-  /// uniqueness).
-  func key(_ values: [Value]) -> (key: [UInt8], hasNull: Bool) {
-    var key: [UInt8] = []
-    key.reserveCapacity(16 * positions.count)
+  /// Writes the index key of a row into `key`; returns whether any of its fields is null
+  /// (which exempts it from uniqueness).
+  @discardableResult
+  func key(_ values: [Value], into key: inout [UInt8]) -> Bool {
+    key.removeAll(keepingCapacity: true)
     var hasNull = false
     for position in positions {
       let value = values[position]
       if value.isNull { hasNull = true }
       KeyEncoding.appendComponent(value, to: &key)
     }
-    return (key, hasNull)
+    return hasNull
   }
 }

@@ -38,6 +38,18 @@ enum KeyEncoding {
     return key
   }
 
+  /// Runs `body` with the key of an id, built on the stack for integer and UUID ids.
+  static func withIDKey<R>(_ id: Value, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    switch id {
+    case .int(let number):
+      return try withUnsafeBytes(of: (UInt64(bitPattern: number) ^ (1 << 63)).bigEndian, body)
+    case .uuid(let uuid):
+      return try withUnsafeBytes(of: uuid.uuid, body)
+    default:
+      return try idKey(id).withUnsafeBytes(body)
+    }
+  }
+
   /// Appends one index component: 0x00 for null, else 0x01 and the encoding.
   static func appendComponent(_ value: Value, to key: inout [UInt8]) {
     if value.isNull {

@@ -14,8 +14,7 @@ extension LMDBBackend {
     }
     return try environment.write { transaction in
       var summary = ChangeSummary()
-      var buffer: [UInt8] = []
-      buffer.reserveCapacity(256)
+      var buffer = Scratch()
       for operation in changes.operations {
         guard let handle = handles[operation.entity] else { continue }
         switch operation {
@@ -35,7 +34,9 @@ extension LMDBBackend {
             summary.inserted += 1
           }
         case .delete(_, let id):
-          if try delete(KeyEncoding.idKey(id), handle: handle, in: transaction) { summary.deleted += 1 }
+          if try delete(KeyEncoding.idKey(id), handle: handle, buffer: &buffer, in: transaction) {
+            summary.deleted += 1
+          }
         case .deleteMatching(_, let filter):
           let plan = try QueryPlan(Query(entity: handle.schema.name, filter: filter), handle: handle)
           var doomed: [[UInt8]] = []
@@ -43,7 +44,9 @@ extension LMDBBackend {
             doomed.append(Array(key))
             return true
           }
-          for key in doomed where try delete(key, handle: handle, in: transaction) { summary.deleted += 1 }
+          for key in doomed where try delete(key, handle: handle, buffer: &buffer, in: transaction) {
+            summary.deleted += 1
+          }
         }
       }
       return summary
@@ -51,13 +54,13 @@ extension LMDBBackend {
   }
 
   private func insert(
-    _ values: [Value], handle: EntityHandle, buffer: inout [UInt8], in transaction: Transaction
+    _ values: [Value], handle: EntityHandle, buffer: inout Scratch, in transaction: Transaction
   )
     throws
   {
-    let idKey = handle.idKey(values)
-    Self.encode(values, handle: handle, into: &buffer)
-    guard try transaction.put(handle.rows, idKey, buffer, flags: MDB_NOOVERWRITE) else {
+    handle.idKey(values, into: &buffer.id)
+    Self.encode(values, handle: handle, into: &buffer.row)
+    guard try transaction.put(handle.rows, buffer.id, buffer.row, flags: MDB_NOOVERWRITE) else {
       let id = values[handle.schema.idPosition]
       throw CofferError(
         .duplicateID,
@@ -66,18 +69,18 @@ extension LMDBBackend {
         store: name, entity: handle.schema.name, id: id.description)
     }
     for index in handle.indexes {
-      try index.add(values, idKey: idKey, schema: handle.schema, in: transaction)
+      try index.add(values, idKey: buffer.id, schema: handle.schema, key: &buffer.index, in: transaction)
     }
   }
 
   /// Replaces the row with the same id; inserts it when there is none and `mustExist` is not
   /// set. Returns whether a row was replaced.
   private func replace(
-    _ values: [Value], handle: EntityHandle, mustExist: Bool, buffer: inout [UInt8],
+    _ values: [Value], handle: EntityHandle, mustExist: Bool, buffer: inout Scratch,
     in transaction: Transaction
   ) throws -> Bool {
-    let idKey = handle.idKey(values)
-    let old = try idKey.withUnsafeBytes { key in
+    handle.idKey(values, into: &buffer.id)
+    let old = try buffer.id.withUnsafeBytes { key in
       try transaction.get(handle.rows, key).map { try decode($0, key: key, handle: handle, in: transaction) }
     }
     guard let old else {
@@ -93,20 +96,38 @@ extension LMDBBackend {
       return false
     }
     for index in handle.indexes {
-      try index.replace(old, with: values, idKey: idKey, schema: handle.schema, in: transaction)
+      try index.replace(
+        old, with: values, idKey: buffer.id, schema: handle.schema, key: &buffer.index, in: transaction)
     }
-    Self.encode(values, handle: handle, into: &buffer)
-    try transaction.put(handle.rows, idKey, buffer)
+    Self.encode(values, handle: handle, into: &buffer.row)
+    try transaction.put(handle.rows, buffer.id, buffer.row)
     return true
   }
 
   /// Deletes the row with an id key and its index entries; returns whether it was there.
-  private func delete(_ idKey: [UInt8], handle: EntityHandle, in transaction: Transaction) throws -> Bool {
+  private func delete(
+    _ idKey: [UInt8], handle: EntityHandle, buffer: inout Scratch, in transaction: Transaction
+  )
+    throws -> Bool
+  {
     let old = try idKey.withUnsafeBytes { key in
       try transaction.get(handle.rows, key).map { try decode($0, key: key, handle: handle, in: transaction) }
     }
     guard let old else { return false }
-    for index in handle.indexes { try index.remove(old, idKey: idKey, in: transaction) }
+    for index in handle.indexes { try index.remove(old, idKey: idKey, key: &buffer.index, in: transaction) }
     return try transaction.delete(handle.rows, idKey)
+  }
+}
+
+/// Byte buffers a batch reuses for every row: the id key, the row, an index key.
+struct Scratch {
+  var id: [UInt8] = []
+  var row: [UInt8] = []
+  var index: [UInt8] = []
+
+  init() {
+    id.reserveCapacity(32)
+    row.reserveCapacity(256)
+    index.reserveCapacity(64)
   }
 }

@@ -65,12 +65,8 @@ extension LMDBBackend {
     return try environment.read { transaction in
       var rows: [Row] = []
       rows.reserveCapacity(ids.count)
-      var key: [UInt8] = []
-      key.reserveCapacity(32)
       for id in ids {
-        key.removeAll(keepingCapacity: true)
-        KeyEncoding.append(id, to: &key)
-        try key.withUnsafeBytes { key in
+        try KeyEncoding.withIDKey(id) { key in
           if let bytes = try transaction.get(handle.rows, key) {
             rows.append(Row(try decode(bytes, key: key, handle: handle, in: transaction)))
           }

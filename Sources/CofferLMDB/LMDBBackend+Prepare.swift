@@ -96,14 +96,14 @@ extension LMDBBackend {
       rows.append((Array(key), values))
       return true
     }
-    var buffer: [UInt8] = []
+    var buffer = Scratch()
     for row in rows {
       if rewrite {
-        Self.encode(row.values, handle: handle, into: &buffer)
-        try transaction.put(handle.rows, row.key, buffer)
+        Self.encode(row.values, handle: handle, into: &buffer.row)
+        try transaction.put(handle.rows, row.key, buffer.row)
       }
       for index in handle.indexes {
-        try index.add(row.values, idKey: row.key, schema: handle.schema, in: transaction)
+        try index.add(row.values, idKey: row.key, schema: handle.schema, key: &buffer.index, in: transaction)
       }
     }
   }

@@ -58,6 +58,7 @@ import Testing
     for value in Self.samples[kind] ?? [] {
       let key = KeyEncoding.idKey(value)
       #expect(key.withUnsafeBytes { KeyEncoding.decodeID($0, kind: kind) } == value)
+      #expect(KeyEncoding.withIDKey(value) { Array($0) } == key)
     }
   }
 
