@@ -44,8 +44,13 @@ extension LMDBBackend {
         evolutions: evolutions(record, to: schema, except: record.current))
     }
     _ = try SchemaEvolution(from: stored, to: schema, store: name)
-    let layout = record.layouts.firstIndex(of: schema) ?? record.layouts.count
-    if layout == record.layouts.count { record.layouts.append(schema) }
+    // A layout is a field list: a schema that changes only its indexes keeps its rows' layout.
+    let layout = record.layouts.firstIndex { $0.fields == schema.fields } ?? record.layouts.count
+    if layout == record.layouts.count {
+      record.layouts.append(schema)
+    } else {
+      record.layouts[layout] = schema
+    }
     for old in record.indexes where !names.indexes.contains(old) {
       if let database = try transaction.open(old, flags: MDB_DUPSORT) {
         try transaction.drop(database, delete: true)
