@@ -8,15 +8,19 @@ extension LMDBBackend {
   public func apply(_ changes: ChangeSet) async throws -> ChangeSummary {
     try checkOpen()
     if changes.isEmpty { return ChangeSummary() }
-    var handles: [String: EntityHandle] = [:]
-    for operation in changes.operations where handles[operation.entity] == nil {
-      handles[operation.entity] = try handle(operation.entity)
-    }
     return try environment.write { transaction in
       var summary = ChangeSummary()
       var buffer = Scratch()
+      var current: (entity: String, handle: EntityHandle)?
       for operation in changes.operations {
-        guard let handle = handles[operation.entity] else { continue }
+        let entity = operation.entity
+        let handle: EntityHandle
+        if let current, current.entity == entity {
+          handle = current.handle
+        } else {
+          handle = try self.handle(entity)
+          current = (entity, handle)
+        }
         switch operation {
         case .insert(_, let row):
           try insert(row.values, handle: handle, buffer: &buffer, in: transaction)

@@ -77,7 +77,12 @@ final class LMDBEnvironment: @unchecked Sendable {
       var code: Int32
       if let idle = idleReaders.withLock({ $0.popLast() }) {
         code = mdb_txn_renew(idle.pointer)
-        if code == MDB_SUCCESS { pointer = idle.pointer } else { mdb_txn_abort(idle.pointer) }
+        if code == MDB_SUCCESS {
+          pointer = idle.pointer
+        } else {
+          mdb_txn_abort(idle.pointer)
+          if code != MDB_MAP_RESIZED { code = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &pointer) }
+        }
       } else {
         code = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &pointer)
       }
