@@ -63,6 +63,11 @@ public final class LMDBBackend: StorageBackend {
     OpenEnvironments.release(environment)
   }
 
+  /// Gives the environment back if the backend was dropped without being closed.
+  deinit {
+    if !closed.exchange(true, ordering: .acquiringAndReleasing) { OpenEnvironments.release(environment) }
+  }
+
   /// The handle of a prepared entity.
   func handle(_ entity: String) throws -> EntityHandle {
     try checkOpen()

@@ -149,3 +149,28 @@ func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.
     return holder
   }
 }
+
+/// Two backends of one process on one directory share its environment.
+@Suite struct LMDBSharedEnvironmentTests {
+  @Test func twoStoresOnOneDirectoryShareDataAndCloseIndependently() async throws {
+    let folder = try TemporaryFolder()
+    let first = try await openStore(folder.path)
+    let second = try await openStore(folder.path)
+    try await first.insert(sampleNote(1))
+    #expect(try await second.get(Note.self, id: 1) == sampleNote(1))
+    try await first.close()
+    try await second.insert(sampleNote(2))
+    #expect(try await second.count(Note.self) == 2)
+    await #expect(throws: CofferError.self) { try await first.count(Note.self) }
+    try await second.close()
+  }
+
+  @Test func aDroppedBackendGivesItsEnvironmentBack() async throws {
+    let folder = try TemporaryFolder()
+    var backend: LMDBBackend? = try LMDBBackend(path: folder.path)
+    weak let environment = backend?.environment
+    #expect(environment != nil)
+    backend = nil
+    #expect(environment?.isClosed ?? true)
+  }
+}
