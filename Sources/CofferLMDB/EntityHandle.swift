@@ -15,6 +15,8 @@ final class EntityHandle: Sendable {
   /// How rows written under other known layouts become rows of ``schema``, by layout;
   /// `nil` for layouts that cannot (a kind changed).
   let evolutions: [Int: SchemaEvolution?]
+  /// The declared fields' kinds, for decoding.
+  let kinds: [FieldKind]
 
   init(
     schema: EntitySchema, layout: Int, rows: MDB_dbi, indexes: [IndexHandle],
@@ -25,6 +27,7 @@ final class EntityHandle: Sendable {
     self.rows = rows
     self.indexes = indexes
     self.evolutions = evolutions
+    self.kinds = schema.fields.map(\.kind)
   }
 
   /// Writes the id key of a row into `key`.

@@ -94,9 +94,7 @@ enum KeyEncoding {
       return .int(Int64(bitPattern: readBigEndian(key) ^ (1 << 63)))
     case .uuid:
       guard key.count == 16 else { return nil }
-      var uuid = UUID().uuid
-      withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: key) }
-      return .uuid(UUID(uuid: uuid))
+      return .uuid(UUID(uuid: key.loadUnaligned(as: uuid_t.self)))
     case .string:
       var bytes: [UInt8] = []
       bytes.reserveCapacity(key.count)

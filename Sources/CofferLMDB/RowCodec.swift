@@ -66,17 +66,27 @@ enum RowCodec {
   static func decode(_ bytes: UnsafeRawBufferPointer, schema: EntitySchema, layout: Int) throws(RowDamage)
     -> [Value]
   {
+    try decode(bytes, kinds: schema.fields.map(\.kind), layout: layout, schema: schema)
+  }
+
+  /// ``decode(_:schema:layout:)`` with the field kinds worked out once; `schema` only names
+  /// fields in errors.
+  static func decode(_ bytes: UnsafeRawBufferPointer, kinds: [FieldKind], layout: Int, schema: EntitySchema)
+    throws(RowDamage) -> [Value]
+  {
     var reader = ByteReader(bytes)
     let stored = try reader.header()
     guard stored == layout else { throw .otherLayout(stored) }
     let count = try reader.length()
-    let fields = schema.fields
-    guard count == fields.count else {
-      throw .malformed("it holds \(count) values but its schema has \(fields.count) fields")
+    guard count == kinds.count else {
+      throw .malformed("it holds \(count) values but its schema has \(kinds.count) fields")
+    }
+    func name(_ position: Int) -> String {
+      schema.fields.indices.contains(position) ? schema.fields[position].name : "#\(position)"
     }
     var values: [Value] = []
     values.reserveCapacity(count)
-    for field in fields {
+    for position in 0..<count {
       let tag = try reader.byte()
       let value: Value
       switch tag {
@@ -87,22 +97,19 @@ enum RowCodec {
       case 4: value = .double(Double(bitPattern: UInt64(littleEndian: try reader.fixed(UInt64.self))))
       case 5:
         let text = try reader.bytes(try reader.length())
-        guard let string = String(validating: text.bindMemory(to: UInt8.self), as: UTF8.self) else {
-          throw .malformed("field '\(field.name)' holds a string that is not UTF-8")
+        guard let string = String(validating: text.assumingMemoryBound(to: UInt8.self), as: UTF8.self) else {
+          throw .malformed("field '\(name(position))' holds a string that is not UTF-8")
         }
         value = .string(string)
       case 6: value = .bytes(Data(try reader.bytes(try reader.length())))
       case 7: value = .date(Value.date(microsecondsSince1970: unzigzag(try reader.varint())))
       case 8:
-        var uuid = UUID().uuid
-        let raw = try reader.bytes(16)
-        withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: raw) }
-        value = .uuid(UUID(uuid: uuid))
+        value = .uuid(UUID(uuid: try reader.bytes(16).loadUnaligned(as: uuid_t.self)))
       case 9: value = .document(Data(try reader.bytes(try reader.length())))
-      default: throw .malformed("field '\(field.name)' has unknown value tag \(tag)")
+      default: throw .malformed("field '\(name(position))' has unknown value tag \(tag)")
       }
-      if let kind = value.kind, kind != field.kind {
-        throw .malformed("field '\(field.name)' holds a \(kind) but is declared \(field.kind)")
+      if let kind = value.kind, kind != kinds[position] {
+        throw .malformed("field '\(name(position))' holds a \(kind) but is declared \(kinds[position])")
       }
       values.append(value)
     }
