@@ -157,3 +157,33 @@ import Testing
     try await store.close()
   }
 }
+
+@Suite struct LMDBLayoutEvolutionTests {
+  @Test func twoVersionsOfASchemaReadEachOthersRows() async throws {
+    let folder = try TemporaryFolder()
+    let old = try EntitySchema(
+      name: "Note", fields: [Field("id", .int), Field("text", .string)], idField: "id")
+    let new = try EntitySchema(
+      name: "Note",
+      fields: [Field("id", .int), Field("text", .string), Field("pinned", .bool, isOptional: true)],
+      idField: "id")
+    let first = try LMDBBackend(path: folder.path)
+    try await first.prepare([old])
+    try await first.apply(ChangeSet([.insert(entity: "Note", row: Row([1, "one"]))]))
+
+    let second = try LMDBBackend(path: folder.path)
+    try await second.prepare([new])
+    try await second.apply(ChangeSet([.insert(entity: "Note", row: Row([2, "two", true]))]))
+    try await first.apply(ChangeSet([.insert(entity: "Note", row: Row([3, "three"]))]))
+
+    #expect(
+      try await first.fetch(Query(entity: "Note")) == [
+        Row([1, "one"]), Row([2, "two"]), Row([3, "three"]),
+      ])
+    #expect(
+      try await second.fetch(Query(entity: "Note"))
+        == [Row([1, "one", .null]), Row([2, "two", true]), Row([3, "three", .null])])
+    try await first.close()
+    try await second.close()
+  }
+}
