@@ -169,10 +169,11 @@ final class LMDBEnvironment: @unchecked Sendable {
   private func grow() throws {
     let current = mapSize
     guard current < maxMapSize else {
+      let location = context.path.hasPrefix("/") ? "//" + context.path : context.path
       throw CofferError(
         .storageFull,
         "The store is full: its map reached the maximum of \(ByteSize.format(maxMapSize)). Open it with a larger "
-          + "maxMapSize option, e.g. lmdb://\(context.path)?maxMapSize=\(ByteSize.format(maxMapSize * 2, compact: true)). "
+          + "maxMapSize option, e.g. lmdb:\(location)?maxMapSize=\(ByteSize.format(maxMapSize * 2, compact: true)). "
           + "Nothing in the batch was applied.",
         store: context.name, path: context.path)
     }

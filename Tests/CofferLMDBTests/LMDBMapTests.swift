@@ -33,7 +33,7 @@ import Testing
     let error = try #require(failure)
     #expect(error.code == .storageFull)
     #expect(error.path == folder.path)
-    #expect(error.message.contains("maxMapSize=512KiB"))
+    #expect(error.message.contains("lmdb://\(folder.path)?maxMapSize=512KiB"))
     #expect(committed > 0)
     #expect(try await store.count(Note.self) == committed)
     try await store.close()
