@@ -80,14 +80,14 @@ let package = Package(
       swiftSettings: upcoming),
     .testTarget(
       name: "CofferConformanceTests",
-      dependencies: ["Coffer", "CofferMemory", "CofferStores", "CofferConformance"],
+      dependencies: ["Coffer", "CofferMemory", "CofferStores", "CofferConformance", "coffer"],
       swiftSettings: upcoming),
     .testTarget(
       name: "CofferConfigurationTests",
       dependencies: ["Coffer", "CofferStores", "CofferConfiguration"], swiftSettings: upcoming),
     .testTarget(
       name: "CofferSQLiteTests",
-      dependencies: ["Coffer", "CofferSQLite", "CofferStores", "CofferConformance"],
+      dependencies: ["Coffer", "CofferSQLite", "CofferStores", "CofferConformance", "coffer"],
       swiftSettings: upcoming),
     .testTarget(
       name: "CofferLMDBTests", dependencies: ["Coffer", "CofferLMDB", "CofferStores", "CofferConformance"],

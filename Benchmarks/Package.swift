@@ -2,25 +2,32 @@
 import PackageDescription
 
 /// The benchmark suite lives in its own package so that library users never resolve or build
-/// what it compares against. Run it with
+/// what it compares against (GRDB, the raw C libraries). Run it with
 /// `swift run -c release --package-path Benchmarks coffer-bench`.
 let package = Package(
   name: "CofferBenchmarks",
   platforms: [.macOS(.v15)],
   dependencies: [
-    .package(name: "Coffer", path: "..")
+    .package(name: "Coffer", path: ".."),
+    .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
   ],
   targets: [
+    // The C libraries, reached directly: the physical limit every Coffer backend is held to.
+    .systemLibrary(name: "RawSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+    .systemLibrary(name: "RawLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
     .executableTarget(
       name: "coffer-bench",
       dependencies: [
+        "RawSQLite", "RawLMDB",
         .product(name: "Coffer", package: "Coffer"),
         .product(name: "CofferPlist", package: "Coffer"),
+        .product(name: "CofferStores", package: "Coffer"),
+        .product(name: "GRDB", package: "GRDB.swift"),
       ],
       swiftSettings: [
         .enableUpcomingFeature("ExistentialAny"),
         .enableUpcomingFeature("MemberImportVisibility"),
         .enableUpcomingFeature("NonisolatedNonsendingByDefault"),
-      ])
+      ]),
   ]
 )

@@ -18,7 +18,7 @@ public enum ConformanceSuite {
   public static let checks: [ConformanceCheck] =
     crudChecks + batchChecks + filterChecks + stringFilterChecks + sortChecks + pagingChecks
     + valueChecks + identityChecks + errorChecks + schemaChecks + durabilityChecks
-    + concurrencyChecks + scaleChecks + differentialChecks
+    + concurrencyChecks + multiProcessChecks + scaleChecks + differentialChecks
 
   /// Runs one check on a target in a scratch folder of its own, removed afterwards.
   public static func run(_ check: ConformanceCheck, on target: ConformanceTarget) async -> ConformanceResult {
@@ -83,6 +83,8 @@ public enum ConformanceSuite {
       outcome = .passed
     } catch let failure as CheckFailure {
       outcome = .failed(failure.description)
+    } catch let skip as CheckSkipped {
+      outcome = .skipped(skip.reason)
     } catch {
       outcome = .failed("Unexpected error: \(error)")
     }

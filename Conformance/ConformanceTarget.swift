@@ -12,11 +12,38 @@ import Foundation
 ///   url: "memory:", registry: .makeBuiltIn(), directory: NSTemporaryDirectory() + "coffer-conformance")
 /// let results = await ConformanceSuite.run(on: target)
 /// ```
+///
+/// The multi-process checks also need a program to start as a second process on the same store
+/// (``child``); without one they are reported as skipped, saying so.
 public struct ConformanceTarget: Sendable {
+  /// A program the multi-process checks start as a second process: it is run as
+  /// `executable arguments… URL FIRST COUNT` and must call
+  /// ``ConformanceSuite/runChild(arguments:registry:)`` with `URL FIRST COUNT` and a registry that
+  /// opens the URL. The `coffer` executable does this: `coffer conformance-child`.
+  public struct ChildProgram: Sendable, Hashable {
+    /// The program's path.
+    public var executable: String
+    /// The arguments that come before `URL FIRST COUNT`.
+    public var arguments: [String]
+
+    /// A child program.
+    public init(executable: String, arguments: [String] = []) {
+      self.executable = executable
+      self.arguments = arguments
+    }
+
+    /// The `coffer` executable at `path`, run as `coffer conformance-child`.
+    public static func coffer(at path: String) -> ChildProgram {
+      ChildProgram(executable: path, arguments: ["conformance-child"])
+    }
+  }
+
   /// The URL as given.
   public let name: String
   /// What the backend declares it can do, read from a scratch store.
   public let capabilities: BackendCapabilities
+  /// The program the multi-process checks run as a second process, if any.
+  public let child: ChildProgram?
   let base: StoreURL
   let entry: BackendRegistry.Entry
   let directory: String
@@ -26,7 +53,9 @@ public struct ConformanceTarget: Sendable {
   ///
   /// - Throws: ``Coffer/CofferError/Code/invalidURL`` or ``Coffer/CofferError/Code/unknownScheme``
   ///   for a URL the registry cannot open, or the backend's error when the scratch store fails.
-  public init(url: String, registry: BackendRegistry, directory: String) async throws {
+  public init(
+    url: String, registry: BackendRegistry, directory: String, child: ChildProgram? = nil
+  ) async throws {
     let base = try StoreURL(url)
     let entry = try registry.entry(for: base)
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -43,6 +72,7 @@ public struct ConformanceTarget: Sendable {
     self.base = base
     self.entry = entry
     self.directory = directory
+    self.child = child
   }
 
   /// A URL for a new scratch store in `folder`.

@@ -50,7 +50,10 @@ extension CofferCommand {
       for (number, url) in urls.enumerated() {
         do {
           let directory = (scratch as NSString).appendingPathComponent("store-\(number + 1)")
-          targets.append(try await ConformanceTarget(url: url, registry: .builtIn, directory: directory))
+          // This executable is also the second process of the multi-process checks.
+          let child = Bundle.main.executablePath.map(ConformanceTarget.ChildProgram.coffer(at:))
+          targets.append(
+            try await ConformanceTarget(url: url, registry: .builtIn, directory: directory, child: child))
         } catch {
           throw Terminal.failure(error, while: "preparing the store '\(url)' for the conformance suite")
         }

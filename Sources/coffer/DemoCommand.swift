@@ -13,12 +13,11 @@ extension CofferCommand {
       discussion: """
         The store is the first of: --store; the COFFER_STORE environment variable; coffer.store \
         in the configuration file (--config, or the file COFFER_CONFIG names; JSON or YAML); \
-        else plist:coffer-demo.plist, a property-list file in the current directory.
+        else sqlite:coffer-demo.sqlite, an SQLite database in the current directory.
         """)
 
-    /// The store used when nothing names one: an embedded file store in the current directory
-    /// (the property-list backend until the SQLite backend lands).
-    static let defaultStore = "plist:coffer-demo.plist"
+    /// The store used when nothing names one: an embedded SQLite database in the current directory.
+    static let defaultStore = "sqlite:coffer-demo.sqlite"
 
     @Option(name: .long, help: ArgumentHelp("The store URL to use, e.g. memory:.", valueName: "URL"))
     var store: String?
@@ -75,7 +74,7 @@ extension CofferCommand {
       }
       if source == .fallback {
         Terminal.say(
-          "  (the default: a property-list file in the current directory; name another with --store)")
+          "  (the default: an SQLite database in the current directory; name another with --store)")
       }
       Terminal.say()
     }

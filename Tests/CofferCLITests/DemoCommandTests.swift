@@ -17,10 +17,10 @@ import Testing
     #expect(run.errorOutput.isEmpty)
   }
 
-  @Test func demoWithoutChoiceUsesThePlistFileDefault() throws {
+  @Test func demoWithoutChoiceUsesTheSQLiteFileDefault() throws {
     let run = try CommandRun.coffer(["demo"])
     #expect(run.status == 0, "stderr: \(run.errorOutput)")
-    #expect(run.output.contains("Store: plist:coffer-demo.plist\n"))
+    #expect(run.output.contains("Store: sqlite:coffer-demo.sqlite\n"))
     #expect(run.output.contains("chosen by the built-in default"))
     #expect(run.output.contains("durable: the data stays after the demo"))
   }

@@ -11,9 +11,16 @@ func withTarget<R>(_ url: String, _ body: (ConformanceTarget) async throws -> R)
     .appendingPathComponent("coffer-conformance-\(UUID().uuidString)").path
   defer { try? FileManager.default.removeItem(atPath: directory) }
   let target = try await ConformanceTarget(
-    url: url, registry: .forConformanceTests(), directory: directory)
+    url: url, registry: .forConformanceTests(), directory: directory, child: cofferChild)
   return try await body(target)
 }
+
+/// The `coffer` executable, built next to the test bundle, as the multi-process checks' second
+/// process; `nil` (and those checks skip, saying why) when it was not built.
+let cofferChild: ConformanceTarget.ChildProgram? = {
+  let path = Bundle.main.bundleURL.appendingPathComponent("coffer").path
+  return FileManager.default.isExecutableFile(atPath: path) ? .coffer(at: path) : nil
+}()
 
 /// The outcome of one check on a target.
 func outcome(of id: String, on url: String) async throws -> ConformanceOutcome {
@@ -23,7 +30,7 @@ func outcome(of id: String, on url: String) async throws -> ConformanceOutcome {
 
 /// The backends in this package: named memory stores (reopenable), a plain MemoryBackend, and
 /// property-list files in both formats.
-let backendURLs = ["memory:", "memory-unnamed:", "plist:", "plist:?format=xml", "lmdb:"]
+let backendURLs = ["memory:", "memory-unnamed:", "plist:", "plist:?format=xml", "sqlite:", "lmdb:"]
 
 @Suite struct MemoryBackendConformance {
   @Test(arguments: backendURLs, ConformanceSuite.checks)

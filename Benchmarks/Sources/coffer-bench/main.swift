@@ -1,14 +1,24 @@
 import Foundation
 
-/// `coffer-bench [--rows N] [--commits N] [--output DIR] [--no-write]`
+/// `coffer-bench [--sizes N,N,…] [--systems KEY,…] [--gets N] [--pages N] [--suite-commits N]
+/// [--rows N] [--commits N] [--naive-commits N] [--repetitions N] [--skip-suite] [--skip-plist]
+/// [--output DIR] [--no-write]`
 ///
-/// Runs the benchmark suite and writes DIR/Performance.md and DIR/performance.csv (DIR defaults
-/// to the repository's Docs folder).
+/// Runs the cross-system suite and the property-list suite, prints every figure, and writes
+/// DIR/Performance.md, DIR/performance.csv and DIR/performance-ratios.svg (DIR defaults to the
+/// repository's Docs folder).
 struct Options {
+  var sizes = [10_000, 100_000, 1_000_000]
+  var systems = SystemCatalog.available
+  var gets = 100_000
+  var pages = 10_000
+  var suiteCommits = 1_000
   var rows = 100_000
   var commits = 40
   var naiveCommits = 5
   var repetitions = 5
+  var suite = true
+  var plist = true
   var output: String?
   var write = true
 
@@ -21,11 +31,34 @@ struct Options {
         }
         return value
       }
+      func list() throws -> [String] {
+        guard let text = iterator.next() else { throw UsageError(message: "\(argument) needs a list") }
+        return text.split(separator: ",").map(String.init)
+      }
       switch argument {
+      case "--sizes":
+        sizes = try list().map { text in
+          guard let size = Int(text), size >= 1_000 else {
+            throw UsageError(message: "--sizes: \(text) < 1000")
+          }
+          return size
+        }
+      case "--systems":
+        systems = try list()
+        for key in systems where !SystemCatalog.available.contains(key) {
+          throw UsageError(
+            message:
+              "unknown system \(key); this build has \(SystemCatalog.available.joined(separator: ", "))")
+        }
+      case "--gets": gets = try number()
+      case "--pages": pages = try number()
+      case "--suite-commits": suiteCommits = try number()
       case "--rows": rows = try number()
       case "--commits": commits = try number()
       case "--naive-commits": naiveCommits = try number()
       case "--repetitions": repetitions = try number()
+      case "--skip-suite": suite = false
+      case "--skip-plist": plist = false
       case "--output": output = iterator.next()
       case "--no-write": write = false
       default: throw UsageError(message: "unknown argument \(argument)")
@@ -43,28 +76,70 @@ func machineDescription() -> String {
     format: "%d cores, %.0f GiB, %@", cores, memory, ProcessInfo.processInfo.operatingSystemVersionString)
 }
 
+/// Prints a line straight to standard output, unbuffered, so progress shows in a file or a pipe.
+func say(_ line: String) {
+  FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
 do {
-  let options = try Options(Array(CommandLine.arguments.dropFirst()))
-  print("coffer-bench: \(options.rows) rows")
-  let plist = PlistBenchmark(
-    rows: options.rows, commits: options.commits, naiveCommits: options.naiveCommits,
-    repetitions: options.repetitions)
-  let results = try await plist.run { print($0) }
+  let arguments = Array(CommandLine.arguments.dropFirst())
+  if arguments.first == MemoryProbe.flag {
+    try await MemoryProbe.child(Array(arguments.dropFirst()))
+    exit(0)
+  }
+  let options = try Options(arguments)
   let command =
     "swift run -c release --package-path Benchmarks coffer-bench"
-    + (CommandLine.arguments.count > 1 ? " " + CommandLine.arguments.dropFirst().joined(separator: " ") : "")
-  let markdown = Report.markdown(results, rows: options.rows, machine: machineDescription(), command: command)
-  print(markdown)
+    + (arguments.isEmpty ? "" : " " + arguments.joined(separator: " "))
+  var lines = [
+    "# Performance",
+    "",
+    "Written by `\(command)`; every figure below was printed by that run. Medians of several",
+    "repetitions (one at 1,000,000 rows); ratios are taken within the same run, with the systems",
+    "interleaved. Machine: \(machineDescription()).",
+    "",
+  ]
+  var csv = ["suite,operation,system,rows,value,unit"]
+  var svg: String?
+
+  let suite = Suite(
+    sizes: options.sizes, gets: options.gets, pages: options.pages, commits: options.suiteCommits,
+    keys: options.systems)
+  if options.suite {
+    say("coffer-bench: \(options.systems.joined(separator: ", "))")
+    let results = try await suite.run { say($0) }
+    lines += SuiteReport.markdown(results, suite: suite)
+    csv += SuiteReport.csv(results)
+    let chartRows = options.sizes.contains(100_000) ? 100_000 : options.sizes[0]
+    svg = Chart.svg(results, rows: chartRows)
+  }
+  if options.plist {
+    say("coffer-bench: property-list suite, \(options.rows) rows")
+    let plist = PlistBenchmark(
+      rows: options.rows, commits: options.commits, naiveCommits: options.naiveCommits,
+      repetitions: options.repetitions)
+    let results = try await plist.run { say($0) }
+    lines += PlistReport.markdown(results, rows: options.rows)
+    csv += PlistReport.csv(results, rows: options.rows)
+  }
+  let markdown = lines.joined(separator: "\n")
+  say(markdown)
   if options.write {
     let benchmarks = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
       .deletingLastPathComponent()
     let output = options.output ?? benchmarks.deletingLastPathComponent().appendingPathComponent("Docs").path
     try markdown.write(toFile: output + "/Performance.md", atomically: true, encoding: .utf8)
-    try Report.csv(results, rows: options.rows).write(
+    try (csv.joined(separator: "\n") + "\n").write(
       toFile: output + "/performance.csv", atomically: true, encoding: .utf8)
-    print("Wrote \(output)/Performance.md and \(output)/performance.csv")
+    if let svg {
+      try svg.write(toFile: output + "/performance-ratios.svg", atomically: true, encoding: .utf8)
+    }
+    say("Wrote \(output)/Performance.md, performance.csv and performance-ratios.svg")
   }
 } catch let error as UsageError {
-  print("coffer-bench: \(error.message)")
+  say("coffer-bench: \(error.message)")
   exit(2)
+} catch {
+  say("coffer-bench: \(error)")
+  exit(1)
 }

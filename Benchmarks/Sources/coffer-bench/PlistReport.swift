@@ -1,22 +1,15 @@
 import Foundation
 
-/// Writes the benchmark results: a Markdown page (Docs/Performance.md) and a CSV beside it.
-enum Report {
+/// The property-list part of Docs/Performance.md.
+enum PlistReport {
   static let baseline = [
     "bulk insert": "PropertyListEncoder rewrite",
     "open": "PropertyListDecoder",
     "single-row durable commit": "PropertyListEncoder rewrite",
   ]
 
-  static func markdown(_ results: [PlistBenchmark.Result], rows: Int, machine: String, command: String)
-    -> String
-  {
+  static func markdown(_ results: [PlistBenchmark.Result], rows: Int) -> [String] {
     var lines = [
-      "# Performance",
-      "",
-      "Written by `\(command)`; every figure below was printed by that run. Medians of several",
-      "repetitions; ratios are taken within the same run. Machine: \(machine).",
-      "",
       "## Property-list backend (\(rows.formatted()) chat messages)",
       "",
       "Coffer's `plist:` backend against the naive design it replaces: the whole store as one `Codable`",
@@ -42,14 +35,10 @@ enum Report {
         "| \(result.operation) | \(result.system) | \(Measure.milliseconds(result.median)) | \(ratio) |")
     }
     lines.append("")
-    return lines.joined(separator: "\n")
+    return lines
   }
 
-  static func csv(_ results: [PlistBenchmark.Result], rows: Int) -> String {
-    var lines = ["suite,operation,system,rows,median_seconds"]
-    for result in results {
-      lines.append("plist,\(result.operation),\(result.system),\(rows),\(Measure.seconds(result.median))")
-    }
-    return lines.joined(separator: "\n") + "\n"
+  static func csv(_ results: [PlistBenchmark.Result], rows: Int) -> [String] {
+    results.map { "plist,\($0.operation),\($0.system),\(rows),\(Measure.seconds($0.median)),seconds" }
   }
 }

@@ -1,0 +1,66 @@
+import Coffer
+import CofferStores
+import Foundation
+
+/// A Coffer backend reached the way an app reaches it: `Store.open(url:)` and the typed API.
+final class CofferSystem: BenchSystem {
+  let name: String
+  let isDurable: Bool
+  /// The scheme and options of the store URL, e.g. `"sqlite"`, `"?format=binary"`.
+  private let scheme: String
+  private let options: String
+  /// The file or folder name the store takes in the benchmark's folder; empty for memory stores.
+  private let file: String
+  private var store: Store?
+  private var path = ""
+
+  /// A system for `scheme:///FOLDER/file?options`, or `scheme:` when `file` is empty.
+  init(name: String, scheme: String, file: String, options: String = "", durable: Bool) {
+    self.name = name
+    self.scheme = scheme
+    self.file = file
+    self.options = options
+    self.isDurable = durable
+  }
+
+  private var open: Store {
+    get throws {
+      guard let store else { throw BenchError("\(name): no store is open") }
+      return store
+    }
+  }
+
+  func create(in folder: String) async throws {
+    try await close()
+    path = file.isEmpty ? "" : folder + "/" + file
+    store = try await Store.open(
+      url: "\(scheme):" + (path.isEmpty ? "" : "//" + path) + options, registry: .makeBuiltIn())
+    try await open.prepare([ChatMessage.self])
+  }
+
+  func bulkInsert(_ messages: [ChatMessage]) async throws { try await open.insert(messages) }
+
+  func get(_ id: Int64) async throws -> ChatMessage? { try await open.get(ChatMessage.self, id: id) }
+
+  func threadPage(_ thread: Int64) async throws -> [ChatMessage] {
+    try await open.query(ChatMessage.self).filter("threadID", .equal, thread).sort("date", ascending: false)
+      .limit(50).fetch()
+  }
+
+  func scan() async throws -> [ChatMessage] { try await open.all(ChatMessage.self) }
+
+  func update(_ messages: [ChatMessage]) async throws {
+    try await open.batch { batch in for message in messages { try batch.update(message) } }
+  }
+
+  func commit(_ message: ChatMessage) async throws { try await open.update(message) }
+
+  func fileSize() -> Int64 {
+    path.isEmpty ? 0 : diskUsage(path) + diskUsage(path + "-wal") + diskUsage(path + "-shm")
+  }
+
+  func close() async throws {
+    if let store { try await store.close() }
+    store = nil
+  }
+}

@@ -1,0 +1,252 @@
+import Foundation
+import RawLMDB
+
+/// liblmdb called directly: the physical limit for the LMDB backend. One environment, a
+/// database of id → row bytes and a sorted-duplicates index of (thread, date) → id, both with
+/// order-preserving big-endian keys; every commit synced; one read transaction per lookup
+/// (a reset and renewed handle, the cheapest way LMDB offers to start one); reads decode into
+/// `ChatMessage` values.
+final class RawLMDBSystem: BenchSystem {
+  let name = "raw C liblmdb"
+  let isDurable = true
+  private var environment: OpaquePointer?
+  private var rows: MDB_dbi = 0
+  private var byThread: MDB_dbi = 0
+  private var reader: OpaquePointer?
+  private var path = ""
+
+  func create(in folder: String) async throws {
+    try await close()
+    path = folder + "/raw-lmdb"
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    try check(mdb_env_create(&environment), "mdb_env_create")
+    try check(mdb_env_set_maxdbs(environment, 4), "mdb_env_set_maxdbs")
+    try check(mdb_env_set_mapsize(environment, 16 << 30), "mdb_env_set_mapsize")
+    try check(mdb_env_open(environment, path, UInt32(MDB_NOTLS), 0o644), "mdb_env_open")
+    try writing { transaction in
+      try check(mdb_dbi_open(transaction, "ChatMessage", UInt32(MDB_CREATE), &rows), "mdb_dbi_open")
+      try check(
+        mdb_dbi_open(transaction, "ChatMessage.threadID_date", UInt32(MDB_CREATE | MDB_DUPSORT), &byThread),
+        "mdb_dbi_open")
+    }
+  }
+
+  func bulkInsert(_ messages: [ChatMessage]) async throws {
+    try writing { transaction in
+      for message in messages { try put(message, in: transaction, replacing: false) }
+    }
+  }
+
+  func get(_ id: Int64) async throws -> ChatMessage? {
+    try reading { transaction in
+      var key = Key(id)
+      return try key.withValue { value in
+        var key = value
+        var data = MDB_val()
+        let status = mdb_get(transaction, rows, &key, &data)
+        if status == MDB_NOTFOUND { return nil }
+        try check(status, "mdb_get")
+        return Row.decode(id: id, data)
+      }
+    }
+  }
+
+  func threadPage(_ thread: Int64) async throws -> [ChatMessage] {
+    try reading { transaction in
+      var cursor: OpaquePointer?
+      try check(mdb_cursor_open(transaction, byThread, &cursor), "mdb_cursor_open")
+      defer { mdb_cursor_close(cursor) }
+      var ids: [Int64] = []
+      ids.reserveCapacity(50)
+      var seek = Key(thread, Int64.max)
+      try seek.withValue { seek in
+        var key = seek
+        var data = MDB_val()
+        var status = mdb_cursor_get(cursor, &key, &data, MDB_SET_RANGE)
+        status =
+          status == MDB_NOTFOUND
+          ? mdb_cursor_get(cursor, &key, &data, MDB_LAST) : mdb_cursor_get(cursor, &key, &data, MDB_PREV)
+        while status == 0, ids.count < 50, Key.leadingInt64(key) == thread {
+          ids.append(Key.leadingInt64(data))
+          status = mdb_cursor_get(cursor, &key, &data, MDB_PREV)
+        }
+        if status != 0 && status != MDB_NOTFOUND { try check(status, "mdb_cursor_get") }
+      }
+      return try ids.map { id in
+        var key = Key(id)
+        return try key.withValue { value in
+          var key = value
+          var data = MDB_val()
+          try check(mdb_get(transaction, rows, &key, &data), "mdb_get")
+          return Row.decode(id: id, data)
+        }
+      }
+    }
+  }
+
+  func scan() async throws -> [ChatMessage] {
+    try reading { transaction in
+      var cursor: OpaquePointer?
+      try check(mdb_cursor_open(transaction, rows, &cursor), "mdb_cursor_open")
+      defer { mdb_cursor_close(cursor) }
+      var all: [ChatMessage] = []
+      var key = MDB_val()
+      var data = MDB_val()
+      var status = mdb_cursor_get(cursor, &key, &data, MDB_FIRST)
+      while status == 0 {
+        all.append(Row.decode(id: Key.leadingInt64(key), data))
+        status = mdb_cursor_get(cursor, &key, &data, MDB_NEXT)
+      }
+      if status != MDB_NOTFOUND { try check(status, "mdb_cursor_get") }
+      return all
+    }
+  }
+
+  func update(_ messages: [ChatMessage]) async throws {
+    try writing { transaction in
+      for message in messages { try put(message, in: transaction, replacing: true) }
+    }
+  }
+
+  func commit(_ message: ChatMessage) async throws {
+    try writing { transaction in try put(message, in: transaction, replacing: true) }
+  }
+
+  func fileSize() -> Int64 { diskUsage(path) }
+
+  func close() async throws {
+    if let reader { mdb_txn_abort(reader) }
+    reader = nil
+    if let environment { mdb_env_close(environment) }
+    environment = nil
+  }
+
+  // MARK: - Plumbing
+
+  /// Writes a row and its index entry; when replacing, first removes the old index entry if the
+  /// thread or date changed.
+  private func put(_ message: ChatMessage, in transaction: OpaquePointer?, replacing: Bool) throws {
+    var key = Key(message.id)
+    var indexKey = Key(message.threadID, Row.microseconds(message.date))
+    var bytes = Row.encode(message)
+    try key.withValue { key in
+      var idValue = key
+      if replacing {
+        var old = MDB_val()
+        try check(mdb_get(transaction, rows, &idValue, &old), "mdb_get")
+        let previous = Row.decode(id: message.id, old)
+        if previous.threadID != message.threadID || previous.date != message.date {
+          var oldIndex = Key(previous.threadID, Row.microseconds(previous.date))
+          try oldIndex.withValue { oldIndex in
+            var indexValue = oldIndex
+            try check(mdb_del(transaction, byThread, &indexValue, &idValue), "mdb_del")
+          }
+        }
+      }
+      try bytes.withUnsafeMutableBytes { bytes in
+        var data = MDB_val(mv_size: bytes.count, mv_data: bytes.baseAddress)
+        try check(mdb_put(transaction, rows, &idValue, &data, 0), "mdb_put")
+      }
+      try indexKey.withValue { indexKey in
+        var indexValue = indexKey
+        try check(mdb_put(transaction, byThread, &indexValue, &idValue, 0), "mdb_put")
+      }
+    }
+  }
+
+  private func writing<T>(_ body: (OpaquePointer?) throws -> T) throws -> T {
+    var transaction: OpaquePointer?
+    try check(mdb_txn_begin(environment, nil, 0, &transaction), "mdb_txn_begin")
+    do {
+      let result = try body(transaction)
+      try check(mdb_txn_commit(transaction), "mdb_txn_commit")
+      return result
+    } catch {
+      mdb_txn_abort(transaction)
+      throw error
+    }
+  }
+
+  /// Runs `body` in a new read transaction: the cached handle renewed, then reset.
+  private func reading<T>(_ body: (OpaquePointer?) throws -> T) throws -> T {
+    if let reader {
+      try check(mdb_txn_renew(reader), "mdb_txn_renew")
+    } else {
+      try check(mdb_txn_begin(environment, nil, UInt32(MDB_RDONLY), &reader), "mdb_txn_begin")
+    }
+    defer { mdb_txn_reset(reader) }
+    return try body(reader)
+  }
+
+  private func check(_ status: Int32, _ call: String) throws {
+    guard status == 0 else { throw BenchError("\(call): \(String(cString: mdb_strerror(status)))") }
+  }
+}
+
+/// Big-endian keys with the sign bit flipped, so byte order is numeric order.
+private struct Key {
+  var bytes: [UInt8]
+
+  init(_ numbers: Int64...) {
+    bytes = []
+    bytes.reserveCapacity(numbers.count * 8)
+    for number in numbers {
+      let flipped = UInt64(bitPattern: number) ^ (1 << 63)
+      for shift in stride(from: 56, through: 0, by: -8) {
+        bytes.append(UInt8(truncatingIfNeeded: flipped >> UInt64(shift)))
+      }
+    }
+  }
+
+  mutating func withValue<T>(_ body: (MDB_val) throws -> T) rethrows -> T {
+    try bytes.withUnsafeMutableBytes { try body(MDB_val(mv_size: $0.count, mv_data: $0.baseAddress)) }
+  }
+
+  /// The first eight bytes of a key, read back as a number.
+  static func leadingInt64(_ value: MDB_val) -> Int64 {
+    guard let base = value.mv_data, value.mv_size >= 8 else { return 0 }
+    var flipped: UInt64 = 0
+    for index in 0..<8 { flipped = flipped << 8 | UInt64(base.load(fromByteOffset: index, as: UInt8.self)) }
+    return Int64(bitPattern: flipped ^ (1 << 63))
+  }
+}
+
+/// The row bytes: thread and date (microseconds) as little-endian Int64, the read flag as one
+/// byte, then sender and text as a little-endian UInt32 length and their UTF-8 bytes.
+private enum Row {
+  static func microseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1e6).rounded()) }
+
+  static func encode(_ message: ChatMessage) -> [UInt8] {
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(25 + message.sender.utf8.count + message.text.utf8.count)
+    func append(_ number: Int64) { withUnsafeBytes(of: number.littleEndian) { bytes.append(contentsOf: $0) } }
+    func append(_ text: String) {
+      withUnsafeBytes(of: UInt32(text.utf8.count).littleEndian) { bytes.append(contentsOf: $0) }
+      bytes.append(contentsOf: text.utf8)
+    }
+    append(message.threadID)
+    append(microseconds(message.date))
+    bytes.append(message.isRead ? 1 : 0)
+    append(message.sender)
+    append(message.text)
+    return bytes
+  }
+
+  static func decode(id: Int64, _ value: MDB_val) -> ChatMessage {
+    let raw = UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size)
+    var offset = 17
+    func string() -> String {
+      let count = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+      offset += 4
+      defer { offset += count }
+      return String(decoding: raw[offset..<offset + count], as: UTF8.self)
+    }
+    let thread = Int64(littleEndian: raw.loadUnaligned(fromByteOffset: 0, as: Int64.self))
+    let micros = Int64(littleEndian: raw.loadUnaligned(fromByteOffset: 8, as: Int64.self))
+    let isRead = raw[16] != 0
+    let sender = string()
+    return ChatMessage(
+      id: id, threadID: thread, sender: sender, text: string(),
+      date: Date(timeIntervalSince1970: Double(micros) / 1e6), isRead: isRead)
+  }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import RawSQLite
+
+/// libsqlite3 called directly with prepared statements compiled once: the physical limit for
+/// the SQLite backend. Same table shape (typed columns, dates as integer microseconds, an index
+/// on thread and date), same journal mode and synchronous setting, and every read decodes into
+/// `ChatMessage` values.
+final class RawSQLiteSystem: BenchSystem {
+  let name = "raw C libsqlite3"
+  let isDurable = true
+  private var database: OpaquePointer?
+  private var path = ""
+  private var statements: [String: OpaquePointer] = [:]
+
+  private static let columns = "id, threadID, sender, text, date, isRead"
+
+  func create(in folder: String) async throws {
+    try await close()
+    path = folder + "/raw.sqlite"
+    guard sqlite3_open_v2(path, &database, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK
+    else {
+      throw BenchError("sqlite3_open_v2 \(path) failed")
+    }
+    try execute("PRAGMA journal_mode = WAL")
+    try execute("PRAGMA synchronous = \(SQLiteSettings.synchronous)")
+    try execute(
+      """
+      CREATE TABLE "ChatMessage" (id INTEGER PRIMARY KEY, threadID INTEGER NOT NULL, sender TEXT NOT NULL,
+        text TEXT NOT NULL, date INTEGER NOT NULL, isRead INTEGER NOT NULL)
+      """)
+    try execute(#"CREATE INDEX "ChatMessage_threadID_date" ON "ChatMessage" (threadID, date)"#)
+  }
+
+  func bulkInsert(_ messages: [ChatMessage]) async throws {
+    try execute("BEGIN IMMEDIATE")
+    let insert = try statement("INSERT INTO \"ChatMessage\" (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?)")
+    for message in messages { try write(message, with: insert, idIndex: 1, firstField: 2) }
+    try execute("COMMIT")
+  }
+
+  func get(_ id: Int64) async throws -> ChatMessage? {
+    let select = try statement("SELECT \(Self.columns) FROM \"ChatMessage\" WHERE id = ?")
+    defer { sqlite3_reset(select) }
+    sqlite3_bind_int64(select, 1, id)
+    return try step(select) ? Self.message(select) : nil
+  }
+
+  func threadPage(_ thread: Int64) async throws -> [ChatMessage] {
+    let select = try statement(
+      "SELECT \(Self.columns) FROM \"ChatMessage\" WHERE threadID = ? ORDER BY date DESC, id LIMIT 50")
+    defer { sqlite3_reset(select) }
+    sqlite3_bind_int64(select, 1, thread)
+    var page: [ChatMessage] = []
+    page.reserveCapacity(50)
+    while try step(select) { page.append(Self.message(select)) }
+    return page
+  }
+
+  func scan() async throws -> [ChatMessage] {
+    let select = try statement("SELECT \(Self.columns) FROM \"ChatMessage\" ORDER BY id")
+    defer { sqlite3_reset(select) }
+    var all: [ChatMessage] = []
+    while try step(select) { all.append(Self.message(select)) }
+    return all
+  }
+
+  func update(_ messages: [ChatMessage]) async throws {
+    try execute("BEGIN IMMEDIATE")
+    for message in messages { try replace(message) }
+    try execute("COMMIT")
+  }
+
+  func commit(_ message: ChatMessage) async throws { try replace(message) }
+
+  private func replace(_ message: ChatMessage) throws {
+    let update = try statement(
+      "UPDATE \"ChatMessage\" SET threadID = ?, sender = ?, text = ?, date = ?, isRead = ? WHERE id = ?")
+    try write(message, with: update, idIndex: 6, firstField: 1)
+  }
+
+  func fileSize() -> Int64 { diskUsage(path) + diskUsage(path + "-wal") + diskUsage(path + "-shm") }
+
+  func close() async throws {
+    for statement in statements.values { sqlite3_finalize(statement) }
+    statements = [:]
+    if let database { sqlite3_close_v2(database) }
+    database = nil
+  }
+
+  // MARK: - Plumbing
+
+  private func execute(_ sql: String) throws {
+    guard sqlite3_exec(database, sql, nil, nil, nil) == SQLITE_OK else {
+      throw BenchError("\(sql): \(String(cString: sqlite3_errmsg(database)))")
+    }
+  }
+
+  /// The statement for `sql`, prepared on first use and then reused.
+  private func statement(_ sql: String) throws -> OpaquePointer {
+    if let cached = statements[sql] { return cached }
+    var prepared: OpaquePointer?
+    guard
+      sqlite3_prepare_v3(database, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &prepared, nil) == SQLITE_OK,
+      let prepared
+    else { throw BenchError("\(sql): \(String(cString: sqlite3_errmsg(database)))") }
+    statements[sql] = prepared
+    return prepared
+  }
+
+  /// Steps once: `true` for a row, `false` when done.
+  private func step(_ statement: OpaquePointer) throws -> Bool {
+    switch sqlite3_step(statement) {
+    case SQLITE_ROW: return true
+    case SQLITE_DONE: return false
+    default: throw BenchError(String(cString: sqlite3_errmsg(database)))
+    }
+  }
+
+  /// Binds a message's fields (the id at `idIndex`, the others from `firstField` on) and runs the statement.
+  private func write(_ message: ChatMessage, with statement: OpaquePointer, idIndex: Int32, firstField: Int32)
+    throws
+  {
+    defer { sqlite3_reset(statement) }
+    sqlite3_bind_int64(statement, idIndex, message.id)
+    sqlite3_bind_int64(statement, firstField, message.threadID)
+    sqlite3_bind_int64(statement, firstField + 3, Int64((message.date.timeIntervalSince1970 * 1e6).rounded()))
+    sqlite3_bind_int(statement, firstField + 4, message.isRead ? 1 : 0)
+    var sender = message.sender
+    var text = message.text
+    try sender.withUTF8 { sender in
+      try text.withUTF8 { text in
+        sqlite3_bind_text(statement, firstField + 1, sender.baseAddress, Int32(sender.count), nil)
+        sqlite3_bind_text(statement, firstField + 2, text.baseAddress, Int32(text.count), nil)
+        guard sqlite3_step(statement) == SQLITE_DONE else {
+          throw BenchError(String(cString: sqlite3_errmsg(database)))
+        }
+      }
+    }
+  }
+
+  private static func message(_ statement: OpaquePointer) -> ChatMessage {
+    ChatMessage(
+      id: sqlite3_column_int64(statement, 0), threadID: sqlite3_column_int64(statement, 1),
+      sender: text(statement, 2), text: text(statement, 3),
+      date: Date(timeIntervalSince1970: Double(sqlite3_column_int64(statement, 4)) / 1e6),
+      isRead: sqlite3_column_int(statement, 5) != 0)
+  }
+
+  private static func text(_ statement: OpaquePointer, _ column: Int32) -> String {
+    guard let bytes = sqlite3_column_text(statement, column) else { return "" }
+    let count = Int(sqlite3_column_bytes(statement, column))
+    return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
+  }
+}
+
+/// The settings every SQLite system in the run shares, so the comparison is like for like.
+enum SQLiteSettings {
+  /// `FULL`: a commit is on disk, not just in the OS cache, when it returns.
+  static let synchronous = "FULL"
+}

@@ -1,0 +1,139 @@
+import Coffer
+import Foundation
+
+/// A row the multi-process checks commit from two processes at once.
+struct ProcessRecord: Storable, Equatable {
+  var id: Int64
+  var writer: String
+  var step: Int64
+}
+
+/// Thrown by a check that cannot run in this setting; the suite reports it as skipped, with
+/// the reason, never as passed.
+struct CheckSkipped: Error {
+  let reason: String
+  init(_ reason: String) { self.reason = reason }
+}
+
+extension ConformanceSuite {
+  /// How many single-row commits each process makes in the multi-process checks.
+  static let processCommits = 150
+  /// The first id the child process writes (the parent writes from 0).
+  static let childFirstID: Int64 = 1_000_000
+
+  /// The child side of the multi-process checks: opens `URL` with `registry` and commits
+  /// `COUNT` rows one at a time, ids `FIRST`, `FIRST + 1`, … A program named in
+  /// ``ConformanceTarget/ChildProgram`` calls this with its last three arguments.
+  ///
+  /// - Throws: ``Coffer/CofferError/Code/invalidConfiguration`` for arguments that are not
+  ///   `URL FIRST COUNT`, or whatever opening and writing the store throws.
+  public static func runChild(arguments: [String], registry: BackendRegistry) async throws {
+    guard arguments.count == 3, let first = Int64(arguments[1]), let count = Int(arguments[2]), count >= 0
+    else {
+      throw CofferError(
+        .invalidConfiguration,
+        "The conformance child takes three arguments, URL FIRST COUNT; got \(arguments.count): \(arguments).")
+    }
+    let store = Store(backend: try await registry.open(arguments[0]))
+    for step in 0..<count {
+      try await store.insert(ProcessRecord(id: first + Int64(step), writer: "child", step: Int64(step)))
+    }
+    try await store.close()
+  }
+
+  static let multiProcessChecks: [ConformanceCheck] = [
+    ConformanceCheck(
+      "multiprocess.concurrent-writers-lose-nothing", requires: .multiProcess,
+      "A second process committing to the same store while this one commits and reads loses nothing: "
+        + "every row of both is there afterwards, and after reopening."
+    ) { context in
+      guard let child = context.target.child else {
+        throw CheckSkipped(
+          "no child program to run as the second process; give ConformanceTarget a child "
+            + "(ConformanceTarget.ChildProgram.coffer(at: path of the coffer executable))")
+      }
+      guard FileManager.default.isExecutableFile(atPath: child.executable) else {
+        throw CheckSkipped(
+          "the child program \(child.executable) is missing or not executable; build it first")
+      }
+      let url = context.target.scratchURL(in: context.directory, name: "\(context.checkID)-shared")
+      defer { context.target.removeScratch(url) }
+      var store = Store(backend: try await context.target.open(url))
+      do {
+        try await store.prepare([ProcessRecord.self])
+        let process = try startChild(child, url: url, log: context.directory + "/child.log")
+        defer { if process.isRunning { process.terminate() } }
+        try await writeBesideChild(store, process, log: context.directory + "/child.log")
+        try await expectAllRows(in: store, "after both processes finished")
+        try await store.close()
+        store = Store(backend: try await context.target.open(url))
+        try await expectAllRows(in: store, "after reopening")
+        try await store.close()
+      } catch {
+        try? await store.close()
+        throw error
+      }
+    }
+  ]
+
+  private static func startChild(
+    _ child: ConformanceTarget.ChildProgram, url: StoreURL, log: String
+  ) throws -> Process {
+    guard FileManager.default.createFile(atPath: log, contents: nil) else {
+      throw CheckFailure("Could not create the child's log file \(log).")
+    }
+    let output = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: child.executable)
+    process.arguments = child.arguments + [url.description, String(childFirstID), String(processCommits)]
+    process.standardOutput = output
+    process.standardError = output
+    try process.run()
+    return process
+  }
+
+  /// Waits for the child's first commit, then commits this process's rows one by one, checking
+  /// as it goes that rows the child committed never disappear; then waits for the child.
+  private static func writeBesideChild(_ store: Store, _ process: Process, log: String) async throws {
+    let fromChild = FieldRef("writer") == "child"
+    let clock = ContinuousClock()
+    let deadline = clock.now + .seconds(60)
+    while try await store.count(ProcessRecord.self, where: fromChild) == 0, process.isRunning {
+      guard clock.now < deadline else { throw CheckFailure("The child process made no commit in 60 s.") }
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    var seen = 0
+    for step in 0..<processCommits {
+      try await store.insert(ProcessRecord(id: Int64(step), writer: "parent", step: Int64(step)))
+      let childRows = try await store.count(ProcessRecord.self, where: fromChild)
+      try expect(
+        childRows >= seen && childRows <= processCommits,
+        "rows committed by the child went from \(seen) to \(childRows) (of \(processCommits))")
+      seen = childRows
+    }
+    while process.isRunning {
+      guard clock.now < deadline else {
+        throw CheckFailure("The child process was still running after 60 s; it wrote \(seen) rows.")
+      }
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    guard process.terminationStatus == 0 else {
+      let printed = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+      throw CheckFailure(
+        "The child process failed with status \(process.terminationStatus): \(show(printed))")
+    }
+  }
+
+  private static func expectAllRows(in store: Store, _ when: String) async throws {
+    let rows = try await store.all(ProcessRecord.self)
+    let expected =
+      (0..<processCommits).map { ProcessRecord(id: Int64($0), writer: "parent", step: Int64($0)) }
+      + (0..<processCommits).map {
+        ProcessRecord(id: childFirstID + Int64($0), writer: "child", step: Int64($0))
+      }
+    try expect(
+      rows == expected,
+      "rows \(when): expected \(processCommits) from each process, got \(rows.filter { $0.writer == "parent" }.count) "
+        + "from this one and \(rows.filter { $0.writer == "child" }.count) from the child")
+  }
+}

@@ -1,0 +1,189 @@
+import CSQLite
+import Coffer
+import Synchronization
+
+/// `SQLITE_CONSTRAINT_PRIMARYKEY`, which Swift does not import (a macro expression).
+let constraintPrimaryKey = SQLITE_CONSTRAINT | (6 << 8)
+/// `SQLITE_CONSTRAINT_UNIQUE`.
+let constraintUnique = SQLITE_CONSTRAINT | (8 << 8)
+
+extension SQLiteBackend {
+  /// Applies the batch in one `BEGIN IMMEDIATE` transaction on the writer; any failure rolls
+  /// it all back. When this returns, the commit is on disk as ``Configuration/synchronous`` says.
+  @discardableResult
+  public func apply(_ changes: ChangeSet) async throws -> ChangeSummary {
+    if changes.isEmpty {
+      try checkOpen()
+      return ChangeSummary()
+    }
+    let known = catalog.withLock { $0.tables }
+    return try withWriter { connection in
+      try transaction(on: connection, while: "applying a batch") {
+        var applier = SQLiteApplier(connection: connection, tables: known, store: name)
+        for operation in changes.operations { try applier.apply(operation) }
+        return applier.summary
+      }
+    }
+  }
+
+  /// Runs `body` on the writer connection, under its lock.
+  func withWriter<R: Sendable>(_ body: (SQLiteConnection) throws -> R) throws -> R {
+    try writer.withLock { connection in
+      guard let connection else { throw closedError() }
+      return try body(connection)
+    }
+  }
+
+  /// Runs `body` in a write transaction, committing if it returns and rolling back if it throws.
+  func transaction<R>(on connection: SQLiteConnection, while action: String, _ body: () throws -> R) throws
+    -> R
+  {
+    try connection.run("BEGIN IMMEDIATE")
+    let result: R
+    do {
+      result = try body()
+      try connection.run("COMMIT")
+    } catch {
+      if sqlite3_get_autocommit(connection.handle) == 0 { try? connection.run("ROLLBACK") }
+      throw error
+    }
+    return result
+  }
+}
+
+/// Applies the operations of one batch, reusing the statements of the entity it is working on.
+struct SQLiteApplier {
+  let connection: SQLiteConnection
+  let tables: [String: SQLiteTable]
+  let store: String
+  var summary = ChangeSummary()
+  private var current: (entity: String, table: SQLiteTable)?
+  /// The statements of the current table, by ``SQLiteTable/Operation``.
+  private var statements: [SQLiteStatement?] = Array(
+    repeating: nil, count: SQLiteTable.Operation.allCases.count)
+
+  init(connection: SQLiteConnection, tables: [String: SQLiteTable], store: String) {
+    self.connection = connection
+    self.tables = tables
+    self.store = store
+  }
+
+  mutating func apply(_ operation: ChangeSet.Operation) throws {
+    let table = try resolve(operation.entity)
+    switch operation {
+    case .insert(_, let row):
+      try insert(row, table)
+      summary.inserted += 1
+    case .update(_, let row):
+      guard try update(row, table) else {
+        let id = row[table.schema.idPosition]
+        throw CofferError(
+          .notFound,
+          "There is no \(table.schema.name) with id \(id) to update. Insert it (or upsert). Nothing in the batch was applied.",
+          store: store, entity: table.schema.name, id: id.description)
+      }
+      summary.updated += 1
+    case .upsert(_, let row):
+      if try update(row, table) {
+        summary.updated += 1
+      } else {
+        try insert(row, table)
+        summary.inserted += 1
+      }
+    case .delete(_, let id):
+      try statement(.delete, table).run([id])
+      summary.deleted += connection.changes
+    case .deleteMatching(_, let filter):
+      let built = try SQLiteQuery.delete(filter, in: table)
+      try connection.statement(built.sql).run(built.parameters)
+      summary.deleted += connection.changes
+    }
+  }
+
+  private mutating func resolve(_ entity: String) throws -> SQLiteTable {
+    if let current, current.entity == entity { return current.table }
+    guard let table = tables[entity] else {
+      throw CofferError(
+        .unknownEntity,
+        "Entity '\(entity)' was never prepared in this store. Prepare it first (Store does this for you). "
+          + "Nothing in the batch was applied.",
+        store: store, entity: entity)
+    }
+    current = (entity, table)
+    for index in statements.indices { statements[index] = nil }
+    return table
+  }
+
+  private mutating func statement(_ operation: SQLiteTable.Operation, _ table: SQLiteTable) throws
+    -> SQLiteStatement
+  {
+    if let statement = statements[operation.rawValue] { return statement }
+    let statement = try connection.statement(for: table, operation)
+    statements[operation.rawValue] = statement
+    return statement
+  }
+
+  private mutating func insert(_ row: Row, _ table: SQLiteTable) throws {
+    let code = try write(row, try statement(.insert, table))
+    // SQLite reports whichever constraint it checks first; a stored id comes first in Coffer.
+    if try code == constraintPrimaryKey || (code == constraintUnique && exists(row, table)) {
+      let id = row[table.schema.idPosition]
+      throw CofferError(
+        .duplicateID,
+        "A \(table.schema.name) with id \(id) is already stored. Use update or upsert to replace it. Nothing in the batch was applied.",
+        store: store, entity: table.schema.name, id: id.description)
+    }
+    if code == constraintUnique { throw try uniqueViolation(row, table) }
+  }
+
+  private mutating func exists(_ row: Row, _ table: SQLiteTable) throws -> Bool {
+    let statement = try statement(.exists, table)
+    return try statement.withBindings([row[table.schema.idPosition]]) {
+      try statement.stepReading() && statement.int(at: 0) > 0
+    }
+  }
+
+  /// Replaces the stored row with the row's id; `false` when there is none.
+  private mutating func update(_ row: Row, _ table: SQLiteTable) throws -> Bool {
+    let code = try write(row, try statement(.update, table))
+    if code == constraintUnique { throw try uniqueViolation(row, table) }
+    return connection.changes > 0
+  }
+
+  /// Binds a row and steps; returns `SQLITE_DONE` or a constraint code, throws anything else.
+  private func write(_ row: Row, _ statement: SQLiteStatement) throws -> Int32 {
+    try statement.withBindings(row.values) {
+      let code = sqlite3_step(statement.handle)
+      if code == SQLITE_DONE || code == constraintPrimaryKey || code == constraintUnique { return code }
+      throw connection.failure(code, while: "applying a batch")
+    }
+  }
+
+  /// The error for a row that broke a unique index, naming the row that holds its values.
+  private func uniqueViolation(_ row: Row, _ table: SQLiteTable) throws -> CofferError {
+    let schema = table.schema
+    let id = row[schema.idPosition]
+    let idColumn = table.columns[schema.idPosition]
+    for index in schema.uniqueIndexes {
+      let positions = index.fields.compactMap { schema.position(of: $0) }
+      let key = positions.map { row[$0] }
+      if key.contains(where: \.isNull) { continue }
+      let conditions = positions.enumerated().map { "\(table.columns[$1]) = ?\($0 + 1)" }
+      let sql =
+        "SELECT \(idColumn) FROM \(table.table) WHERE \(conditions.joined(separator: " AND ")) "
+        + "AND \(idColumn) <> ?\(positions.count + 1) LIMIT 1"
+      let holders = try connection.statement(sql).rows(key + [id], kinds: [schema.idField.kind])
+      guard let holder = holders.first?[0] else { continue }
+      let fields = index.fields
+      return CofferError(
+        .uniqueViolation,
+        "\(schema.name) \(id) would have the same \(fields.joined(separator: ", ")) as \(schema.name) \(holder), "
+          + "but \(fields.count == 1 ? "that field is" : "those fields are") unique. Nothing in the batch was applied.",
+        store: store, entity: schema.name, id: id.description, field: fields.joined(separator: ","))
+    }
+    return CofferError(
+      .uniqueViolation,
+      "\(schema.name) \(id) breaks a unique index. Nothing in the batch was applied.", store: store,
+      entity: schema.name, id: id.description)
+  }
+}

@@ -1,0 +1,134 @@
+import Coffer
+import Synchronization
+
+extension SQLiteBackend {
+  /// Creates the tables of new entities and evolves stored ones, in one transaction: new fields
+  /// become new columns (filled with their defaults), new indexes are built, indexes no longer
+  /// declared are dropped. Columns of fields no longer declared are kept, with their data.
+  ///
+  /// - Throws: ``Coffer/CofferError/Code/schemaMismatch`` naming entity, field, stored and new
+  ///   kinds when a field changed type (nothing changes), or
+  ///   ``Coffer/CofferError/Code/uniqueViolation`` when a new unique index does not hold for the
+  ///   stored rows.
+  public func prepare(_ schemas: [EntitySchema]) async throws {
+    let known = catalog.withLock { catalog in schemas.allSatisfy { catalog.tables[$0.name]?.schema == $0 } }
+    if known {
+      try checkOpen()
+      return
+    }
+    let prepared = try withWriter { connection in
+      try transaction(on: connection, while: "preparing entities") {
+        try connection.execute(SQLiteCatalog.createSQL)
+        if try connection.text("PRAGMA user_version") == "0" {
+          try connection.execute("PRAGMA user_version = \(SQLiteCatalog.formatVersion)")
+        }
+        return try schemas.map { try prepareEntity($0, on: connection) }
+      }
+    }
+    catalog.withLock { catalog in
+      for var table in prepared where catalog.tables[table.schema.name]?.schema != table.schema {
+        table.serial = catalog.nextSerial
+        catalog.nextSerial += 1
+        catalog.tables[table.schema.name] = table
+      }
+    }
+  }
+
+  private func prepareEntity(_ schema: EntitySchema, on connection: SQLiteConnection) throws -> SQLiteTable {
+    guard let record = try SQLiteCatalog.read(schema.name, on: connection) else {
+      return try createEntity(schema, on: connection)
+    }
+    if record.schema == schema {
+      return SQLiteTable(schema: schema, tableName: record.tableName, columnNames: record.columns)
+    }
+    let evolution = try SchemaEvolution(from: record.schema, to: schema, store: name)
+    let table = SQLiteIdentifier.quoted(record.tableName)
+    var physical = try SQLiteCatalog.columnNames(of: record.tableName, on: connection)
+    var columns: [String] = []
+    for (field, source) in zip(schema.fields, evolution.sources) {
+      if let source {
+        let column = record.columns[source]
+        if record.schema.fields[source].isOptional, !field.isOptional, let value = field.defaultValue {
+          let quoted = SQLiteIdentifier.quoted(column)
+          try connection.run("UPDATE \(table) SET \(quoted) = ?1 WHERE \(quoted) IS NULL", [value])
+        }
+        columns.append(column)
+        continue
+      }
+      let column = SQLiteIdentifier.fresh(for: field.name, avoiding: physical)
+      physical.insert(SQLiteIdentifier.folded(column))
+      let quoted = SQLiteIdentifier.quoted(column)
+      try connection.execute(
+        "ALTER TABLE \(table) ADD COLUMN \(quoted) \(SQLiteTable.columnType(field.kind))")
+      if let value = field.defaultValue, !value.isNull {
+        try connection.run("UPDATE \(table) SET \(quoted) = ?1", [value])
+      }
+      columns.append(column)
+    }
+    let prepared = SQLiteTable(schema: schema, tableName: record.tableName, columnNames: columns)
+    try syncIndexes(of: prepared, on: connection)
+    try SQLiteCatalog.write(
+      .init(schema: schema, tableName: record.tableName, columns: columns), on: connection)
+    return prepared
+  }
+
+  private func createEntity(_ schema: EntitySchema, on connection: SQLiteConnection) throws -> SQLiteTable {
+    let tableName = SQLiteIdentifier.fresh(
+      for: schema.name, avoiding: try SQLiteCatalog.takenNames(on: connection))
+    var taken: Set<String> = []
+    var columns: [String] = []
+    var definitions: [String] = []
+    for (position, field) in schema.fields.enumerated() {
+      let column = SQLiteIdentifier.fresh(for: field.name, avoiding: taken)
+      taken.insert(SQLiteIdentifier.folded(column))
+      columns.append(column)
+      let type = SQLiteTable.columnType(field.kind)
+      let key = position == schema.idPosition ? " PRIMARY KEY NOT NULL" : ""
+      definitions.append("\(SQLiteIdentifier.quoted(column)) \(type)\(key)")
+    }
+    // An Int64 id is the rowid itself; a string or UUID id is the key of a table without rowid,
+    // so that a get or a scan in id order reads one b-tree, not an index and then the table.
+    let options = schema.idField.kind == .int ? "STRICT" : "STRICT, WITHOUT ROWID"
+    try connection.execute(
+      "CREATE TABLE \(SQLiteIdentifier.quoted(tableName)) (\(definitions.joined(separator: ", "))) \(options)"
+    )
+    let table = SQLiteTable(schema: schema, tableName: tableName, columnNames: columns)
+    try syncIndexes(of: table, on: connection)
+    try SQLiteCatalog.write(.init(schema: schema, tableName: tableName, columns: columns), on: connection)
+    return table
+  }
+
+  /// Makes the table's indexes those the schema declares: named `TABLE/index/COLUMNS` or
+  /// `TABLE/unique/COLUMNS`; other indexes with the table's prefix are dropped.
+  private func syncIndexes(of table: SQLiteTable, on connection: SQLiteConnection) throws {
+    let prefix = table.tableName + "/"
+    let existing = try SQLiteCatalog.indexNames(of: table.tableName, on: connection)
+    var wanted: [String: (index: Index, columns: [String])] = [:]
+    for index in table.schema.indexes {
+      let columns = try index.fields.map { try table.column($0) }
+      let names = index.fields.compactMap { table.schema.position(of: $0) }.map { table.columnNames[$0] }
+      wanted[prefix + (index.isUnique ? "unique/" : "index/") + names.joined(separator: ",")] = (
+        index, columns
+      )
+    }
+    for indexName in existing.sorted() where indexName.hasPrefix(prefix) && wanted[indexName] == nil {
+      try connection.execute("DROP INDEX \(SQLiteIdentifier.quoted(indexName))")
+    }
+    for (indexName, entry) in wanted.sorted(by: { $0.key < $1.key }) where !existing.contains(indexName) {
+      let sql =
+        "CREATE \(entry.index.isUnique ? "UNIQUE " : "")INDEX \(SQLiteIdentifier.quoted(indexName)) ON "
+        + "\(table.table) (\(entry.columns.joined(separator: ", ")))"
+      do {
+        try connection.execute(sql)
+      } catch let error as CofferError where error.code == .backendFailure && entry.index.isUnique {
+        let fields = entry.index.fields.joined(separator: ", ")
+        throw CofferError(
+          .uniqueViolation,
+          "\(table.schema.name) rows already stored share values of \(fields), so they cannot be made unique. "
+            + "Remove or change the duplicates first. Nothing was changed.",
+          store: name, entity: table.schema.name, field: entry.index.fields.joined(separator: ","),
+          underlying: error.underlying)
+      }
+    }
+  }
+}

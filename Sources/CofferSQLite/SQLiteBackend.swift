@@ -1,0 +1,170 @@
+import CSQLite
+import Coffer
+import Foundation
+import Synchronization
+
+/// A store in one SQLite database file, readable by anyone with the `sqlite3` tool.
+///
+/// Each entity is a table with one typed column per field (nested documents are one JSON text
+/// column); indexes and unique constraints come from the schema. The database runs in WAL mode
+/// with one writer connection and a pool of readers, so queries never wait for a batch being
+/// written; several processes may use the file at once.
+///
+/// ```swift
+/// let store = try await Store.open(url: "sqlite:///var/app/db.sqlite", registry: .builtIn)
+/// ```
+///
+/// Docs/SQLite.md describes the table layout, the options and the concurrency model.
+public final class SQLiteBackend: StorageBackend {
+  /// `sqlite:///ABSOLUTE/PATH` or `sqlite:RELATIVE/PATH`.
+  public let name: String
+  /// Reopenable, durable (unless `synchronous=off`), multi-process, atomic across entities, evolving.
+  public let capabilities: BackendCapabilities
+  /// How the store was opened.
+  public let configuration: Configuration
+  /// The database file's path.
+  public let path: String
+
+  /// The writer connection; every batch and schema change runs under this lock (`nil` once closed).
+  let writer: Mutex<SQLiteConnection?>
+  let readers: SQLiteReaderPool
+  /// The prepared entities, by name, and the serial the next one published gets.
+  let catalog = Mutex(Catalog())
+
+  struct Catalog: Sendable {
+    var tables: [String: SQLiteTable] = [:]
+    var nextSerial = 1
+  }
+
+  /// Opens (or creates) the database at `path`.
+  ///
+  /// - Throws: ``Coffer/CofferError/Code/corruptStore`` for a file that is not a SQLite
+  ///   database, is damaged or was written by a newer Coffer (the file is left untouched);
+  ///   ``Coffer/CofferError/Code/io`` when it or its directory cannot be written;
+  ///   ``Coffer/CofferError/Code/locked`` when another process holds it past the busy timeout.
+  public init(path: String, configuration: Configuration = Configuration()) throws {
+    let name = path.hasPrefix("/") ? "sqlite://\(path)" : "sqlite:\(path)"
+    self.name = name
+    self.path = path
+    self.configuration = configuration
+    var capabilities: BackendCapabilities = [
+      .reopenable, .multiProcess, .crossEntityTransactions, .schemaEvolution,
+    ]
+    if configuration.synchronous != .off { capabilities.insert(.durable) }
+    self.capabilities = capabilities
+
+    let connection = try SQLiteConnection(path: path, storeName: name, configuration: configuration)
+    try Self.configureWriter(connection, configuration)
+    self.writer = Mutex(connection)
+    let opener: @Sendable () throws -> SQLiteConnection = {
+      let reader = try SQLiteConnection(path: path, storeName: name, configuration: configuration)
+      try reader.execute("PRAGMA query_only = ON")
+      return reader
+    }
+    self.readers = SQLiteReaderPool(
+      keep: configuration.readers, open: opener,
+      closed: {
+        CofferError(.closed, "This store was closed. Open it again to use it.", store: name, path: path)
+      })
+  }
+
+  private static func configureWriter(_ connection: SQLiteConnection, _ configuration: Configuration) throws {
+    // Reading the schema first turns a foreign or damaged file into an error before anything
+    // could be written to it.
+    _ = try connection.text("SELECT count(*) FROM sqlite_schema")
+    if connection.isReadOnly {
+      throw SQLiteFailure.error(
+        code: SQLITE_READONLY, message: "read-only database", path: connection.path,
+        store: connection.storeName, while: "opening")
+    }
+    let mode = try connection.text("PRAGMA journal_mode = WAL")
+    guard mode?.lowercased() == "wal" else {
+      throw CofferError(
+        .io,
+        "SQLite could not switch the database to WAL mode (it reported '\(mode ?? "nothing")'); the file "
+          + "system may not support the shared memory WAL needs. Put the database on a local disk.",
+        store: connection.storeName, path: connection.path)
+    }
+    try connection.execute("PRAGMA synchronous = \(configuration.synchronous.pragma)")
+    if let version = try connection.text("PRAGMA user_version"), let number = Int(version),
+      number > SQLiteCatalog.formatVersion
+    {
+      throw CofferError(
+        .corruptStore,
+        "The database was written by a newer Coffer (format \(number); this one reads up to "
+          + "\(SQLiteCatalog.formatVersion)). It was left untouched: open it with a newer Coffer.",
+        store: connection.storeName, path: connection.path)
+    }
+  }
+
+  /// Runs the query on a reader connection.
+  public func fetch(_ query: Query) async throws -> [Row] {
+    let table = try table(query.entity)
+    let built = try SQLiteQuery.select(query, in: table)
+    return try readers.withReader { reader in
+      let rows = try reader.statement(built.sql).rows(built.parameters, kinds: table.kinds)
+      guard let positions = built.reversedTies else { return rows }
+      if SQLiteQuery.mayCutTies(rows, query, positions) {
+        var whole = query
+        whole.limit = nil
+        let all = try SQLiteQuery.select(whole, in: table)
+        return SQLiteQuery.orderedSlice(
+          try reader.statement(all.sql).rows(all.parameters, kinds: table.kinds), query, positions)
+      }
+      return SQLiteQuery.orderedSlice(rows, query, positions)
+    }
+  }
+
+  /// Counts with `count(*)` on a reader, then applies offset and limit.
+  public func count(_ query: Query) async throws -> Int {
+    let table = try table(query.entity)
+    let built = try SQLiteQuery.count(query.filter, in: table)
+    let total = try readers.withReader { reader in
+      let statement = try reader.statement(built.sql)
+      return try statement.withBindings(built.parameters) {
+        try statement.stepReading() ? Int(statement.int(at: 0)) : 0
+      }
+    }
+    let afterOffset = max(0, total - max(0, query.offset))
+    return query.limit.map { min(afterOffset, max(0, $0)) } ?? afterOffset
+  }
+
+  /// Looks each id up with one cached statement, in one read transaction.
+  public func get(entity: EntitySchema, ids: [Value]) async throws -> [Row] {
+    let table = try table(entity.name)
+    return try readers.withReader { reader in
+      let statement = try reader.statement(for: table, .get)
+      if ids.count == 1 { return try statement.rows(ids, kinds: table.kinds) }
+      try reader.run("BEGIN")
+      defer { try? reader.run("COMMIT") }
+      var rows: [Row] = []
+      rows.reserveCapacity(ids.count)
+      for id in ids { rows.append(contentsOf: try statement.rows([id], kinds: table.kinds)) }
+      return rows
+    }
+  }
+
+  /// Closes every connection; SQLite checkpoints the log into the database file.
+  public func close() async throws {
+    writer.withLock { $0 = nil }
+    readers.close()
+  }
+
+  /// The prepared entity with a name.
+  func table(_ entity: String) throws -> SQLiteTable {
+    if let table = catalog.withLock({ $0.tables[entity] }) { return table }
+    try checkOpen()
+    throw CofferError(
+      .unknownEntity,
+      "Entity '\(entity)' was never prepared in this store. Prepare it first (Store does this for you).",
+      store: name, entity: entity)
+  }
+
+  func checkOpen() throws {
+    guard writer.withLock({ $0 != nil }) else { throw closedError() }
+  }
+
+  func closedError() -> CofferError {
+    CofferError(.closed, "This store was closed. Open it again to use it.", store: name, path: path)
+  }
+}

@@ -1,0 +1,103 @@
+import Coffer
+import Foundation
+
+/// The metadata table that keeps, for each entity, its Coffer schema (exact field kinds) and the
+/// table and columns that hold it, so that a later `prepare` can compare and evolve.
+///
+/// Table and column names are the entity and field names themselves whenever SQLite (which
+/// ignores ASCII case in identifiers) can tell them apart; an entity `Order` stored beside
+/// `order` gets the table `Order_2`, and this table records that.
+enum SQLiteCatalog {
+  static let tableName = "coffer_schema"
+  /// The layout this code writes; a file with a larger `PRAGMA user_version` is newer.
+  static let formatVersion = 1
+
+  static let createSQL = """
+    CREATE TABLE IF NOT EXISTS "coffer_schema" (
+      "entity" TEXT PRIMARY KEY NOT NULL,
+      "table" TEXT NOT NULL,
+      "columns" TEXT NOT NULL,
+      "schema" TEXT NOT NULL
+    ) STRICT
+    """
+  static let readSQL = #"SELECT "table", "columns", "schema" FROM "coffer_schema" WHERE "entity" = ?1"#
+  static let writeSQL =
+    #"INSERT OR REPLACE INTO "coffer_schema" ("entity", "table", "columns", "schema") VALUES (?1, ?2, ?3, ?4)"#
+
+  /// An entity as recorded: its stored schema, table and the column of each stored field.
+  struct Record {
+    var schema: EntitySchema
+    var tableName: String
+    var columns: [String]
+  }
+
+  /// The record of an entity, or `nil` when it was never stored.
+  static func read(_ entity: String, on connection: SQLiteConnection) throws -> Record? {
+    let statement = try connection.statement(readSQL)
+    return try statement.withBindings([.string(entity)]) { () throws -> Record? in
+      guard try statement.stepReading() else { return nil }
+      let tableName = statement.string(at: 0)
+      do {
+        let columns = try JSONDecoder().decode([String].self, from: statement.data(at: 1))
+        let schema = try JSONDecoder().decode(EntitySchema.self, from: statement.data(at: 2))
+        guard columns.count == schema.fields.count else { throw ColumnCountMismatch() }
+        return Record(schema: schema, tableName: tableName, columns: columns)
+      } catch {
+        throw CofferError(
+          .corruptStore,
+          "The stored description of entity '\(entity)' in the coffer_schema table cannot be read; "
+            + "something other than Coffer changed it. Restore the file from a backup.",
+          store: connection.storeName, entity: entity, path: connection.path)
+      }
+    }
+  }
+
+  /// Records an entity.
+  static func write(_ record: Record, on connection: SQLiteConnection) throws {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    let columns = try encoder.encode(record.columns)
+    let schema = try encoder.encode(record.schema)
+    try connection.run(
+      writeSQL,
+      [
+        .string(record.schema.name), .string(record.tableName),
+        .string(String(decoding: columns, as: UTF8.self)),
+        .string(String(decoding: schema, as: UTF8.self)),
+      ])
+  }
+
+  /// Every table and index name in the database, folded as SQLite compares them.
+  static func takenNames(on connection: SQLiteConnection) throws -> Set<String> {
+    let statement = try connection.statement("SELECT name FROM sqlite_schema")
+    var names: Set<String> = [SQLiteIdentifier.folded(tableName)]
+    try statement.withBindings([]) {
+      while try statement.stepReading() { names.insert(SQLiteIdentifier.folded(statement.string(at: 0))) }
+    }
+    return names
+  }
+
+  /// The columns a table has, folded, including those of fields no longer declared.
+  static func columnNames(of table: String, on connection: SQLiteConnection) throws -> Set<String> {
+    let statement = try connection.statement("SELECT name FROM pragma_table_info(?1)")
+    var names: Set<String> = []
+    try statement.withBindings([.string(table)]) {
+      while try statement.stepReading() { names.insert(SQLiteIdentifier.folded(statement.string(at: 0))) }
+    }
+    return names
+  }
+
+  /// The indexes Coffer made on a table (not SQLite's automatic ones), by name.
+  static func indexNames(of table: String, on connection: SQLiteConnection) throws -> Set<String> {
+    let statement = try connection.statement(
+      "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = ?1 AND sql IS NOT NULL")
+    var names: Set<String> = []
+    try statement.withBindings([.string(table)]) {
+      while try statement.stepReading() { names.insert(statement.string(at: 0)) }
+    }
+    return names
+  }
+}
+
+/// A stored column list that does not match its stored schema.
+private struct ColumnCountMismatch: Error {}

@@ -1,0 +1,184 @@
+import CSQLite
+import Coffer
+import Foundation
+
+/// A compiled statement of one ``SQLiteConnection``, reused for every call of the same shape.
+///
+/// Values are bound straight from ``Coffer/Value``s with `sqlite3_bind_*`; strings and bytes
+/// are bound without copying (`SQLITE_STATIC`) for exactly as long as the caller's closure runs,
+/// and unbound before it returns. Rows are read straight into ``Coffer/Row``s.
+final class SQLiteStatement {
+  let handle: OpaquePointer
+  unowned let connection: SQLiteConnection
+
+  init(_ handle: OpaquePointer, connection: SQLiteConnection) {
+    self.handle = handle
+    self.connection = connection
+  }
+
+  func finalize() { sqlite3_finalize(handle) }
+
+  /// Binds `values` to parameters 1…n, runs `body`, then resets the statement and clears the
+  /// bindings (so that no borrowed pointer outlives the values).
+  func withBindings<R>(_ values: [Value], _ body: () throws -> R) throws -> R {
+    defer {
+      sqlite3_reset(handle)
+      sqlite3_clear_bindings(handle)
+    }
+    return try bind(values, from: 0, body)
+  }
+
+  /// Binds the values from `index` on, each borrowed string or byte buffer staying valid for the
+  /// rest of the recursion, and runs `body` once all are bound.
+  private func bind<R>(_ values: [Value], from index: Int, _ body: () throws -> R) throws -> R {
+    guard index < values.count else { return try body() }
+    let parameter = Int32(index + 1)
+    let code: Int32
+    switch values[index] {
+    case .null: code = sqlite3_bind_null(handle, parameter)
+    case .bool(let value): code = sqlite3_bind_int64(handle, parameter, value ? 1 : 0)
+    case .int(let value): code = sqlite3_bind_int64(handle, parameter, value)
+    case .double(let value): code = sqlite3_bind_double(handle, parameter, value)
+    case .date(let value):
+      code = sqlite3_bind_int64(handle, parameter, Value.microseconds(since1970: value))
+    case .string(var text):
+      return try text.withUTF8 { buffer in
+        try check(bindText(UnsafeRawBufferPointer(buffer), parameter))
+        return try bind(values, from: index + 1, body)
+      }
+    case .document(let data):
+      return try data.withUnsafeBytes { buffer in
+        try check(bindText(buffer, parameter))
+        return try bind(values, from: index + 1, body)
+      }
+    case .bytes(let data):
+      return try data.withUnsafeBytes { buffer in
+        try check(bindBlob(buffer, parameter))
+        return try bind(values, from: index + 1, body)
+      }
+    case .uuid(let uuid):
+      return try withUnsafeBytes(of: uuid.uuid) { buffer in
+        try check(bindBlob(buffer, parameter))
+        return try bind(values, from: index + 1, body)
+      }
+    }
+    try check(code)
+    return try bind(values, from: index + 1, body)
+  }
+
+  private func bindText(_ buffer: UnsafeRawBufferPointer, _ parameter: Int32) -> Int32 {
+    guard let base = buffer.baseAddress, buffer.count > 0 else {
+      return sqlite3_bind_text(handle, parameter, "", 0, nil)
+    }
+    return sqlite3_bind_text64(
+      handle, parameter, base.assumingMemoryBound(to: CChar.self), sqlite3_uint64(buffer.count), nil,
+      UInt8(SQLITE_UTF8))
+  }
+
+  private func bindBlob(_ buffer: UnsafeRawBufferPointer, _ parameter: Int32) -> Int32 {
+    guard let base = buffer.baseAddress, buffer.count > 0 else {
+      return sqlite3_bind_zeroblob(handle, parameter, 0)
+    }
+    return sqlite3_bind_blob64(handle, parameter, base, sqlite3_uint64(buffer.count), nil)
+  }
+
+  private func check(_ code: Int32) throws {
+    guard code == SQLITE_OK else { throw connection.failure(code, while: "binding a value") }
+  }
+
+  /// Steps once: `true` with a row to read, `false` when done.
+  func step() throws -> Bool {
+    switch sqlite3_step(handle) {
+    case SQLITE_ROW: return true
+    case SQLITE_DONE: return false
+    case let code: throw StepFailure(code: code)
+    }
+  }
+
+  /// Runs a statement that returns no rows.
+  func run(_ values: [Value]) throws {
+    try withBindings(values) {
+      do {
+        while try step() {}
+      } catch let failure as StepFailure {
+        throw connection.failure(failure.code, while: "writing")
+      }
+    }
+  }
+
+  /// Every row the statement returns, read as values of `kinds`.
+  func rows(_ values: [Value], kinds: [FieldKind]) throws -> [Row] {
+    try withBindings(values) {
+      var rows: [Row] = []
+      while try stepReading() { rows.append(try row(kinds)) }
+      return rows
+    }
+  }
+
+  /// Steps for a read, turning a failure into a ``Coffer/CofferError``.
+  func stepReading() throws -> Bool {
+    do {
+      return try step()
+    } catch let failure as StepFailure {
+      throw connection.failure(failure.code, while: "reading")
+    }
+  }
+
+  /// The current row, one value per kind, from columns 0…n-1.
+  func row(_ kinds: [FieldKind]) throws -> Row {
+    var values: [Value] = []
+    values.reserveCapacity(kinds.count)
+    for (column, kind) in kinds.enumerated() { values.append(try value(at: Int32(column), kind)) }
+    return Row(values)
+  }
+
+  /// The value of a column read as a field kind.
+  @inline(__always)
+  func value(at column: Int32, _ kind: FieldKind) throws -> Value {
+    if sqlite3_column_type(handle, column) == SQLITE_NULL { return .null }
+    switch kind {
+    case .int: return .int(sqlite3_column_int64(handle, column))
+    case .bool: return .bool(sqlite3_column_int64(handle, column) != 0)
+    case .double: return .double(sqlite3_column_double(handle, column))
+    case .date: return .date(Value.date(microsecondsSince1970: sqlite3_column_int64(handle, column)))
+    case .string: return .string(string(at: column))
+    case .bytes: return .bytes(data(at: column))
+    case .document: return .document(data(at: column))
+    case .uuid:
+      let count = Int(sqlite3_column_bytes(handle, column))
+      guard count == 16, let base = sqlite3_column_blob(handle, column) else {
+        throw CofferError(
+          .corruptStore,
+          "A UUID column holds \(count) bytes instead of 16; something other than Coffer wrote it. "
+            + "Fix or remove that row with the sqlite3 tool.",
+          store: connection.storeName, path: connection.path)
+      }
+      var uuid = UUID().uuid
+      withUnsafeMutableBytes(of: &uuid) {
+        $0.copyMemory(from: UnsafeRawBufferPointer(start: base, count: 16))
+      }
+      return .uuid(UUID(uuid: uuid))
+    }
+  }
+
+  /// A column's text, byte for byte.
+  func string(at column: Int32) -> String {
+    guard let text = sqlite3_column_text(handle, column) else { return "" }
+    let count = Int(sqlite3_column_bytes(handle, column))
+    return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+  }
+
+  /// A column's bytes.
+  func data(at column: Int32) -> Data {
+    guard let blob = sqlite3_column_blob(handle, column) else { return Data() }
+    return Data(bytes: blob, count: Int(sqlite3_column_bytes(handle, column)))
+  }
+
+  /// A column as an integer.
+  func int(at column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+}
+
+/// A step that failed; callers name what they were doing.
+struct StepFailure: Error {
+  let code: Int32
+}

@@ -1,0 +1,91 @@
+import Coffer
+
+/// One prepared entity: its schema, the table and columns that hold it, and the SQL of the
+/// operations that do not depend on a query (compiled once per connection and reused).
+struct SQLiteTable: Sendable {
+  /// The statements every table has, which connections cache by ``serial`` and operation
+  /// (an integer key: no SQL text is hashed on the hot paths).
+  enum Operation: Int, CaseIterable {
+    case get, insert, update, delete, exists
+  }
+
+  /// A number that no other table of the same backend has, given when the table is published.
+  var serial = 0
+  /// The schema the entity was prepared with.
+  let schema: EntitySchema
+  /// The table's name (unquoted).
+  let tableName: String
+  /// The quoted table name.
+  let table: String
+  /// The column of each field (unquoted), in field order.
+  let columnNames: [String]
+  /// The quoted column of each field, in field order.
+  let columns: [String]
+  /// The field kinds, in field order, for reading rows.
+  let kinds: [FieldKind]
+
+  let selectList: String
+  let insertSQL: String
+  let updateSQL: String
+  let getSQL: String
+  let deleteSQL: String
+  let existsSQL: String
+
+  init(schema: EntitySchema, tableName: String, columnNames: [String]) {
+    self.schema = schema
+    self.tableName = tableName
+    let table = SQLiteIdentifier.quoted(tableName)
+    let columns = columnNames.map(SQLiteIdentifier.quoted)
+    self.table = table
+    self.columnNames = columnNames
+    self.columns = columns
+    self.kinds = schema.fields.map(\.kind)
+    let id = columns[schema.idPosition]
+    let selectList = columns.joined(separator: ", ")
+    self.selectList = selectList
+    let placeholders = (1...columns.count).map { "?\($0)" }.joined(separator: ", ")
+    insertSQL = "INSERT INTO \(table) (\(selectList)) VALUES (\(placeholders))"
+    let assignments = columns.indices.filter { $0 != schema.idPosition }.map { "\(columns[$0]) = ?\($0 + 1)" }
+    // An entity with only an id has nothing to set: the update then just finds the row.
+    updateSQL =
+      assignments.isEmpty
+      ? "UPDATE \(table) SET \(id) = \(id) WHERE \(id) = ?\(schema.idPosition + 1)"
+      : "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \(id) = ?\(schema.idPosition + 1)"
+    getSQL = "SELECT \(selectList) FROM \(table) WHERE \(id) = ?1"
+    deleteSQL = "DELETE FROM \(table) WHERE \(id) = ?1"
+    existsSQL = "SELECT count(*) FROM \(table) WHERE \(id) = ?1"
+  }
+
+  /// The SQL of an operation.
+  func sql(_ operation: Operation) -> String {
+    switch operation {
+    case .get: getSQL
+    case .insert: insertSQL
+    case .update: updateSQL
+    case .delete: deleteSQL
+    case .exists: existsSQL
+    }
+  }
+
+  /// The quoted column of a field.
+  func column(_ field: String) throws -> String {
+    guard let position = schema.position(of: field) else {
+      let known = schema.fields.map(\.name).joined(separator: ", ")
+      throw CofferError(
+        .invalidQuery, "\(schema.name) has no field '\(field)'. Its fields are: \(known).",
+        entity: schema.name, field: field)
+    }
+    return columns[position]
+  }
+
+  /// The SQL type a field's column is declared with (the table is `STRICT`).
+  static func columnType(_ kind: FieldKind) -> String {
+    switch kind {
+    case .bool, .int, .date: "INTEGER"
+    // ANY keeps a double exactly as bound; a REAL column would store -0.0 as the integer 0.
+    case .double: "ANY"
+    case .string, .document: "TEXT"
+    case .bytes, .uuid: "BLOB"
+    }
+  }
+}

@@ -1,0 +1,131 @@
+import Coffer
+import CofferSQLite
+import Foundation
+import Testing
+
+/// Files SQLite cannot use give a CofferError naming the path and what to do, and are never
+/// replaced, changed or deleted.
+@Suite struct SQLiteBadInputTests {
+  @Test func aFileThatIsNotADatabaseIsACorruptStoreAndIsLeftUntouched() throws {
+    let folder = try TemporaryFolder()
+    let path = folder.file("notes.sqlite")
+    let content = Data(String(repeating: "These are notes, not a database.\n", count: 200).utf8)
+    try content.write(to: URL(fileURLWithPath: path))
+    #expect {
+      _ = try SQLiteBackend(path: path)
+    } throws: { error in
+      let error = error as? CofferError
+      return error?.code == .corruptStore && error?.path == path
+        && error?.message.contains("not a SQLite database") == true
+    }
+    #expect(FileManager.default.contents(atPath: path) == content)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["notes.sqlite"])
+  }
+
+  @Test func aDamagedDatabaseIsACorruptStoreAndIsLeftUntouched() async throws {
+    let folder = try TemporaryFolder()
+    let path = folder.file("damaged.sqlite")
+    let store = try await Store.open(url: "sqlite://\(path)", registry: sqliteRegistry())
+    try await store.insert((1...200).map(sampleMessage))
+    try await store.close()
+    // Keep the 100-byte header, overwrite the rest of the first page (the schema) and beyond.
+    var bytes = try #require(FileManager.default.contents(atPath: path))
+    for offset in 100..<min(bytes.count, 12_000) { bytes[offset] = UInt8(truncatingIfNeeded: offset * 7) }
+    try bytes.write(to: URL(fileURLWithPath: path))
+
+    await #expect {
+      let reopened = try await Store.open(url: "sqlite://\(path)", registry: sqliteRegistry())
+      _ = try await reopened.all(Message.self)
+    } throws: { error in
+      let error = error as? CofferError
+      return error?.code == .corruptStore && error?.path == path && error?.message.contains("damaged") == true
+    }
+    #expect(FileManager.default.contents(atPath: path) == bytes)
+  }
+
+  @Test func aDatabaseLockedByAnotherProcessPastTheBusyTimeoutIsLocked() async throws {
+    try #require(hasSQLiteTool, "the sqlite3 tool is missing; run make deps")
+    let folder = try TemporaryFolder()
+    let path = folder.file("busy.sqlite")
+    let store = try await Store.open(url: "sqlite://\(path)?busyTimeout=200", registry: sqliteRegistry())
+    try await store.insert(sampleMessage(1))
+
+    let holder = Process()
+    holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    holder.arguments = ["sqlite3", path]
+    let input = Pipe()
+    let output = Pipe()
+    holder.standardInput = input
+    holder.standardOutput = output
+    try holder.run()
+    input.fileHandleForWriting.write(Data("BEGIN IMMEDIATE;\nSELECT 'holding';\n".utf8))
+    var printed = Data()
+    while !String(decoding: printed, as: UTF8.self).contains("holding") {
+      let chunk = output.fileHandleForReading.availableData
+      if chunk.isEmpty { break }
+      printed.append(chunk)
+    }
+
+    await #expect {
+      try await store.insert(sampleMessage(2))
+    } throws: { error in
+      let error = error as? CofferError
+      return error?.code == .locked && error?.path == path && error?.message.contains("busyTimeout") == true
+    }
+    #expect(try await store.count(Message.self) == 1, "reads go on while another process writes")
+
+    input.fileHandleForWriting.write(Data("ROLLBACK;\n.quit\n".utf8))
+    try input.fileHandleForWriting.close()
+    holder.waitUntilExit()
+    try await store.insert(sampleMessage(2))
+    #expect(try await store.count(Message.self) == 2)
+    try await store.close()
+  }
+
+  @Test func aReadOnlyFileIsAnIOErrorNamingThePathAndIsLeftUntouched() async throws {
+    let folder = try TemporaryFolder()
+    let directory = folder.file("ro")
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    let path = directory + "/store.sqlite"
+    let mounted = getuid() == 0 && mountTmpfs(at: directory, size: "4m")
+    defer { if mounted { unmount(directory) } }
+    let store = try await Store.open(url: "sqlite://\(path)", registry: sqliteRegistry())
+    try await store.insert(sampleMessage(1))
+    try await store.close()
+    let before = try #require(FileManager.default.contents(atPath: path))
+    if mounted {
+      try #require(remountReadOnly(directory), "remounting the tmpfs read-only failed")
+    } else {
+      try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: path)
+    }
+
+    #expect {
+      _ = try SQLiteBackend(path: path)
+    } throws: { error in
+      let error = error as? CofferError
+      return error?.code == .io && error?.path == path && error?.message.contains("write") == true
+    }
+    #expect(FileManager.default.contents(atPath: path) == before)
+  }
+
+  @Test func aReadOnlyDirectoryIsAnIOErrorNamingThePath() throws {
+    let folder = try TemporaryFolder()
+    let directory = folder.file("ro")
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    let mounted = getuid() == 0 && mountTmpfs(at: directory, size: "1m")
+    defer { if mounted { unmount(directory) } }
+    if mounted {
+      try #require(remountReadOnly(directory), "remounting the tmpfs read-only failed")
+    } else {
+      try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: directory)
+    }
+    let path = directory + "/new.sqlite"
+    #expect {
+      _ = try SQLiteBackend(path: path)
+    } throws: { error in
+      let error = error as? CofferError
+      return error?.code == .io && error?.path == path
+    }
+    #expect(!FileManager.default.fileExists(atPath: path))
+  }
+}

@@ -1,0 +1,88 @@
+import Coffer
+import CofferSQLite
+import Foundation
+
+/// A temporary folder for one test, removed when the test ends.
+final class TemporaryFolder {
+  let path: String
+  init() throws {
+    path =
+      FileManager.default.temporaryDirectory.appendingPathComponent("coffer-sqlite-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+  }
+  deinit { try? FileManager.default.removeItem(atPath: path) }
+  func file(_ name: String) -> String { path + "/" + name }
+}
+
+/// A registry with only the SQLite backend.
+func sqliteRegistry() -> BackendRegistry {
+  var registry = BackendRegistry()
+  registry.registerSQLite()
+  return registry
+}
+
+/// A chat message with a field of every scalar kind and a nested document.
+struct Message: Storable, Equatable {
+  var id: Int64
+  var threadID: Int64
+  var sender: String
+  var text: String
+  var date: Date
+  var read: Bool?
+  var score: Double
+  var attachment: Data
+  var token: UUID
+  var tags: [String]
+
+  static var indexes: [Index] { [.on("threadID", "date"), .unique("token")] }
+}
+
+func sampleMessage(_ id: Int64) -> Message {
+  Message(
+    id: id, threadID: id % 3, sender: "user\(id)", text: "message \(id) 'quoted' %_*",
+    date: Date(timeIntervalSince1970: 1_700_000_000 + Double(id) / 1e6), read: id % 2 == 0 ? true : nil,
+    score: Double(id) / 4, attachment: Data([UInt8(id % 256), 0]),
+    token: UUID(uuidString: String(format: "00000000-0000-0000-0000-%012lld", id)) ?? UUID(), tags: ["t\(id)"]
+  )
+}
+
+/// What a command printed, and its exit status.
+struct ToolRun {
+  var output: String
+  var errors: String
+  var status: Int32
+}
+
+/// Runs a command-line tool to completion.
+func runTool(_ tool: String, _ arguments: [String]) throws -> ToolRun {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+  process.arguments = [tool] + arguments
+  let output = Pipe()
+  let errors = Pipe()
+  process.standardOutput = output
+  process.standardError = errors
+  try process.run()
+  let printed = output.fileHandleForReading.readDataToEndOfFile()
+  let complaint = errors.fileHandleForReading.readDataToEndOfFile()
+  process.waitUntilExit()
+  return ToolRun(
+    output: String(decoding: printed, as: UTF8.self), errors: String(decoding: complaint, as: UTF8.self),
+    status: process.terminationStatus)
+}
+
+/// Whether the `sqlite3` tool (installed by `make deps`) is on the path.
+var hasSQLiteTool: Bool { (try? runTool("sqlite3", ["-version"]).status) == 0 }
+
+/// Mounts a tmpfs of `size` at `path` (root only); `false` when not permitted.
+func mountTmpfs(at path: String, size: String) -> Bool {
+  (try? runTool("mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", path]).status) == 0
+}
+
+/// Remounts a tmpfs read-only.
+func remountReadOnly(_ path: String) -> Bool {
+  (try? runTool("mount", ["-o", "remount,ro", path]).status) == 0
+}
+
+/// Unmounts a file system mounted by a test.
+func unmount(_ path: String) { _ = try? runTool("umount", [path]) }
