@@ -30,7 +30,7 @@ func outcome(of id: String, on url: String) async throws -> ConformanceOutcome {
 
 /// The backends in this package: named memory stores (reopenable), a plain MemoryBackend, and
 /// property-list files in both formats.
-let backendURLs = ["memory:", "memory-unnamed:", "plist:", "plist:?format=xml", "sqlite:"]
+let backendURLs = ["memory:", "memory-unnamed:", "plist:", "plist:?format=xml", "sqlite:", "lmdb:"]
 
 @Suite struct MemoryBackendConformance {
   @Test(arguments: backendURLs, ConformanceSuite.checks)

@@ -1,0 +1,60 @@
+import CLMDB
+import Coffer
+
+/// What a backend knows about one prepared entity: the declared schema, the layout its rows are
+/// written under, and its databases.
+final class EntityHandle: Sendable {
+  /// The schema the code declared, which every row is returned in.
+  let schema: EntitySchema
+  /// The layout number rows are written under.
+  let layout: Int
+  /// The rows database: id key → row.
+  let rows: MDB_dbi
+  /// The indexes, in the schema's order.
+  let indexes: [IndexHandle]
+  /// How rows written under other known layouts become rows of ``schema``, by layout;
+  /// `nil` for layouts that cannot (a kind changed).
+  let evolutions: [Int: SchemaEvolution?]
+  /// The declared fields' kinds, for decoding.
+  let kinds: [FieldKind]
+
+  init(
+    schema: EntitySchema, layout: Int, rows: MDB_dbi, indexes: [IndexHandle],
+    evolutions: [Int: SchemaEvolution?]
+  ) {
+    self.schema = schema
+    self.layout = layout
+    self.rows = rows
+    self.indexes = indexes
+    self.evolutions = evolutions
+    self.kinds = schema.fields.map(\.kind)
+  }
+
+  /// Writes the id key of a row into `key`.
+  func idKey(_ values: [Value], into key: inout [UInt8]) {
+    key.removeAll(keepingCapacity: true)
+    KeyEncoding.append(values[schema.idPosition], to: &key)
+  }
+}
+
+/// One index of an entity: an `MDB_DUPSORT` database from index key to id keys.
+struct IndexHandle: Sendable {
+  let index: Index
+  /// The positions of the indexed fields in the declared schema.
+  let positions: [Int]
+  let database: MDB_dbi
+
+  /// Writes the index key of a row into `key`; returns whether any of its fields is null
+  /// (which exempts it from uniqueness).
+  @discardableResult
+  func key(_ values: [Value], into key: inout [UInt8]) -> Bool {
+    key.removeAll(keepingCapacity: true)
+    var hasNull = false
+    for position in positions {
+      let value = values[position]
+      if value.isNull { hasNull = true }
+      KeyEncoding.appendComponent(value, to: &key)
+    }
+    return hasNull
+  }
+}

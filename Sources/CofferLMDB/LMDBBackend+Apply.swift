@@ -1,0 +1,137 @@
+import CLMDB
+import Coffer
+
+extension LMDBBackend {
+  /// Applies the batch in one LMDB write transaction, committed durably before returning; on
+  /// any error the transaction is aborted, so nothing is applied.
+  @discardableResult
+  public func apply(_ changes: ChangeSet) async throws -> ChangeSummary {
+    try checkOpen()
+    if changes.isEmpty { return ChangeSummary() }
+    return try environment.write { transaction in
+      var summary = ChangeSummary()
+      var buffer = Scratch()
+      var current: (entity: String, handle: EntityHandle)?
+      for operation in changes.operations {
+        let entity = operation.entity
+        let handle: EntityHandle
+        if let current, current.entity == entity {
+          handle = current.handle
+        } else {
+          handle = try self.handle(entity)
+          current = (entity, handle)
+        }
+        switch operation {
+        case .insert(_, let row):
+          try insert(row.values, handle: handle, buffer: &buffer, in: transaction)
+          summary.inserted += 1
+        case .update(_, let row):
+          guard try replace(row.values, handle: handle, mustExist: true, buffer: &buffer, in: transaction)
+          else {
+            continue
+          }
+          summary.updated += 1
+        case .upsert(_, let row):
+          if try replace(row.values, handle: handle, mustExist: false, buffer: &buffer, in: transaction) {
+            summary.updated += 1
+          } else {
+            summary.inserted += 1
+          }
+        case .delete(_, let id):
+          if try delete(KeyEncoding.idKey(id), handle: handle, buffer: &buffer, in: transaction) {
+            summary.deleted += 1
+          }
+        case .deleteMatching(_, let filter):
+          let plan = try QueryPlan(Query(entity: handle.schema.name, filter: filter), handle: handle)
+          var doomed: [[UInt8]] = []
+          try scan(plan, handle: handle, in: transaction) { key, _ in
+            doomed.append(Array(key))
+            return true
+          }
+          for key in doomed where try delete(key, handle: handle, buffer: &buffer, in: transaction) {
+            summary.deleted += 1
+          }
+        }
+      }
+      return summary
+    }
+  }
+
+  private func insert(
+    _ values: [Value], handle: EntityHandle, buffer: inout Scratch, in transaction: Transaction
+  )
+    throws
+  {
+    handle.idKey(values, into: &buffer.id)
+    Self.encode(values, handle: handle, into: &buffer.row)
+    guard try transaction.put(handle.rows, buffer.id, buffer.row, flags: MDB_NOOVERWRITE) else {
+      let id = values[handle.schema.idPosition]
+      throw CofferError(
+        .duplicateID,
+        "A \(handle.schema.name) with id \(id) is already stored. Use update or upsert to replace it. "
+          + "Nothing in the batch was applied.",
+        store: name, entity: handle.schema.name, id: id.description)
+    }
+    for index in handle.indexes {
+      try index.add(values, idKey: buffer.id, schema: handle.schema, key: &buffer.index, in: transaction)
+    }
+  }
+
+  /// Replaces the row with the same id; inserts it when there is none and `mustExist` is not
+  /// set. Returns whether a row was replaced.
+  private func replace(
+    _ values: [Value], handle: EntityHandle, mustExist: Bool, buffer: inout Scratch,
+    in transaction: Transaction
+  ) throws -> Bool {
+    handle.idKey(values, into: &buffer.id)
+    let old = try buffer.id.withUnsafeBytes { key in
+      try transaction.get(handle.rows, key).map { try decode($0, key: key, handle: handle, in: transaction) }
+    }
+    guard let old else {
+      if mustExist {
+        let id = values[handle.schema.idPosition]
+        throw CofferError(
+          .notFound,
+          "There is no \(handle.schema.name) with id \(id) to update. Insert it (or upsert). "
+            + "Nothing in the batch was applied.",
+          store: name, entity: handle.schema.name, id: id.description)
+      }
+      try insert(values, handle: handle, buffer: &buffer, in: transaction)
+      return false
+    }
+    for index in handle.indexes {
+      try index.replace(
+        old, with: values, idKey: buffer.id, schema: handle.schema, key: &buffer.index, in: transaction)
+    }
+    Self.encode(values, handle: handle, into: &buffer.row)
+    try transaction.put(handle.rows, buffer.id, buffer.row)
+    return true
+  }
+
+  /// Deletes the row with an id key and its index entries; returns whether it was there.
+  private func delete(
+    _ idKey: [UInt8], handle: EntityHandle, buffer: inout Scratch, in transaction: Transaction
+  )
+    throws -> Bool
+  {
+    let old = try idKey.withUnsafeBytes { key in
+      try transaction.get(handle.rows, key).map { try decode($0, key: key, handle: handle, in: transaction) }
+    }
+    guard let old else { return false }
+    for index in handle.indexes { try index.remove(old, idKey: idKey, key: &buffer.index, in: transaction) }
+    return try transaction.delete(handle.rows, idKey)
+  }
+}
+
+/// Byte buffers a batch reuses for every row: the id key, the row, an index key.
+struct Scratch {
+  var id: [UInt8] = []
+  var row: [UInt8] = []
+  var index: [UInt8] = []
+
+  init() {
+    id.reserveCapacity(32)
+    row.reserveCapacity(256)
+    index.reserveCapacity(64)
+  }
+}

@@ -1,0 +1,168 @@
+import CLMDB
+import Coffer
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+extension LMDBBackend {
+  /// The rows the query selects, read in one read transaction. A query the plan reads in order
+  /// stops as soon as its limit is reached.
+  public func fetch(_ query: Query) async throws -> [Row] {
+    let handle = try handle(query.entity)
+    let plan = try QueryPlan(query, handle: handle)
+    let offset = max(0, query.offset)
+    if let limit = query.limit, limit <= 0 { return [] }
+    return try environment.read { transaction in
+      var rows: [Row] = []
+      if plan.isOrdered {
+        var skipped = 0
+        let wanted = query.limit ?? Int.max
+        try scan(plan, handle: handle, in: transaction) { _, values in
+          if skipped < offset {
+            skipped += 1
+            return true
+          }
+          rows.append(Row(values))
+          return rows.count < wanted
+        }
+        return rows
+      }
+      try scan(plan, handle: handle, in: transaction) { _, values in
+        rows.append(Row(values))
+        return true
+      }
+      let ordering = try RowOrdering(query.sort, schema: handle.schema)
+      return ordering.orderedSlice(rows, offset: offset, limit: query.limit)
+    }
+  }
+
+  /// The number of rows the query selects; a query with no filter reads only the entity's
+  /// entry count.
+  public func count(_ query: Query) async throws -> Int {
+    let handle = try handle(query.entity)
+    let plan = try QueryPlan(query, handle: handle)
+    let total = try environment.read { transaction in
+      if plan.matchesAll { return try transaction.entryCount(handle.rows) }
+      var count = 0
+      let enough = plan.isOrdered ? query.limit.map { max(0, query.offset) + max(0, $0) } : nil
+      try scan(plan, handle: handle, in: transaction) { _, _ in
+        count += 1
+        return count < (enough ?? Int.max)
+      }
+      return count
+    }
+    let afterOffset = max(0, total - max(0, query.offset))
+    return query.limit.map { min(afterOffset, max(0, $0)) } ?? afterOffset
+  }
+
+  /// The rows with these ids, each one B-tree lookup, in one read transaction.
+  public func get(entity: EntitySchema, ids: [Value]) async throws -> [Row] {
+    let handle = try handle(entity.name)
+    if ids.isEmpty { return [] }
+    return try environment.read { transaction in
+      var rows: [Row] = []
+      rows.reserveCapacity(ids.count)
+      for id in ids {
+        try KeyEncoding.withIDKey(id) { key in
+          if let bytes = try transaction.get(handle.rows, key) {
+            rows.append(Row(try decode(bytes, key: key, handle: handle, in: transaction)))
+          }
+        }
+      }
+      return rows
+    }
+  }
+
+  /// Walks a plan and calls `visit` with the id key and values of each row the filter matches,
+  /// in walk order, until `visit` returns `false`.
+  func scan(
+    _ plan: QueryPlan, handle: EntityHandle, in transaction: Transaction,
+    visit: (UnsafeRawBufferPointer, [Value]) throws -> Bool
+  ) throws {
+    func offer(_ key: UnsafeRawBufferPointer, _ bytes: UnsafeRawBufferPointer) throws -> Bool {
+      let values = try decode(bytes, key: key, handle: handle, in: transaction)
+      guard plan.matchesAll || plan.filter.matches(Row(values)) else { return true }
+      return try visit(key, values)
+    }
+    switch plan.access {
+    case .ids(let keys):
+      for key in keys {
+        let more = try key.withUnsafeBytes { key in
+          guard let bytes = try transaction.get(handle.rows, key) else { return true }
+          return try offer(key, bytes)
+        }
+        if !more { return }
+      }
+    case .rows(let range):
+      try transaction.withCursor(handle.rows) { cursor in
+        try walk(&cursor, range, sortedDuplicates: false) { key, bytes in try offer(key, bytes) }
+      }
+    case .index(let index, let range):
+      try transaction.withCursor(index.database) { cursor in
+        try walk(&cursor, range, sortedDuplicates: true) { _, idKey in
+          guard let bytes = try transaction.get(handle.rows, idKey) else {
+            throw CofferError(
+              .corruptStore,
+              "An entry of the \(handle.schema.name) index on \(index.index.fields.joined(separator: ", ")) names a "
+                + "row that is not stored. Restore the store from a backup.",
+              store: name, entity: handle.schema.name, path: path)
+          }
+          return try offer(idKey, bytes)
+        }
+      }
+    }
+  }
+
+  /// Visits the entries of a key range in key order (or backwards), with the duplicates of one
+  /// key always in ascending order, so that ties stay ordered by id either way.
+  private func walk(
+    _ cursor: inout Cursor, _ range: QueryPlan.KeyRange, sortedDuplicates: Bool,
+    visit: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+  ) throws {
+    if !range.descending {
+      var found = try range.lower.map { try cursor.seek($0) } ?? cursor.move(MDB_FIRST)
+      while found {
+        if let upper = range.upper, compare(cursor.key, upper) >= 0 { return }
+        guard try visit(cursor.key, cursor.data) else { return }
+        found = try cursor.move(MDB_NEXT)
+      }
+      return
+    }
+    var found: Bool
+    if let upper = range.upper {
+      found = try cursor.seek(upper) ? cursor.move(MDB_PREV) : cursor.move(MDB_LAST)
+    } else {
+      found = try cursor.move(MDB_LAST)
+    }
+    while found {
+      if let lower = range.lower, compare(cursor.key, lower) < 0 { return }
+      if sortedDuplicates, try cursor.duplicateCount() > 1 {
+        // Re-seek the key rather than MDB_FIRST_DUP: after MDB_LAST, liblmdb's cursor is
+        // flagged at its end and MDB_NEXT_DUP would stop at once.
+        guard try cursor.seek(Array(cursor.key), MDB_SET_KEY) else { return }
+        repeat {
+          guard try visit(cursor.key, cursor.data) else { return }
+        } while try cursor.move(MDB_NEXT_DUP)
+        found = try cursor.move(MDB_PREV_NODUP)
+      } else {
+        guard try visit(cursor.key, cursor.data) else { return }
+        found = try cursor.move(MDB_PREV)
+      }
+    }
+  }
+
+  /// Byte-wise comparison, shorter first on a common prefix: liblmdb's key order.
+  private func compare(_ key: UnsafeRawBufferPointer, _ bound: [UInt8]) -> Int {
+    bound.withUnsafeBytes { bound in
+      let common = min(key.count, bound.count)
+      if common > 0, let a = key.baseAddress, let b = bound.baseAddress {
+        let order = memcmp(a, b, common)
+        if order != 0 { return order < 0 ? -1 : 1 }
+      }
+      return key.count == bound.count ? 0 : (key.count < bound.count ? -1 : 1)
+    }
+  }
+}

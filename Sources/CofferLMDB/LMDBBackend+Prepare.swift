@@ -1,0 +1,115 @@
+import CLMDB
+import Coffer
+import Synchronization
+
+extension LMDBBackend {
+  /// Creates the databases of new entities and evolves stored ones, all in one write
+  /// transaction: either every schema is prepared or nothing changes.
+  ///
+  /// An evolved entity's rows are rewritten under the new schema when its fields changed, and
+  /// its indexes are rebuilt from the rows (checking unique ones).
+  public func prepare(_ schemas: [EntitySchema]) async throws {
+    try checkOpen()
+    let handles = try environment.write { transaction in
+      try schemas.map { try prepare($0, in: transaction) }
+    }
+    entities.withLock { entities in
+      for handle in handles { entities[handle.schema.name] = handle }
+    }
+  }
+
+  private func prepare(_ schema: EntitySchema, in transaction: Transaction) throws -> EntityHandle {
+    let context = transaction.context
+    let names = try Catalog.databaseNames(for: schema, context: context)
+    guard var record = try Catalog.record(schema.name, in: transaction, catalog: catalog) else {
+      guard let rows = try transaction.open(names.rows, flags: MDB_CREATE) else {
+        throw context.error(MDB_NOTFOUND, "create the database of \(schema.name)", entity: schema.name)
+      }
+      let indexes = try openIndexes(schema, names.indexes, in: transaction)
+      let record = Catalog.EntityRecord(
+        layouts: [schema], current: 0, rows: names.rows, indexes: names.indexes)
+      try Catalog.write(record, for: schema.name, in: transaction, catalog: catalog)
+      return EntityHandle(schema: schema, layout: 0, rows: rows, indexes: indexes, evolutions: [:])
+    }
+    guard let rows = try transaction.open(record.rows, flags: 0) else {
+      throw CofferError(
+        .corruptStore, "The rows database of \(schema.name) is missing. Restore the store from a backup.",
+        store: name, entity: schema.name, path: path)
+    }
+    let stored = record.layouts[record.current]
+    if stored == schema {
+      let indexes = try openIndexes(schema, record.indexes, in: transaction)
+      return EntityHandle(
+        schema: schema, layout: record.current, rows: rows, indexes: indexes,
+        evolutions: evolutions(record, to: schema, except: record.current))
+    }
+    _ = try SchemaEvolution(from: stored, to: schema, store: name)
+    // A layout is a field list: a schema that changes only its indexes keeps its rows' layout.
+    let layout = record.layouts.firstIndex { $0.fields == schema.fields } ?? record.layouts.count
+    if layout == record.layouts.count {
+      record.layouts.append(schema)
+    } else {
+      record.layouts[layout] = schema
+    }
+    for old in record.indexes where !names.indexes.contains(old) {
+      if let database = try transaction.open(old, flags: MDB_DUPSORT) {
+        try transaction.drop(database, delete: true)
+      }
+    }
+    let indexes = try openIndexes(schema, names.indexes, in: transaction)
+    for index in indexes { try transaction.drop(index.database, delete: false) }
+    let handle = EntityHandle(
+      schema: schema, layout: layout, rows: rows, indexes: indexes,
+      evolutions: evolutions(record, to: schema, except: layout))
+    try rebuild(handle, rewrite: stored.fields != schema.fields, in: transaction)
+    record.current = layout
+    record.indexes = names.indexes
+    try Catalog.write(record, for: schema.name, in: transaction, catalog: catalog)
+    return handle
+  }
+
+  /// Opens (creating) an entity's index databases.
+  private func openIndexes(_ schema: EntitySchema, _ names: [String], in transaction: Transaction) throws
+    -> [IndexHandle]
+  {
+    try zip(schema.indexes, names).map { index, databaseName in
+      guard let database = try transaction.open(databaseName, flags: MDB_CREATE | MDB_DUPSORT) else {
+        throw transaction.context.error(MDB_NOTFOUND, "create the index \(databaseName)", entity: schema.name)
+      }
+      return IndexHandle(
+        index: index, positions: index.fields.compactMap { schema.position(of: $0) }, database: database)
+    }
+  }
+
+  /// How each stored layout other than `except` reads as `schema`.
+  private func evolutions(_ record: Catalog.EntityRecord, to schema: EntitySchema, except: Int) -> [Int:
+    SchemaEvolution?]
+  {
+    var evolutions: [Int: SchemaEvolution?] = [:]
+    for (layout, stored) in record.layouts.enumerated() where layout != except {
+      evolutions[layout] = .some(try? SchemaEvolution(from: stored, to: schema, store: name))
+    }
+    return evolutions
+  }
+
+  /// Reads every row in the new shape, rewrites it under the new layout when `rewrite` is set,
+  /// and fills the (emptied) indexes.
+  private func rebuild(_ handle: EntityHandle, rewrite: Bool, in transaction: Transaction) throws {
+    var rows: [(key: [UInt8], values: [Value])] = []
+    let all = try QueryPlan(Query(entity: handle.schema.name), handle: handle)
+    try scan(all, handle: handle, in: transaction) { key, values in
+      rows.append((Array(key), values))
+      return true
+    }
+    var buffer = Scratch()
+    for row in rows {
+      if rewrite {
+        Self.encode(row.values, handle: handle, into: &buffer.row)
+        try transaction.put(handle.rows, row.key, buffer.row)
+      }
+      for index in handle.indexes {
+        try index.add(row.values, idKey: row.key, schema: handle.schema, key: &buffer.index, in: transaction)
+      }
+    }
+  }
+}

@@ -1,0 +1,97 @@
+import CLMDB
+import Coffer
+import Foundation
+
+extension LMDBEnvironment {
+  /// Creates the store directory if it is missing, and refuses a path that is a file or a
+  /// directory holding other things than an LMDB store.
+  static func prepareDirectory(_ path: String, _ context: StoreContext) throws {
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+      do {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+      } catch {
+        throw CofferError(
+          .io,
+          "Could not create the store directory: \(error.localizedDescription). Check the path and permissions.",
+          store: context.name, path: path, underlying: error)
+      }
+      return
+    }
+    guard isDirectory.boolValue else {
+      throw CofferError(
+        .corruptStore,
+        "This path is a file, but an lmdb: store is a directory (holding data.mdb and lock.mdb). "
+          + "Name a new or empty directory; the file was left untouched.",
+        store: context.name, path: path)
+    }
+    let entries = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+    let foreign = entries.filter { $0 != "data.mdb" && $0 != "lock.mdb" && !$0.hasPrefix(".") }
+    if !entries.contains("data.mdb"), !foreign.isEmpty {
+      throw CofferError(
+        .corruptStore,
+        "This directory is not an LMDB store: it has no data.mdb but holds other files (\(foreign.count)). "
+          + "Name a new or empty directory for the store; nothing in it was changed.",
+        store: context.name, path: path)
+    }
+  }
+
+  /// Whether the file system holding `path` has (next to) no room left: liblmdb reports a write
+  /// cut short by a full disk as an I/O error, not as `ENOSPC`.
+  static func isDiskFull(_ path: String) -> Bool {
+    var stats = statvfs()
+    guard statvfs(path, &stats) == 0 else { return false }
+    return UInt64(stats.f_bavail) * UInt64(stats.f_frsize) < 64 << 10
+  }
+
+  /// Refuses a data file shorter than the pages its header says are in use (a truncated copy),
+  /// which liblmdb would otherwise fault on when reading past its end.
+  static func checkLength(_ handle: OpaquePointer, path: String, context: StoreContext) throws {
+    var info = MDB_envinfo()
+    var stat = MDB_stat()
+    try context.check(mdb_env_info(handle, &info), "read the store's header")
+    try context.check(mdb_env_stat(handle, &stat), "read the store's header")
+    let needed = (info.me_last_pgno + 1) * Int(stat.ms_psize)
+    let dataPath = path + "/data.mdb"
+    let length = (try? FileManager.default.attributesOfItem(atPath: dataPath)[.size] as? Int) ?? 0
+    if length < needed {
+      throw CofferError(
+        .corruptStore,
+        "data.mdb is truncated: it holds \(length) bytes but its pages need \(needed). It was left untouched; "
+          + "restore the directory from a backup.",
+        store: context.name, path: dataPath)
+    }
+  }
+}
+
+/// Sizes as people write them in options: `64MiB`, `1GiB`, `4096`.
+enum ByteSize {
+  /// Parses a byte count with an optional unit (`KiB`, `MiB`, `GiB`, `TiB`, or `K`, `M`, `G`,
+  /// `T`, `KB`, `MB`, `GB`, `TB`, all binary); `nil` for anything else.
+  static func parse(_ text: String) -> Int? {
+    let trimmed = text.trimmingCharacters(in: .whitespaces)
+    let digits = trimmed.prefix { $0.isASCII && $0.isNumber }
+    guard !digits.isEmpty, let number = Int(digits) else { return nil }
+    let unit = trimmed.dropFirst(digits.count).lowercased()
+    let shift: Int
+    switch unit {
+    case "", "b": shift = 0
+    case "k", "kb", "kib": shift = 10
+    case "m", "mb", "mib": shift = 20
+    case "g", "gb", "gib": shift = 30
+    case "t", "tb", "tib": shift = 40
+    default: return nil
+    }
+    let (result, overflow) = number.multipliedReportingOverflow(by: 1 << shift)
+    return overflow ? nil : result
+  }
+
+  /// A size in the largest binary unit that divides it: `64 MiB` (or `64MiB` when compact).
+  static func format(_ bytes: Int, compact: Bool = false) -> String {
+    let units = [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")]
+    for (shift, name) in units where bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+      return "\(bytes >> shift)\(compact ? "" : " ")\(name)"
+    }
+    return compact ? "\(bytes)" : "\(bytes) bytes"
+  }
+}

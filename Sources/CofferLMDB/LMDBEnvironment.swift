@@ -1,0 +1,205 @@
+import CLMDB
+import Coffer
+import Foundation
+import Synchronization
+
+/// One open LMDB environment (a store directory): its handle, idle read transactions, the
+/// writer lock and the map's growth.
+///
+/// Read transactions are taken from a pool of reset ones (`MDB_NOTLS` lets any thread renew
+/// them), so a point read costs no allocation. A write transaction runs start to commit
+/// synchronously under ``writer``, so it never crosses threads and no other write of this
+/// process interleaves; other processes are held off by LMDB's own lock.
+///
+/// `@unchecked Sendable`: `handle` is a liblmdb environment, safe to share between threads with
+/// `MDB_NOTLS`; idle read transactions are guarded by the `idleReaders` lock, map changes by `gate`.
+final class LMDBEnvironment: @unchecked Sendable {
+  /// The most LMDB databases (entities plus indexes, plus the catalog) a store can hold.
+  static let maxDatabases = 512
+  /// The longest key liblmdb accepts.
+  static let maxKeySize = 511
+  /// The most reset read transactions kept for reuse; each keeps a reader slot.
+  static let idleReaderLimit = 8
+
+  let handle: OpaquePointer
+  let context: StoreContext
+  let maxMapSize: Int
+  let gate = MapGate()
+  private let writer = Mutex(())
+  private let idleReaders = Mutex<[IdleReader]>([])
+  private let closed = Atomic<Bool>(false)
+
+  /// A reset read transaction, waiting to be renewed.
+  ///
+  /// `@unchecked Sendable`: only touched under the `idleReaders` lock, or by the one reader that
+  /// took it out of the pool.
+  struct IdleReader: @unchecked Sendable {
+    let pointer: OpaquePointer
+  }
+
+  /// Opens the environment in `path` (a directory, created if missing), clearing reader slots
+  /// left by processes that died.
+  init(path: String, configuration: LMDBBackend.Configuration, context: StoreContext) throws {
+    self.context = context
+    self.maxMapSize = configuration.maxMapSize
+    try Self.prepareDirectory(path, context)
+    var created: OpaquePointer?
+    try context.check(mdb_env_create(&created), "create an LMDB environment")
+    guard let handle = created else { throw context.error(ENOMEM, "create an LMDB environment") }
+    do {
+      try context.check(mdb_env_set_maxdbs(handle, MDB_dbi(Self.maxDatabases)), "configure the store")
+      try context.check(
+        mdb_env_set_maxreaders(handle, UInt32(configuration.maxReaders)), "configure the store")
+      try context.check(mdb_env_set_mapsize(handle, configuration.mapSize), "configure the store")
+      try context.check(mdb_env_open(handle, path, UInt32(MDB_NOTLS), 0o644), "open the LMDB store")
+      var dead: Int32 = 0
+      try context.check(mdb_reader_check(handle, &dead), "clear readers left by processes that died")
+      try Self.checkLength(handle, path: path, context: context)
+    } catch {
+      mdb_env_close(handle)
+      throw error
+    }
+    self.handle = handle
+  }
+
+  /// Whether ``close()`` ran.
+  var isClosed: Bool { closed.load(ordering: .acquiring) }
+
+  /// Runs `body` in a read transaction that sees the last committed state.
+  func read<R>(_ body: (Transaction) throws -> R) throws -> R {
+    while true {
+      gate.enterShared()
+      guard !closed.load(ordering: .relaxed) else {
+        gate.leaveShared()
+        throw closedError()
+      }
+      var pointer: OpaquePointer?
+      var code: Int32
+      if let idle = idleReaders.withLock({ $0.popLast() }) {
+        code = mdb_txn_renew(idle.pointer)
+        if code == MDB_SUCCESS {
+          pointer = idle.pointer
+        } else {
+          mdb_txn_abort(idle.pointer)
+          if code != MDB_MAP_RESIZED { code = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &pointer) }
+        }
+      } else {
+        code = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &pointer)
+      }
+      guard code == MDB_SUCCESS, let pointer else {
+        gate.leaveShared()
+        if code == MDB_MAP_RESIZED {
+          try adoptMapSize()
+          continue
+        }
+        throw context.error(code, "start a read transaction")
+      }
+      defer {
+        mdb_txn_reset(pointer)
+        idleReaders.withLock { idle in
+          if idle.count < Self.idleReaderLimit {
+            idle.append(IdleReader(pointer: pointer))
+          } else {
+            mdb_txn_abort(pointer)
+          }
+        }
+        gate.leaveShared()
+      }
+      return try body(Transaction(pointer: pointer, context: context))
+    }
+  }
+
+  /// Runs `body` in a write transaction and commits it; when the map fills up, aborts, grows the
+  /// map and runs `body` again, up to the maximum map size. `body` must not keep effects outside
+  /// the transaction, since it may run more than once.
+  @discardableResult
+  func write<R>(_ body: (Transaction) throws -> R) throws -> R {
+    try writer.withLock { _ in
+      while true {
+        gate.enterShared()
+        guard !closed.load(ordering: .relaxed) else {
+          gate.leaveShared()
+          throw closedError()
+        }
+        var pointer: OpaquePointer?
+        var code = mdb_txn_begin(handle, nil, 0, &pointer)
+        guard code == MDB_SUCCESS, let pointer else {
+          gate.leaveShared()
+          if code == MDB_MAP_RESIZED {
+            try adoptMapSize()
+            continue
+          }
+          throw context.error(code, "start a write transaction")
+        }
+        let result: R
+        do {
+          result = try body(Transaction(pointer: pointer, context: context))
+        } catch is MapFullSignal {
+          mdb_txn_abort(pointer)
+          gate.leaveShared()
+          try grow()
+          continue
+        } catch {
+          mdb_txn_abort(pointer)
+          gate.leaveShared()
+          throw error
+        }
+        code = mdb_txn_commit(pointer)
+        gate.leaveShared()
+        if code == MDB_MAP_FULL {
+          try grow()
+          continue
+        }
+        if code == EIO, Self.isDiskFull(context.path) { code = ENOSPC }
+        try context.check(code, "commit the batch")
+        return result
+      }
+    }
+  }
+
+  /// The map's current size in bytes.
+  var mapSize: Int {
+    var info = MDB_envinfo()
+    mdb_env_info(handle, &info)
+    return info.me_mapsize
+  }
+
+  /// Doubles the map, up to ``maxMapSize``; past it, a `storageFull` error that says how to
+  /// raise the limit.
+  private func grow() throws {
+    let current = mapSize
+    guard current < maxMapSize else {
+      let location = context.path.hasPrefix("/") ? "//" + context.path : context.path
+      throw CofferError(
+        .storageFull,
+        "The store is full: its map reached the maximum of \(ByteSize.format(maxMapSize)). Open it with a larger "
+          + "maxMapSize option, e.g. lmdb:\(location)?maxMapSize=\(ByteSize.format(maxMapSize * 2, compact: true)). "
+          + "Nothing in the batch was applied.",
+        store: context.name, path: context.path)
+    }
+    let next = min(maxMapSize, max(current * 2, current + (1 << 20)))
+    try gate.exclusive {
+      try context.check(mdb_env_set_mapsize(handle, next), "grow the store's map to \(ByteSize.format(next))")
+    }
+  }
+
+  /// Adopts the larger map another process set.
+  private func adoptMapSize() throws {
+    try gate.exclusive { try context.check(mdb_env_set_mapsize(handle, 0), "adopt the store's new map size") }
+  }
+
+  /// Waits for running transactions, then closes the environment. Later calls throw `closed`.
+  func close() {
+    gate.exclusive {
+      guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+      for idle in idleReaders.withLock({ $0 }) { mdb_txn_abort(idle.pointer) }
+      idleReaders.withLock { $0.removeAll() }
+      mdb_env_close(handle)
+    }
+  }
+
+  func closedError() -> CofferError {
+    CofferError(
+      .closed, "This store was closed. Open it again to use it.", store: context.name, path: context.path)
+  }
+}

@@ -1,0 +1,70 @@
+import Coffer
+import Foundation
+import Testing
+
+@testable import CofferLMDB
+
+@Suite struct LMDBEvolutionTests {
+  @Test func changingOnlyIndexesKeepsTheRowsLayout() async throws {
+    let folder = try TemporaryFolder()
+    let fields = [Field("id", .int), Field("thread", .int)]
+    let plain = try EntitySchema(name: "Note", fields: fields, idField: "id")
+    let first = try LMDBBackend(path: folder.path)
+    try await first.prepare([plain])
+    try await first.apply(ChangeSet([.insert(entity: "Note", row: Row([1, 2]))]))
+    try await first.close()
+
+    let indexed = try EntitySchema(name: "Note", fields: fields, idField: "id", indexes: [.on("thread")])
+    let second = try LMDBBackend(path: folder.path)
+    try await second.prepare([indexed])
+    #expect(try second.handle("Note").layout == 0)
+    #expect(try await second.fetch(Query(entity: "Note", filter: FieldRef("thread") == 2)) == [Row([1, 2])])
+    try await second.close()
+  }
+
+  @Test func aLongIDIsAnInvalidValueAndNothingIsApplied() async throws {
+    let folder = try TemporaryFolder()
+    let schema = try EntitySchema(name: "Tag", fields: [Field("id", .string)], idField: "id")
+    let store = try await openStore(folder.path)
+    try await store.prepare(schemas: [schema])
+    await #expect {
+      try await store.apply(
+        ChangeSet([
+          .insert(entity: "Tag", row: Row(["short"])),
+          .insert(entity: "Tag", row: Row([.string(String(repeating: "x", count: 600))])),
+        ]))
+    } throws: { ($0 as? CofferError)?.code == .invalidValue }
+    #expect(try await store.countRows(Query(entity: "Tag")) == 0)
+    try await store.close()
+  }
+}
+
+@Suite struct LMDBLayoutEvolutionTests {
+  @Test func twoVersionsOfASchemaReadEachOthersRows() async throws {
+    let folder = try TemporaryFolder()
+    let old = try EntitySchema(
+      name: "Note", fields: [Field("id", .int), Field("text", .string)], idField: "id")
+    let new = try EntitySchema(
+      name: "Note",
+      fields: [Field("id", .int), Field("text", .string), Field("pinned", .bool, isOptional: true)],
+      idField: "id")
+    let first = try LMDBBackend(path: folder.path)
+    try await first.prepare([old])
+    try await first.apply(ChangeSet([.insert(entity: "Note", row: Row([1, "one"]))]))
+
+    let second = try LMDBBackend(path: folder.path)
+    try await second.prepare([new])
+    try await second.apply(ChangeSet([.insert(entity: "Note", row: Row([2, "two", true]))]))
+    try await first.apply(ChangeSet([.insert(entity: "Note", row: Row([3, "three"]))]))
+
+    #expect(
+      try await first.fetch(Query(entity: "Note")) == [
+        Row([1, "one"]), Row([2, "two"]), Row([3, "three"]),
+      ])
+    #expect(
+      try await second.fetch(Query(entity: "Note"))
+        == [Row([1, "one", .null]), Row([2, "two", true]), Row([3, "three", .null])])
+    try await first.close()
+    try await second.close()
+  }
+}

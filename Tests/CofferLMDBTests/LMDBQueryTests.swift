@@ -1,0 +1,124 @@
+import Coffer
+import Foundation
+import Testing
+
+@testable import CofferLMDB
+
+/// Index and id walks answer exactly as the reference evaluator does.
+@Suite struct LMDBQueryTests {
+  static let date = Date(timeIntervalSince1970: 1_700_000_100)
+  static let queries: [(String, Filter, [Sort], Int?, Int)] = [
+    ("thread page", FieldRef("thread") == 1, [FieldRef("date").descending], 50, 0),
+    ("thread page offset", FieldRef("thread") == 2, [FieldRef("date").descending], 7, 5),
+    ("thread ascending", FieldRef("thread") == 0, [FieldRef("date").ascending], nil, 0),
+    (
+      "thread after date", FieldRef("thread") == 1 && FieldRef("date") > date, [FieldRef("date").descending],
+      20, 0
+    ),
+    (
+      "thread date range",
+      FieldRef("thread") == 1 && FieldRef("date") >= date && FieldRef("date") < date + 90, [], nil, 0
+    ),
+    (
+      "thread with id tie-break descending", FieldRef("thread") == 2,
+      [FieldRef("date").descending, FieldRef("id").descending], 9, 0
+    ),
+    ("thread only", FieldRef("thread") == 2, [], nil, 0),
+    ("unique equal", FieldRef("handle") == "h5", [], nil, 0),
+    ("unique null", FieldRef("handle") == nil, [FieldRef("id").descending], nil, 0),
+    ("unique prefix descending", FieldRef("handle").hasPrefix("h1"), [FieldRef("handle").descending], 12, 3),
+    ("score zero", FieldRef("score") == 0.0, [], nil, 0),
+    ("score negative zero", FieldRef("score") == -0.0, [], nil, 0),
+    ("score below", FieldRef("score") < 0.0, [FieldRef("score").ascending], nil, 0),
+    ("score top", FieldRef("score") >= 1.0, [FieldRef("score").descending], 7, 0),
+    ("score sort only", .all, [FieldRef("score").descending], 10, 2),
+    (
+      "id range descending", FieldRef("id") > 100 && FieldRef("id") <= 200, [FieldRef("id").descending], 10, 0
+    ),
+    ("id in", .isIn("id", [5, 3, 999, 3, 77]), [], nil, 0),
+    ("id in descending", .isIn("id", [5, 3, 77]), [FieldRef("id").descending], nil, 0),
+    ("id equal", FieldRef("id") == 42, [], nil, 0),
+    ("scan", FieldRef("text").contains("1"), [FieldRef("read").ascending], 30, 4),
+    (
+      "or of indexed", FieldRef("thread") == 1 || FieldRef("score") == 2.0, [FieldRef("date").descending],
+      nil, 0
+    ),
+    ("not thread", !(FieldRef("thread") == 1), [], 40, 0),
+    ("everything descending", .all, [FieldRef("id").descending], 15, 0),
+  ]
+
+  @Test func indexAndIDWalksMatchTheReference() async throws {
+    let folder = try TemporaryFolder()
+    let store = try await openStore(folder.file("store"))
+    try await store.prepare([Note.self])
+    let notes = (1...300).map(sampleNote)
+    try await store.insert(notes)
+    let schema = try #require(store.schema(of: "Note"))
+    var reference = InMemoryTables()
+    try reference.prepare([schema])
+    _ = try reference.apply(
+      ChangeSet(try notes.map { .insert(entity: "Note", row: try EntityCodec<Note>().encode($0)) }))
+
+    for (label, filter, sort, limit, offset) in Self.queries {
+      let query = try QueryValidator.validate(
+        Query(entity: "Note", filter: filter, sort: sort, limit: limit, offset: offset), schema: schema)
+      let expected = try reference.fetch(query)
+      let got = try await store.fetchRows(query)
+      #expect(got.map { $0[0] } == expected.map { $0[0] }, "\(label)")
+      #expect(got == expected, "\(label)")
+      #expect(try await store.countRows(query) == expected.count, "\(label) count")
+    }
+    try await store.close()
+  }
+
+  @Test func threadPagesWalkTheCompoundIndexInOrder() async throws {
+    let folder = try TemporaryFolder()
+    let backend = try LMDBBackend(path: folder.file("store"))
+    let schema = try EntitySchema(for: Note.self)
+    try await backend.prepare([schema])
+    let handle = try backend.handle("Note")
+    let page = try QueryPlan(
+      Query(entity: "Note", filter: FieldRef("thread") == 1, sort: [FieldRef("date").descending], limit: 50),
+      handle: handle)
+    guard case .index(let index, let range) = page.access else {
+      Issue.record("a thread page should walk an index, not \(page.access)")
+      return
+    }
+    #expect(index.index.fields == ["thread", "date"])
+    #expect(range.descending)
+    #expect(page.isOrdered)
+    let scan = try QueryPlan(Query(entity: "Note", filter: FieldRef("text") == "x"), handle: handle)
+    guard case .rows = scan.access else {
+      Issue.record("an unindexed filter should scan the rows, not \(scan.access)")
+      return
+    }
+    try await backend.close()
+  }
+
+  @Test func aNewIndexIsBuiltOverStoredRows() async throws {
+    let folder = try TemporaryFolder()
+    let plain = try EntitySchema(
+      name: "Note", fields: [Field("id", .int), Field("thread", .int), Field("text", .string)], idField: "id")
+    let store = try await openStore(folder.file("store"))
+    try await store.prepare(schemas: [plain])
+    try await store.apply(
+      ChangeSet(
+        (1...50).map { .insert(entity: "Note", row: Row([.int($0), .int($0 % 5), .string("t\($0)")])) }))
+    try await store.close()
+
+    let indexed = try EntitySchema(
+      name: "Note", fields: plain.fields, idField: "id", indexes: [.on("thread"), .unique("text")])
+    let backend = try LMDBBackend(path: folder.file("store"))
+    try await backend.prepare([indexed])
+    let query = Query(entity: "Note", filter: FieldRef("thread") == 3)
+    guard case .index = try QueryPlan(query, handle: backend.handle("Note")).access else {
+      Issue.record("the new index is not used")
+      return
+    }
+    #expect(try await backend.fetch(query).map { $0[0] } == (1...50).filter { $0 % 5 == 3 }.map { .int($0) })
+    await #expect(throws: CofferError.self) {
+      try await backend.apply(ChangeSet([.insert(entity: "Note", row: Row([51, 1, "t7"]))]))
+    }
+    try await backend.close()
+  }
+}

@@ -1,0 +1,67 @@
+import Coffer
+import CofferLMDB
+import Foundation
+import Testing
+
+/// A message of a chat, with a compound index for thread pages and a unique handle.
+struct Note: Storable, Equatable {
+  var id: Int64
+  var thread: Int64
+  var text: String
+  var date: Date
+  var read: Bool?
+  var score: Double
+  var blob: Data
+  var token: UUID
+  var handle: String?
+
+  static var indexes: [Index] { [.on("thread", "date"), .unique("handle"), .on("score")] }
+}
+
+/// A temporary folder for one test, removed when the test ends.
+final class TemporaryFolder {
+  let path: String
+  init() throws {
+    path =
+      FileManager.default.temporaryDirectory.appendingPathComponent("coffer-lmdb-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+  }
+  deinit { try? FileManager.default.removeItem(atPath: path) }
+  func file(_ name: String) -> String { path + "/" + name }
+}
+
+func lmdbRegistry() -> BackendRegistry {
+  var registry = BackendRegistry()
+  registry.registerLMDB()
+  return registry
+}
+
+func openStore(_ path: String, options: String = "") async throws -> Store {
+  try await Store.open(url: "lmdb://\(path)\(options)", registry: lmdbRegistry())
+}
+
+func sampleNote(_ id: Int64) -> Note {
+  Note(
+    id: id, thread: id % 3, text: "note \(id)", date: Date(timeIntervalSince1970: 1_700_000_000 + Double(id)),
+    read: id % 2 == 0 ? true : nil, score: Double(id % 7) - 3, blob: Data([UInt8(id % 256), 0]),
+    token: UUID(uuidString: String(format: "00000000-0000-0000-0000-%012lld", id))!,
+    handle: id % 4 == 0 ? nil : "h\(id)")
+}
+
+/// Runs a tool and returns its exit status and output; `nil` when it cannot be started.
+func run(_ tool: String, _ arguments: [String]) -> (status: Int32, output: String)? {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: tool)
+  process.arguments = arguments
+  let pipe = Pipe()
+  process.standardOutput = pipe
+  process.standardError = pipe
+  do {
+    try process.run()
+  } catch {
+    return nil
+  }
+  let output = pipe.fileHandleForReading.readDataToEndOfFile()
+  process.waitUntilExit()
+  return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+}
