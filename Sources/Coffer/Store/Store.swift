@@ -36,6 +36,8 @@ public final class Store: Sendable {
     var schemas: [String: EntitySchema] = [:]
   }
   let prepared = Mutex(Prepared())
+  /// Query observers, told after every successful ``apply(_:)`` (see `Store+Observation.swift`).
+  let observers = Mutex(StoreObservers())
 
   /// A store over a backend.
   public init(backend: any StorageBackend) { self.backend = backend }
