@@ -161,6 +161,7 @@ extension ModelGraph {
         state.entries[change.key]?.revision += 1
         state.entries[change.key]?.order = order
         state.dirty.insert(change.key)
+        if state.adapters[change.key.entity] == nil { state.adapters[change.key.entity] = change.adapter }
       }
       record(planned, origin: origin, in: &state)
       state.changesSinceSave += planned.count
