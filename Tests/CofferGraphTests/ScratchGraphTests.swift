@@ -78,4 +78,19 @@ import Testing
       #expect(try await scratch.get(Author.self, id: "1")?.name == "Unsaved")
     }
   }
+
+  @Test(arguments: graphStoreURLs) func theParentsWillChangeHookCanVetoACommit(url: String) async throws {
+    try await withStore(url) { store, _ in
+      let graph = ModelGraph(store: store)
+      graph.willChange(Author.self) { change in
+        change.new?.name == "Bad" ? .veto("not in this graph") : .allow
+      }
+      let scratch = graph.makeScratch()
+      try await scratch.insert(Author(id: "1", name: "Good"))
+      try await scratch.insert(Author(id: "2", name: "Bad"))
+      await expectError(.changeVetoed) { try await scratch.commit() }
+      #expect(graph.count == 0)
+      #expect(scratch.hasChanges)
+    }
+  }
 }

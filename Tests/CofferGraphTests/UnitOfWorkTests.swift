@@ -110,4 +110,16 @@ import Testing
       #expect(try await store.all(Author.self) == [Author(id: "2", name: "B", email: "b@example.com")])
     }
   }
+
+  @Test(arguments: graphStoreURLs) func flushReportsABackgroundSaveTheStoreRefused(url: String) async throws {
+    try await withStore(url) { store, _ in
+      let graph = ModelGraph(store: store, autoSave: .background)
+      try await graph.withoutAutoSave { try await graph.insert(Author(id: "3", name: "C")) }
+      try await store.insert(Author(id: "3", name: "Stored meanwhile"))
+      try await graph.insert(Author(id: "2", name: "B"))
+      await expectError(.duplicateID) { try await graph.flush() }
+      #expect(graph.hasChanges)
+      #expect(try await store.get(Author.self, id: "2") == nil)
+    }
+  }
 }
