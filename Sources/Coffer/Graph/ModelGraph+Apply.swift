@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The one path every change takes: load, plan, validate, ask will-change hooks, commit under
 /// the lock, then tell did-change hooks and event streams, and auto-save.
 extension ModelGraph {

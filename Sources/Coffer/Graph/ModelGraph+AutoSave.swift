@@ -1,5 +1,3 @@
-import Synchronization
-
 /// What a change asks of the auto-save policy once committed.
 enum AutoSaveAction {
   case none

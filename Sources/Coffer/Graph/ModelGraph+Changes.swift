@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Changing values through the graph. Each call is one operation: checked by validation and
 /// will-change hooks, one undo step, one burst of events, and then saved as the auto-save
 /// policy says.

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// ``DynamicRecord``s in a graph: the same identity map, events, validation (the entity's
 /// ``DynamicEntity/validate`` rule), undo and saving as typed values.
 extension ModelGraph {

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Change events as asynchronous sequences.
 extension ModelGraph {
   /// Every event of this graph from now on, in the order the changes were made.

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Will-change and did-change hooks.
 ///
 /// Hooks belong to the graph they are registered on; a scratch graph's commit is a change to

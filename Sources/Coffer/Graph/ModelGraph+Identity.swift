@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Reading through the identity map.
 extension ModelGraph {
   /// The graph's value of a type with an id, read from the source (store or parent) the first

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Reading records the graph does not hold yet, from its store or its parent.
 extension ModelGraph {
   /// The adapter of a ``Storable`` type, preparing its entity in the store the first time.

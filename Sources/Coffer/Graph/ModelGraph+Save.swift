@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The unit of work: writing the graph's changes to its store, or a scratch graph's into its
 /// parent.
 extension ModelGraph {

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Writing a whole graph to a property-list file and loading it back.
 ///

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Undo and redo of changes made through the graph.
 ///
 /// Each operation — one insert, update, put or delete, one ``ModelGraph/batch(options:_:)``, one

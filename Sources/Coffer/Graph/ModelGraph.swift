@@ -1,5 +1,3 @@
-import Synchronization
-
 /// One canonical value per record, and a unit of work over a ``Store``.
 ///
 /// A graph holds at most one value per (entity, id): reading a record twice gives the same
@@ -39,7 +37,7 @@ public final class ModelGraph: Sendable {
   let source: Source
   /// The store at the root of the graph chain.
   public let store: Store
-  let state: Mutex<GraphState>
+  let state: LockedState<GraphState>
 
   /// A graph over a store.
   ///
@@ -48,13 +46,13 @@ public final class ModelGraph: Sendable {
   public init(store: Store, autoSave: AutoSave = .manual) {
     self.source = .store(store)
     self.store = store
-    self.state = Mutex(GraphState(autoSave: autoSave))
+    self.state = LockedState(GraphState(autoSave: autoSave))
   }
 
   private init(parent: ModelGraph) {
     self.source = .parent(parent)
     self.store = parent.store
-    self.state = Mutex(GraphState(autoSave: .manual))
+    self.state = LockedState(GraphState(autoSave: .manual))
   }
 
   /// A scratch graph on top of this one.

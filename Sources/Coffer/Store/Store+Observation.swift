@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The observers of a store's queries, told which entities each applied batch changed.
 struct StoreObservers: Sendable {
   var next: UInt64 = 0
