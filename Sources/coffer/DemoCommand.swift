@@ -38,6 +38,7 @@ extension CofferCommand {
       describe(url: url, source: source, backend: opened.backend)
       do {
         try await ChatDemo(chat: ChatService(store: opened), say: { Terminal.say($0) }).run()
+        try await GraphDemo(store: opened, say: { Terminal.say($0) }).run()
         try await opened.close()
       } catch {
         throw Terminal.failure(error, while: "the demo")

@@ -60,6 +60,8 @@ public struct CofferError: Error, Sendable, CustomStringConvertible {
     public static let closed = Code("closed")
     /// The backend does not support the operation (see its capabilities).
     public static let unsupported = Code("unsupported")
+    /// A will-change hook of a model graph refused a change; the graph kept the old value.
+    public static let changeVetoed = Code("changeVetoed")
     /// A configuration setting is missing or not valid.
     public static let invalidConfiguration = Code("invalidConfiguration")
     /// The backend failed in a way not covered above; ``CofferError/underlying`` says more.
@@ -145,6 +147,8 @@ extension CofferError {
   public static let unknownScheme = Code.unknownScheme
   /// ``Code/corruptStore``, for `catch CofferError.corruptStore`.
   public static let corruptStore = Code.corruptStore
+  /// ``Code/changeVetoed``, for `catch CofferError.changeVetoed`.
+  public static let changeVetoed = Code.changeVetoed
   /// ``Code/closed``, for `catch CofferError.closed`.
   public static let closed = Code.closed
 }

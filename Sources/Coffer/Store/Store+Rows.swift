@@ -38,7 +38,9 @@ extension Store {
         throw error.inStore(backend.name)
       }
     }
-    return try await rethrowing { try await backend.apply(ChangeSet(checked)) }
+    let summary = try await rethrowing { try await backend.apply(ChangeSet(checked)) }
+    notifyObservers(of: checked)
+    return summary
   }
 
   /// The rows a query selects, after checking it against the prepared schema.

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The typed face of a store: keep, find and change ``Storable`` values.
 ///
 /// A store wraps one ``StorageBackend``. App code uses the store and never names the backend,
@@ -35,7 +33,9 @@ public final class Store: Sendable {
     var owners: [String: ObjectIdentifier] = [:]
     var schemas: [String: EntitySchema] = [:]
   }
-  let prepared = Mutex(Prepared())
+  let prepared = LockedState(Prepared())
+  /// Query observers, told after every successful ``apply(_:)`` (see `Store+Observation.swift`).
+  let observers = LockedState(StoreObservers())
 
   /// A store over a backend.
   public init(backend: any StorageBackend) { self.backend = backend }

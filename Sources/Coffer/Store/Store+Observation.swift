@@ -1,0 +1,74 @@
+/// The observers of a store's queries, told which entities each applied batch changed.
+struct StoreObservers: Sendable {
+  var next: UInt64 = 0
+  var signals: [UInt64: (entity: String, signal: AsyncStream<Void>.Continuation)] = [:]
+}
+
+extension Store {
+  /// Signals the observers of every entity the operations changed, outside the lock.
+  func notifyObservers(of operations: [ChangeSet.Operation]) {
+    let signals = observers.withLock { observers -> [AsyncStream<Void>.Continuation] in
+      if observers.signals.isEmpty { return [] }
+      let entities = Set(operations.map(\.entity))
+      return observers.signals.values.filter { entities.contains($0.entity) }.map(\.signal)
+    }
+    for signal in signals { signal.yield() }
+  }
+
+  func addObserver(entity: String, _ signal: AsyncStream<Void>.Continuation) -> UInt64 {
+    observers.withLock { observers in
+      observers.next += 1
+      observers.signals[observers.next] = (entity, signal)
+      return observers.next
+    }
+  }
+
+  func removeObserver(_ number: UInt64) {
+    _ = observers.withLock { $0.signals.removeValue(forKey: number) }
+  }
+}
+
+extension StoreQuery {
+  /// The query's result now, then a fresh result each time a batch applied through this store
+  /// (an insert, update, delete, batch, or a ``ModelGraph`` save) changes it.
+  ///
+  /// ```swift
+  /// for try await unread in store.query(Message.self).filter(FieldRef("isRead") == false).observe() {
+  ///   badge = unread.count
+  /// }
+  /// ```
+  ///
+  /// After each batch that touches the query's entity the query runs again; a result equal to
+  /// the last one is not repeated, and batches applied while a query runs are folded into one
+  /// fresh result. Changes made to the same backend through another `Store` are not seen. The
+  /// sequence ends when the task reading it is cancelled, and throws if the query fails.
+  public func observe() -> AsyncThrowingStream<[T], any Error> {
+    let store = self.store
+    let query = self.query
+    return AsyncThrowingStream { continuation in
+      let (signals, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+      let number = store.addObserver(entity: query.entity, signal)
+      signal.yield()
+      let task = Task {
+        var last: [Row]?
+        for await _ in signals {
+          do {
+            let codec = try await store.codec(for: T.self)
+            let rows = try await store.fetchRows(query)
+            if rows == last { continue }
+            last = rows
+            continuation.yield(try rows.map(codec.decode))
+          } catch {
+            continuation.finish(throwing: error)
+            return
+          }
+        }
+      }
+      continuation.onTermination = { _ in
+        task.cancel()
+        store.removeObserver(number)
+        signal.finish()
+      }
+    }
+  }
+}
