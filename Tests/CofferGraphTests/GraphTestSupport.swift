@@ -3,9 +3,9 @@ import CofferStores
 import Foundation
 import Testing
 
-/// The stores every graph test runs on: one URL per backend. Add `sqlite:` and `lmdb:` URLs
-/// here as those backends land; each test gets a fresh scratch store derived from the URL.
-let graphStoreURLs = ["memory:", "plist:"]
+/// The stores every graph test runs on: one URL per backend;
+/// each test gets a fresh scratch store derived from the URL.
+let graphStoreURLs = ["memory:", "plist:", "sqlite:", "lmdb:"]
 
 /// A fresh directory for one test's files, removed afterwards.
 struct TestDirectory {

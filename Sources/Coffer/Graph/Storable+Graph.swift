@@ -25,19 +25,6 @@ public protocol CreatableByID: Storable {
 /// ```
 public protocol GraphOptOut: Storable {}
 
-extension Storable {
-  /// A copy of this value with one property changed: a functional setter.
-  ///
-  /// ```swift
-  /// let renamed = note.updating(\.title, to: "Groceries")
-  /// ```
-  public func updating<V>(_ keyPath: WritableKeyPath<Self, V>, to newValue: V) -> Self {
-    var copy = self
-    copy[keyPath: keyPath] = newValue
-    return copy
-  }
-}
-
 extension CreatableByID {
   /// The value with this id in the current graph (see ``ModelGraph/current``), created with the
   /// type's defaults if neither the graph nor its store has it.

@@ -2,8 +2,8 @@ import Foundation
 import RawSQLite
 
 /// libsqlite3 called directly with prepared statements compiled once: the physical limit for
-/// the SQLite backend. Same table shape (typed columns, dates as integer microseconds, an index
-/// on thread and date), same journal mode and synchronous setting, and every read decodes into
+/// the SQLite backend. Same table shape (a STRICT table of typed columns, dates as integer
+/// microseconds, an index on thread and date), same journal mode and synchronous setting, and every read decodes into
 /// `ChatMessage` values.
 final class RawSQLiteSystem: BenchSystem {
   let name = "raw C libsqlite3"
@@ -26,7 +26,7 @@ final class RawSQLiteSystem: BenchSystem {
     try execute(
       """
       CREATE TABLE "ChatMessage" (id INTEGER PRIMARY KEY, threadID INTEGER NOT NULL, sender TEXT NOT NULL,
-        text TEXT NOT NULL, date INTEGER NOT NULL, isRead INTEGER NOT NULL)
+        text TEXT NOT NULL, date INTEGER NOT NULL, isRead INTEGER NOT NULL) STRICT
       """)
     try execute(#"CREATE INDEX "ChatMessage_threadID_date" ON "ChatMessage" (threadID, date)"#)
   }
