@@ -1,6 +1,5 @@
 import CLMDB
 import Coffer
-import Synchronization
 
 extension LMDBBackend {
   /// Creates the databases of new entities and evolves stored ones, all in one write

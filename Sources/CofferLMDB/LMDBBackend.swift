@@ -32,7 +32,7 @@ public final class LMDBBackend: StorageBackend {
 
   let environment: LMDBEnvironment
   let catalog: MDB_dbi
-  let entities = Mutex<[String: EntityHandle]>([:])
+  let entities = LockedState<[String: EntityHandle]>([:])
   private let closed = Atomic<Bool>(false)
 
   /// Opens (or creates) the store in the directory `path`.

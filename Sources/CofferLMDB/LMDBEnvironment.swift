@@ -25,8 +25,8 @@ final class LMDBEnvironment: @unchecked Sendable {
   let context: StoreContext
   let maxMapSize: Int
   let gate = MapGate()
-  private let writer = Mutex(())
-  private let idleReaders = Mutex<[IdleReader]>([])
+  private let writer = LockedState(())
+  private let idleReaders = LockedState<[IdleReader]>([])
   private let closed = Atomic<Bool>(false)
 
   /// A reset read transaction, waiting to be renewed.

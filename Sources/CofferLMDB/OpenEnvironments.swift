@@ -1,6 +1,5 @@
 import Coffer
 import Foundation
-import Synchronization
 
 /// The environments open in this process, by directory, so that two backends on one store
 /// share one environment: liblmdb forbids opening an environment twice in a process (its
@@ -12,7 +11,7 @@ enum OpenEnvironments {
   }
 
   /// Lock-guarded registry of open environments, keyed by real path.
-  private static let open = Mutex<[String: Entry]>([:])
+  private static let open = LockedState<[String: Entry]>([:])
 
   /// The environment of the store in `path`, opening it if no backend of this process has.
   static func acquire(

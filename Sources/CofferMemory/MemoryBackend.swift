@@ -76,6 +76,6 @@ public final class MemoryBackend: StorageBackend {
 
 /// The tables of one in-memory store, shared by every handle opened on its name.
 final class MemoryStorage: Sendable {
-  let tables: Mutex<InMemoryTables>
-  init(name: String) { tables = Mutex(InMemoryTables(storeName: name)) }
+  let tables: LockedState<InMemoryTables>
+  init(name: String) { tables = LockedState(InMemoryTables(storeName: name)) }
 }

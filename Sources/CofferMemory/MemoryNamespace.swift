@@ -1,11 +1,10 @@
 import Coffer
-import Synchronization
 
 /// The named in-memory stores of one registry: `memory:NAME` opened twice through the same
 /// namespace reaches the same data. Each ``BackendRegistry`` made with
 /// ``Coffer/BackendRegistry/registerMemory(namespace:)`` has its own, so tests never share.
 public final class MemoryNamespace: Sendable {
-  private let stores = Mutex<[String: MemoryStorage]>([:])
+  private let stores = LockedState<[String: MemoryStorage]>([:])
 
   /// An empty namespace.
   public init() {}

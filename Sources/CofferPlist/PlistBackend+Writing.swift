@@ -1,5 +1,4 @@
 import Coffer
-import Synchronization
 
 extension PlistBackend {
   /// Applies a change as a left-right pair: first to the writer's own copy of the tables, in

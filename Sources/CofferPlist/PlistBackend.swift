@@ -1,6 +1,5 @@
 import Coffer
 import Foundation
-import Synchronization
 
 /// A store kept in memory and persisted to one property-list file that any plist tool can read.
 ///
@@ -29,10 +28,10 @@ public final class PlistBackend: StorageBackend {
   let format: Format
   /// What readers see: always a state whose every batch is complete (and, when the policy is
   /// immediate, on disk).
-  let published: Mutex<Published>
+  let published: LockedState<Published>
   /// The writer's own copy of the tables, the row cache and the write bookkeeping. Writers
   /// are serialized by this lock.
-  let writer: Mutex<WriterState>
+  let writer: LockedState<WriterState>
 
   struct Published: Sendable {
     var tables: InMemoryTables
@@ -82,8 +81,8 @@ public final class PlistBackend: StorageBackend {
       if existing == nil || fileFormat != format {
         try Self.write(&writerState, to: file, format: configuration.format ?? fileFormat ?? .binary)
       }
-      self.published = Mutex(Published(tables: tables))
-      self.writer = Mutex(writerState)
+      self.published = LockedState(Published(tables: tables))
+      self.writer = LockedState(writerState)
     } catch let error as CofferError {
       file.unlock(lock)
       throw error

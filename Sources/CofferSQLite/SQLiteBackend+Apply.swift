@@ -1,6 +1,5 @@
 import CSQLite
 import Coffer
-import Synchronization
 
 /// `SQLITE_CONSTRAINT_PRIMARYKEY`, which Swift does not import (a macro expression).
 let constraintPrimaryKey = SQLITE_CONSTRAINT | (6 << 8)

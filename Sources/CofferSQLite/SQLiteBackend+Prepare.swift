@@ -1,5 +1,4 @@
 import Coffer
-import Synchronization
 
 extension SQLiteBackend {
   /// Creates the tables of new entities and evolves stored ones, in one transaction: new fields

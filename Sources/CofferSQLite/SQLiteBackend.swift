@@ -1,7 +1,6 @@
 import CSQLite
 import Coffer
 import Foundation
-import Synchronization
 
 /// A store in one SQLite database file, readable by anyone with the `sqlite3` tool.
 ///
@@ -26,10 +25,10 @@ public final class SQLiteBackend: StorageBackend {
   public let path: String
 
   /// The writer connection; every batch and schema change runs under this lock (`nil` once closed).
-  let writer: Mutex<SQLiteConnection?>
+  let writer: LockedState<SQLiteConnection?>
   let readers: SQLiteReaderPool
   /// The prepared entities, by name, and the serial the next one published gets.
-  let catalog = Mutex(Catalog())
+  let catalog = LockedState(Catalog())
 
   struct Catalog: Sendable {
     var tables: [String: SQLiteTable] = [:]
@@ -55,7 +54,7 @@ public final class SQLiteBackend: StorageBackend {
 
     let connection = try SQLiteConnection(path: path, storeName: name, configuration: configuration)
     try Self.configureWriter(connection, configuration)
-    self.writer = Mutex(connection)
+    self.writer = LockedState(connection)
     let opener: @Sendable () throws -> SQLiteConnection = {
       let reader = try SQLiteConnection(path: path, storeName: name, configuration: configuration)
       try reader.execute("PRAGMA query_only = ON")

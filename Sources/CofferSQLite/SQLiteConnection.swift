@@ -4,8 +4,8 @@ import Coffer
 /// One libsqlite3 connection and the prepared statements it compiled, cached by SQL text.
 ///
 /// `@unchecked Sendable`: a connection is used by one caller at a time. The writer is reached
-/// only inside `SQLiteBackend.writer`'s `Mutex`; a reader only between its checkout from and its
-/// return to `SQLiteReaderPool.idle`'s `Mutex`. Nothing else touches the handle or the cache.
+/// only inside `SQLiteBackend.writer`'s lock; a reader only between its checkout from and its
+/// return to `SQLiteReaderPool.idle`'s lock. Nothing else touches the handle or the cache.
 final class SQLiteConnection: @unchecked Sendable {
   let handle: OpaquePointer
   let path: String

@@ -1,5 +1,4 @@
 import Coffer
-import Synchronization
 
 /// The reader connections: queries check one out, use it, and return it, so that reads run in
 /// parallel with each other and with the writer (WAL mode: readers never wait for a write).
@@ -9,7 +8,7 @@ final class SQLiteReaderPool: Sendable {
     var isOpen = true
   }
 
-  private let idle = Mutex(State())
+  private let idle = LockedState(State())
   private let open: @Sendable () throws -> SQLiteConnection
   private let keep: Int
   private let closed: @Sendable () -> CofferError

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Changes collected inside ``Store/batch(_:)`` and applied all together or not at all.
 ///
 /// ```swift
