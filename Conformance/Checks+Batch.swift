@@ -16,6 +16,30 @@ extension ConformanceSuite {
       try expectEqual(try await store.all(Item.self), Item.sample, "all() after the failed batch")
     },
     ConformanceCheck(
+      "batch.insert-many-duplicate-applies-nothing",
+      "Inserting many values at once, one of them with a stored id, inserts none of them."
+    ) { context in
+      let store = try await context.store(with: Item.sample)
+      let fresh = (Int64(200)..<260).map { Item(id: $0, name: "n\($0)", rank: $0, score: nil, flag: true) }
+      try await expectThrows(.duplicateID, "insert of ids 200–259 with 3 in the middle") {
+        try await store.insert(
+          Array(fresh[..<30]) + [Item(id: 3, name: "dup", rank: nil, score: nil, flag: true)] + fresh[30...])
+      }
+      try expectEqual(try await store.all(Item.self), Item.sample, "all() after the failed insert")
+    },
+    ConformanceCheck(
+      "batch.insert-many-invalid-value-applies-nothing",
+      "Inserting many values at once, one of them unencodable (NaN), inserts none of them."
+    ) { context in
+      let store = try await context.store(with: Item.sample)
+      var values = (Int64(300)..<340).map { Item(id: $0, name: "n\($0)", rank: $0, score: 1.5, flag: false) }
+      values[25].score = .nan
+      try await expectThrows(.invalidValue, "insert of ids 300–339 with a NaN score at 325") {
+        try await store.insert(values)
+      }
+      try expectEqual(try await store.all(Item.self), Item.sample, "all() after the failed insert")
+    },
+    ConformanceCheck(
       "batch.duplicate-within-batch",
       "Inserting one id twice in the same batch is a duplicate and applies nothing."
     ) { context in

@@ -2,6 +2,26 @@ import CLMDB
 import Coffer
 
 extension LMDBBackend {
+  /// Inserts rows one at a time in one write transaction, so each is encoded, written and
+  /// dropped before the next is made. A retried transaction (the map grew) asks for the rows again.
+  @discardableResult
+  public func insert(into entity: EntitySchema, count: Int, row: (Int) throws -> Row) async throws
+    -> ChangeSummary
+  {
+    try checkOpen()
+    if count == 0 { return ChangeSummary() }
+    let handle = try self.handle(entity.name)
+    return try environment.write { transaction in
+      var buffer = Scratch()
+      for position in 0..<count {
+        try insert(try row(position).values, handle: handle, buffer: &buffer, in: transaction)
+      }
+      var summary = ChangeSummary()
+      summary.inserted = count
+      return summary
+    }
+  }
+
   /// Applies the batch in one LMDB write transaction, committed durably before returning; on
   /// any error the transaction is aborted, so nothing is applied.
   @discardableResult

@@ -25,6 +25,22 @@ extension SQLiteBackend {
     }
   }
 
+  /// Inserts rows one at a time in one transaction, so each is bound, written and dropped
+  /// before the next is made.
+  @discardableResult
+  public func insert(into entity: EntitySchema, count: Int, row: (Int) throws -> Row) async throws
+    -> ChangeSummary
+  {
+    let known = catalog.withLock { $0.tables }
+    return try withWriter { connection in
+      try transaction(on: connection, while: "applying a batch") {
+        var applier = SQLiteApplier(connection: connection, tables: known, store: name)
+        for position in 0..<count { try applier.apply(.insert(entity: entity.name, row: try row(position))) }
+        return applier.summary
+      }
+    }
+  }
+
   /// Runs `body` on the writer connection, under its lock.
   func withWriter<R: Sendable>(_ body: (SQLiteConnection) throws -> R) throws -> R {
     try writer.withLock { connection in

@@ -67,6 +67,18 @@ public protocol StorageBackend: AnyObject, Sendable {
   /// `isIn` filter on the id field; a backend can do better.
   func get(entity: EntitySchema, ids: [Value]) async throws -> [Row]
 
+  /// Inserts `count` new rows of one entity atomically, asking `row` for each in turn.
+  ///
+  /// A fast path for bulk inserts: a backend that writes rows one by one inside its
+  /// transaction can encode, write and drop each row before asking for the next, so a large
+  /// insert never holds every row in memory at once. The guarantees are those of
+  /// ``apply(_:)`` with one `insert` per row, in order: all of them or none. An error thrown by
+  /// `row` aborts the whole insert and is rethrown as it is. `row` may be called again for the
+  /// same position if the backend retries its transaction. The default implementation asks
+  /// for every row, then calls ``apply(_:)``.
+  @discardableResult
+  func insert(into entity: EntitySchema, count: Int, row: (Int) throws -> Row) async throws -> ChangeSummary
+
   /// Releases the backend's resources. Later calls fail with ``CofferError/Code/closed``.
   /// Closing twice is harmless. A durable backend has persisted everything applied.
   func close() async throws
@@ -74,6 +86,17 @@ public protocol StorageBackend: AnyObject, Sendable {
 
 extension StorageBackend {
   /// Fetches with an `isIn` filter on the id and puts the rows in the order of `ids`.
+  /// Asks for every row, then applies them as one ``ChangeSet``.
+  @discardableResult
+  public func insert(into entity: EntitySchema, count: Int, row: (Int) throws -> Row) async throws
+    -> ChangeSummary
+  {
+    var operations: [ChangeSet.Operation] = []
+    operations.reserveCapacity(count)
+    for position in 0..<count { operations.append(.insert(entity: entity.name, row: try row(position))) }
+    return try await apply(ChangeSet(operations))
+  }
+
   public func get(entity: EntitySchema, ids: [Value]) async throws -> [Row] {
     if ids.isEmpty { return [] }
     let rows = try await fetch(Query(entity: entity.name, filter: .isIn(entity.idField.name, ids)))

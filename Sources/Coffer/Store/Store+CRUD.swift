@@ -12,10 +12,19 @@ extension Store {
   }
 
   /// Adds values in one atomic batch.
+  ///
+  /// Each value is encoded and checked as the backend writes it, so a backend that streams
+  /// rows (SQLite, LMDB) never holds a second copy of every value as rows.
   public func insert<T: Storable>(_ values: [T]) async throws {
+    if values.isEmpty { return }
     let codec = try await codec(for: T.self)
-    try await apply(
-      ChangeSet(try values.map { .insert(entity: codec.schema.name, row: try codec.encode($0)) }))
+    let schema = codec.schema
+    _ = try await rethrowing {
+      try await backend.insert(into: schema, count: values.count) { position in
+        try QueryValidator.validate(try codec.encode(values[position]), schema: schema)
+      }
+    }
+    notifyObservers(ofChangesTo: [schema.name])
   }
 
   /// Replaces the stored value with the same id.

@@ -7,9 +7,14 @@ struct StoreObservers: Sendable {
 extension Store {
   /// Signals the observers of every entity the operations changed, outside the lock.
   func notifyObservers(of operations: [ChangeSet.Operation]) {
+    notifyObservers(ofChangesTo: operations.map(\.entity))
+  }
+
+  /// Signals the observers of any of these entities, after the lock is released.
+  func notifyObservers(ofChangesTo changed: [String]) {
     let signals = observers.withLock { observers -> [AsyncStream<Void>.Continuation] in
       if observers.signals.isEmpty { return [] }
-      let entities = Set(operations.map(\.entity))
+      let entities = Set(changed)
       return observers.signals.values.filter { entities.contains($0.entity) }.map(\.signal)
     }
     for signal in signals { signal.yield() }
