@@ -10,7 +10,7 @@
 public struct Batch: Sendable {
   /// The operations collected so far.
   public private(set) var changes = ChangeSet()
-  let codecs: [ObjectIdentifier: any Sendable]
+  let codecs: [ObjectIdentifier: any CodecBoxing]
 
   /// Adds an insert.
   public mutating func insert<T: Storable>(_ value: T) throws {
@@ -48,7 +48,7 @@ public struct Batch: Sendable {
   }
 
   private func codec<T: Storable>(_ type: T.Type) throws -> EntityCodec<T> {
-    guard let codec = codecs[ObjectIdentifier(type)] as? EntityCodec<T> else {
+    guard let codec = codecs[ObjectIdentifier(type)].map({ CodecBox<T>.unbox($0) }) else {
       throw CofferError(
         .unknownEntity,
         "\(T.self) is used in a batch without being declared. List it: store.batch(for: [\(T.self).self]) { … }, "

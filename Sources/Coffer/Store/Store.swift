@@ -28,7 +28,7 @@ public final class Store: Sendable {
   public let backend: any StorageBackend
 
   struct Prepared {
-    var codecs: [ObjectIdentifier: any Sendable] = [:]
+    var codecs: [ObjectIdentifier: any CodecBoxing] = [:]
     /// Which type's schema each entity is prepared with.
     var owners: [String: ObjectIdentifier] = [:]
     var schemas: [String: EntitySchema] = [:]
@@ -80,7 +80,7 @@ public final class Store: Sendable {
     let key = ObjectIdentifier(type)
     let cached: EntityCodec<T>? = prepared.withLock { state in
       guard state.owners[T.entityName] == key else { return nil }
-      return state.codecs[key] as? EntityCodec<T>
+      return state.codecs[key].map { CodecBox<T>.unbox($0) }
     }
     if let cached { return cached }
     let codec: EntityCodec<T>
@@ -91,7 +91,7 @@ public final class Store: Sendable {
       throw error.inStore(backend.name)
     }
     prepared.withLock { state in
-      state.codecs[key] = codec
+      state.codecs[key] = CodecBox(codec)
       state.owners[T.entityName] = key
       state.schemas[T.entityName] = codec.schema
     }
