@@ -1,0 +1,11 @@
+import SwiftSyntax
+import SwiftSyntaxMacros
+
+/// `@Indexed`, `@Unique`, `@StoredName` and `@Transient`: markers that `@Storable` reads. They
+/// generate nothing themselves; `@Storable` reports a marker on a property it cannot store.
+public struct FieldMarkerMacro: PeerMacro {
+  public static func expansion(
+    of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol,
+    in context: some MacroExpansionContext
+  ) throws -> [DeclSyntax] { [] }
+}
