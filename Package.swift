@@ -98,7 +98,7 @@ let package = Package(
     .testTarget(
       name: "CofferMacroTests",
       dependencies: [
-        "Coffer", "CofferMacros", "CofferMacroPlugin",
+        "Coffer", "CofferMacros", "CofferMacroPlugin", "CofferMemory",
         .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
       ],
       swiftSettings: upcoming),

@@ -32,8 +32,8 @@ enum StorableDiagnostic: DiagnosticMessage {
       "The type has a property 'id' but @Storable(id: \"\(option)\") names another; Identifiable's id "
         + "must be the stored id. Drop the option or rename the property."
     case .unsupportedType(let property, let type, let reason):
-      "Property '\(property)' of type '\(type)' cannot be stored: \(reason). Use a Codable value type, "
-        + "or mark it @Transient."
+      "Property '\(property)' of type '\(type)' cannot be stored: \(reason). Mark it @Transient to leave "
+        + "it out of storage."
     case .computedMarked(let property, let marker):
       "'\(property)' is a computed property and is not stored, so @\(marker) has no effect; remove it, "
         + "or make '\(property)' a stored property."

@@ -10,6 +10,7 @@ import SwiftSyntaxMacros
 /// stored names differ from property names or some properties are transient) stays silent so
 /// that nothing is reported twice.
 public struct StorableMacro: ExtensionMacro, MemberMacro {
+  /// The conformance extension, or nothing (after diagnostics) when the type cannot be stored.
   public static func expansion(
     of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax,
     providingExtensionsOf type: some TypeSyntaxProtocol, conformingTo protocols: [TypeSyntax],
@@ -27,6 +28,7 @@ public struct StorableMacro: ExtensionMacro, MemberMacro {
     return [extensionDecl]
   }
 
+  /// `CodingKeys`, when the stored names or the transient properties need them.
   public static func expansion(
     of node: AttributeSyntax, providingMembersOf declaration: some DeclGroupSyntax,
     conformingTo protocols: [TypeSyntax], in context: some MacroExpansionContext

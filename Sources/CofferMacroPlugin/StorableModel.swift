@@ -84,8 +84,9 @@ struct StorableModel {
         sink.error(.idNeedsType(name: idName), at: declared.node)
       }
     } else {
-      let insertion: DeclSyntax = "\nvar id: UUID"
       var block = structDecl.memberBlock
+      let indentation = block.members.first?.leadingTrivia ?? .newline
+      let insertion = DeclSyntax("var id: UUID").with(\.leadingTrivia, indentation)
       block.members.insert(MemberBlockItemSyntax(decl: insertion), at: block.members.startIndex)
       sink.error(
         .noID(name: idName, type: structDecl.name.text), at: Syntax(structDecl.name),

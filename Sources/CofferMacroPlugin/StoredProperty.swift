@@ -62,11 +62,13 @@ struct PropertyReader {
         let name = identifier.identifier.identifier?.name ?? identifier.identifier.text
         if isComputed(binding) {
           for (marker, attribute) in markers.attributes where marker != "Transient" {
-            let remaining = variable.attributes.filter { $0.as(AttributeSyntax.self) != attribute }
+            var fixed = variable
+            fixed.attributes = variable.attributes.filter { $0.as(AttributeSyntax.self) != attribute }
+            fixed.leadingTrivia = variable.leadingTrivia
             context.error(
               .computedMarked(property: name, marker: marker), at: Syntax(attribute),
               fixIt: StorableFixIt(message: "Remove @\(marker)"),
-              changes: [.replace(oldNode: Syntax(variable.attributes), newNode: Syntax(remaining))])
+              changes: [.replace(oldNode: Syntax(variable), newNode: Syntax(fixed))])
           }
           continue
         }
@@ -148,11 +150,11 @@ struct PropertyReader {
       return "implicitly unwrapped optionals are not stored; use a plain optional"
     }
     if let attributed = type.as(AttributedTypeSyntax.self) { return unsupported(attributed.baseType) }
-    if type.is(FunctionTypeSyntax.self) { return "functions are not data" }
-    if type.is(MetatypeTypeSyntax.self) { return "types are not data" }
+    if type.is(FunctionTypeSyntax.self) { return "functions are not data; store what they act on instead" }
+    if type.is(MetatypeTypeSyntax.self) { return "types are not data; store a name or an enum instead" }
     if let tuple = type.as(TupleTypeSyntax.self) {
       if tuple.elements.count == 1, let only = tuple.elements.first { return unsupported(only.type) }
-      return "tuples are not Codable; use a struct"
+      return "tuples are not Codable; use a struct instead"
     }
     if let some = type.as(SomeOrAnyTypeSyntax.self) {
       return "'\(some.someOrAnySpecifier.text)' types have no fixed stored form; use a concrete type"

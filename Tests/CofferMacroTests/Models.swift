@@ -38,3 +38,23 @@ struct Person: Hashable {
   var personID: UUID
   var name: String
 }
+
+extension Note {
+  /// A note with the given id and thread, other fields set to sample values.
+  static func sample(_ id: Int64, thread: Int64 = 1, text: String = "hello", minutes: Double = 0) -> Note {
+    Note(
+      id: id, threadID: thread, text: text, date: Date(timeIntervalSince1970: 1_700_000_000 + minutes * 60),
+      readAt: nil, slug: nil)
+  }
+
+  /// Notes that exercise every field, nulls included.
+  static let variety: [Note] = [
+    Note(
+      id: 1, threadID: 7, text: "Hello", date: Date(timeIntervalSince1970: 1_700_000_000.25),
+      readAt: Date(timeIntervalSince1970: 1_700_000_100), slug: "hello", mood: .busy, score: -1.5, flag: true,
+      count: 42, attachment: Attachment(name: "a.png", sizes: [1, 2]), tags: ["x", "y"],
+      data: Data([1, 2, 3]),
+      link: URL(string: "https://example.com/a?b=c"), isSelected: true),
+    Note(id: 2, threadID: 7, text: "", date: Date(timeIntervalSince1970: 0), readAt: nil, slug: nil),
+  ]
+}
