@@ -62,7 +62,7 @@ let package = Package(
       dependencies: ["Coffer", .product(name: "Configuration", package: "swift-configuration")],
       swiftSettings: upcoming),
     .target(
-      name: "CofferConformance", dependencies: ["Coffer"], path: "Conformance",
+      name: "CofferConformance", dependencies: ["Coffer", "CofferMacros"], path: "Conformance",
       swiftSettings: upcoming),
     .target(
       name: "CofferChatExample", dependencies: ["Coffer"], path: "Examples/Chat",
