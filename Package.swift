@@ -65,7 +65,7 @@ let package = Package(
       name: "CofferConformance", dependencies: ["Coffer", "CofferMacros"], path: "Conformance",
       swiftSettings: upcoming),
     .target(
-      name: "CofferChatExample", dependencies: ["Coffer"], path: "Examples/Chat",
+      name: "CofferChatExample", dependencies: ["Coffer", "CofferMacros"], path: "Examples/Chat",
       swiftSettings: upcoming),
     .executableTarget(
       name: "coffer",
@@ -103,7 +103,7 @@ let package = Package(
       ],
       swiftSettings: upcoming),
     .testTarget(
-      name: "CofferCLITests", dependencies: ["coffer", "CofferChatExample", "CofferStores"],
+      name: "CofferCLITests", dependencies: ["coffer", "CofferChatExample", "CofferStores", "CofferMacros"],
       swiftSettings: upcoming),
   ]
 )
