@@ -16,6 +16,7 @@ let package = Package(
       dependencies: [
         .product(name: "Coffer", package: "Coffer"),
         .product(name: "CofferPlist", package: "Coffer"),
+        .product(name: "CofferMacros", package: "Coffer"),
       ],
       swiftSettings: [
         .enableUpcomingFeature("ExistentialAny"),
