@@ -35,9 +35,6 @@ public struct KeyPathFilter<Root: KeyPathStorable>: Sendable {
     }
   }
 
-  /// Every value.
-  public static var all: KeyPathFilter { KeyPathFilter(.all) }
-
   /// Both filters.
   public static func && (lhs: KeyPathFilter, rhs: KeyPathFilter) -> KeyPathFilter {
     KeyPathFilter(filter: lhs.filter && rhs.filter, error: lhs.error ?? rhs.error)
