@@ -45,7 +45,8 @@ public enum ConformanceSuite {
 
       Every Coffer backend runs these \(checks.count) checks (`coffer conformance URL`, or \
       `ConformanceSuite.run(on:)` in its tests). A check whose required capabilities the backend \
-      does not declare is reported as skipped.
+      does not declare is reported as skipped. Each check runs twice: with the row codec \
+      `@Storable` generates for the models, and with the one derived from their `Codable` conformance.
 
       """
     var areas: [String] = []
