@@ -86,3 +86,19 @@ import Testing
     #expect(note.readAt == nil)
   }
 }
+
+@Suite struct GeneratedCodecShapes {
+  @Test func privatePropertiesAreStoredAndReadBack() throws {
+    let codec = try EntityCodec<Secretive>()
+    let value = Secretive(id: 1, secret: "psst")
+    #expect(try codec.decode(codec.encode(value)).revealed == "psst")
+    #expect(try EntitySchema(for: Secretive.self) == EntitySchema(probing: Secretive.self))
+  }
+
+  @Test func aGenericModelGetsTheSchemaOfItsSpecialization() throws {
+    #expect(try EntitySchema(for: Box<Int>.self) == EntitySchema(probing: Box<Int>.self))
+    #expect(try EntitySchema(for: Box<[String]>.self).field(named: "content")?.kind == .document)
+    let codec = try EntityCodec<Box<Double>>()
+    #expect(try codec.decode(codec.encode(Box(id: "a", content: 2.5))) == Box(id: "a", content: 2.5))
+  }
+}

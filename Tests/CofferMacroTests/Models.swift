@@ -58,3 +58,26 @@ extension Note {
     Note(id: 2, threadID: 7, text: "", date: Date(timeIntervalSince1970: 0), readAt: nil, slug: nil),
   ]
 }
+
+/// A model with private stored properties, which the generated code may read and write.
+@Storable
+struct Secretive: Hashable {
+  var id: Int64
+  private var secret = "hidden"
+  private(set) var revision = 0
+
+  init(id: Int64, secret: String) {
+    self.id = id
+    self.secret = secret
+  }
+
+  /// The private value, for tests.
+  var revealed: String { secret }
+}
+
+/// A generic model: its entity name is the specialized type's name, as for a Codable model.
+@Storable
+struct Box<Content: Codable & Sendable & Hashable>: Hashable {
+  var id: String
+  var content: Content
+}
