@@ -82,3 +82,13 @@ private func storeWithNotes() async throws -> Store {
     #expect(Person.storedFieldName(for: \Person.id) == "personID")
   }
 }
+
+@Suite struct KeyPathStoreShortcuts {
+  @Test func countFirstAndDeleteAllTakeKeyPathFilters() async throws {
+    let store = try await storeWithNotes()
+    #expect(try await store.count(Note.self, where: \.threadID == 2) == 2)
+    #expect(try await store.first(Note.self, where: \.readAt != nil)?.id == 3)
+    #expect(try await store.deleteAll(Note.self, where: \.threadID == 1) == 4)
+    #expect(try await store.all(Note.self).map(\.id) == [5, 6])
+  }
+}
