@@ -4,6 +4,8 @@ import SwiftSyntax
 /// Reads the instance properties of a struct's members, reporting what cannot be stored.
 struct PropertyReader {
   let context: DiagnosticSink
+  /// The stored names a hand-written `CodingKeys` gives, by property name, if there is one.
+  var codingKeys: [String: String]? = nil
   private static let markers: Set<String> = ["Indexed", "Unique", "StoredName", "Transient"]
 
   func properties(of members: MemberBlockItemListSyntax) -> [StoredProperty] {
@@ -32,14 +34,26 @@ struct PropertyReader {
         }
         let type =
           binding.typeAnnotation?.type ?? bindings[index...].lazy.compactMap(\.typeAnnotation).first?.type
+        let canBeLeftOut = binding.initializer != nil || (!isLet && (type.map(isOptional) ?? false))
         var property = StoredProperty(
           name: name, storedName: markers.storedName ?? name, type: type,
           initializer: binding.initializer?.value, isTransient: markers.isTransient,
+          canBeLeftOut: canBeLeftOut,
           isIndexed: markers.attributes.contains { $0.0 == "Indexed" },
           isUnique: markers.attributes.contains { $0.0 == "Unique" }, node: Syntax(binding))
+        if let codingKeys {
+          if !markers.attributes.filter({ ["StoredName", "Transient"].contains($0.0) }).isEmpty {
+            context.error(.markersWithCodingKeys(property: name), at: Syntax(binding))
+          }
+          if let stored = codingKeys[name] {
+            property.storedName = stored
+          } else {
+            property.isTransient = true
+            if !canBeLeftOut { context.error(.notInCodingKeys(property: name), at: Syntax(binding)) }
+          }
+        }
         if property.isTransient {
-          let hasValue = property.initializer != nil || (!isLet && (type.map(isOptional) ?? false))
-          if !hasValue {
+          if codingKeys == nil && !canBeLeftOut {
             context.error(.transientNeedsDefault(property: name), at: Syntax(binding))
           }
         } else if isLazy {

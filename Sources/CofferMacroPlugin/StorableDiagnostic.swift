@@ -13,6 +13,8 @@ enum StorableDiagnostic: DiagnosticMessage {
   case lazyStored(property: String)
   case letWithValue(property: String)
   case ownCodingKeys
+  case markersWithCodingKeys(property: String)
+  case notInCodingKeys(property: String)
   case indexesTwice
   case badArgument(String)
   case duplicateStoredName(String)
@@ -46,8 +48,14 @@ enum StorableDiagnostic: DiagnosticMessage {
       "'\(property)' is a let with an initial value, so a stored value could never be read back into it; "
         + "make it a var, or mark it @Transient."
     case .ownCodingKeys:
-      "@Storable writes the coding keys itself; remove CodingKeys and rename fields with "
-        + "@StoredName(\"…\") or leave them out with @Transient."
+      "@Storable reads CodingKeys only as an enum of plain cases with string raw values; write it so, "
+        + "or remove it and rename fields with @StoredName(\"…\") or leave them out with @Transient."
+    case .markersWithCodingKeys(let property):
+      "'\(property)' has @StoredName or @Transient but the type declares CodingKeys; name and leave out "
+        + "fields in one place: the CodingKeys enum, or the markers."
+    case .notInCodingKeys(let property):
+      "'\(property)' is not in CodingKeys, so it is not stored, but it has no initial value to take when a "
+        + "value is read back; add it to CodingKeys or give it an initial value."
     case .indexesTwice:
       "Declare indexes either with @Indexed/@Unique or with 'static var indexes', not both."
     case .badArgument(let text):
@@ -71,6 +79,8 @@ enum StorableDiagnostic: DiagnosticMessage {
       case .lazyStored: "lazyStored"
       case .letWithValue: "letWithValue"
       case .ownCodingKeys: "ownCodingKeys"
+      case .markersWithCodingKeys: "markersWithCodingKeys"
+      case .notInCodingKeys: "notInCodingKeys"
       case .indexesTwice: "indexesTwice"
       case .badArgument: "badArgument"
       case .duplicateStoredName: "duplicateStoredName"

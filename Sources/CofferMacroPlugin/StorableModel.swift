@@ -45,9 +45,21 @@ struct StorableModel {
       if label == "entity" { entityOption = text } else if label == "id" { idOption = text }
     }
     let members = structDecl.memberBlock.members
-    let properties = PropertyReader(context: sink).properties(of: members)
-    var statics: Set<String> = []
+    var codingKeys: [String: String]?
     var hasCodingKeys = false
+    for member in members {
+      if let enumDecl = member.decl.as(EnumDeclSyntax.self), enumDecl.name.text == "CodingKeys" {
+        hasCodingKeys = true
+        codingKeys = codingKeyNames(enumDecl)
+        if codingKeys == nil { sink.error(.ownCodingKeys, at: Syntax(enumDecl.name)) }
+      }
+      if let alias = member.decl.as(TypeAliasDeclSyntax.self), alias.name.text == "CodingKeys" {
+        hasCodingKeys = true
+        sink.error(.ownCodingKeys, at: Syntax(alias.name))
+      }
+    }
+    let properties = PropertyReader(context: sink, codingKeys: codingKeys).properties(of: members)
+    var statics: Set<String> = []
     for member in members {
       if let variable = member.decl.as(VariableDeclSyntax.self),
         variable.modifiers.contains(where: { $0.name.text == "static" })
@@ -57,14 +69,6 @@ struct StorableModel {
             statics.insert(name)
           }
         }
-      }
-      if let enumDecl = member.decl.as(EnumDeclSyntax.self), enumDecl.name.text == "CodingKeys" {
-        hasCodingKeys = true
-        sink.error(.ownCodingKeys, at: Syntax(enumDecl.name))
-      }
-      if let alias = member.decl.as(TypeAliasDeclSyntax.self), alias.name.text == "CodingKeys" {
-        hasCodingKeys = true
-        sink.error(.ownCodingKeys, at: Syntax(alias.name))
       }
     }
     let model = StorableModel(

@@ -12,6 +12,9 @@ struct StoredProperty {
   /// The initial value, when written.
   var initializer: ExprSyntax?
   var isTransient: Bool
+  /// Whether the property has a value without being stored (an initial value, or `nil` for an
+  /// optional `var`).
+  var canBeLeftOut: Bool
   var isIndexed: Bool
   var isUnique: Bool
   /// The declaration, for diagnostics.

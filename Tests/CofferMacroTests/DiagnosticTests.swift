@@ -183,27 +183,52 @@ import Testing
       ])
   }
 
-  @Test func handWrittenCodingKeysAreRejected() {
+  @Test func codingKeysThatAreNotAPlainEnumAreRejected() {
     assertExpansion(
       """
       @Storable
       struct Message {
         var id: Int64
+        typealias CodingKeys = OtherKeys
+      }
+      """,
+      expandedSource: """
+        struct Message {
+          var id: Int64
+          typealias CodingKeys = OtherKeys
+        }
+        """,
+      diagnostics: [
+        DiagnosticSpec(
+          message:
+            "@Storable reads CodingKeys only as an enum of plain cases with string raw values; write it so, or remove it and rename fields with @StoredName(\"…\") or leave them out with @Transient.",
+          line: 4, column: 13)
+      ])
+  }
+
+  @Test func aPropertyLeftOutOfCodingKeysNeedsAnInitialValue() {
+    assertExpansion(
+      """
+      @Storable
+      struct Message {
+        var id: Int64
+        var cache: [String]
         enum CodingKeys: String, CodingKey { case id }
       }
       """,
       expandedSource: """
         struct Message {
           var id: Int64
+          var cache: [String]
           enum CodingKeys: String, CodingKey { case id 
         }
         }
         """,
       diagnostics: [
         DiagnosticSpec(
-          message: "@Storable writes the coding keys itself; remove CodingKeys and rename fields with "
-            + "@StoredName(\"…\") or leave them out with @Transient.",
-          line: 4, column: 8)
+          message:
+            "'cache' is not in CodingKeys, so it is not stored, but it has no initial value to take when a value is read back; add it to CodingKeys or give it an initial value.",
+          line: 4, column: 7)
       ])
   }
 }

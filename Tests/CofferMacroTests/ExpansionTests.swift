@@ -173,4 +173,68 @@ import Testing
         }
         """#)
   }
+
+  @Test func handWrittenCodingKeysNameTheFieldsAndLeaveOutTheRest() {
+    assertExpansion(
+      """
+      @Storable
+      struct Message {
+        var id: Int64
+        var text: String
+        var cache: [String] = []
+        enum CodingKeys: String, CodingKey {
+          case id, text = "body"
+        }
+      }
+      """,
+      expandedSource: #"""
+        struct Message {
+          var id: Int64
+          var text: String
+          var cache: [String] = []
+          enum CodingKeys: String, CodingKey {
+            case id, text = "body"
+          }
+        }
+
+        extension Message: Storable, KeyPathStorable {
+          public static var entityName: String {
+            "Message"
+          }
+
+          public static func storedFields() throws -> [Coffer.Field]? {
+            let entity = Self.entityName
+            return try [
+              Coffer.StoredField.field("id", \Self.id, in: entity),
+              Coffer.StoredField.field("body", \Self.text, in: entity),
+            ]
+          }
+
+          public func storedRow() throws -> Coffer.Row {
+            let entity = Self.entityName
+            return Coffer.Row(try [
+              Coffer.StoredField.value(self.id, "id", in: entity),
+              Coffer.StoredField.value(self.text, "body", in: entity),
+            ])
+          }
+
+          public init(storedRow row: Coffer.Row) throws {
+            let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+            self.id = try reader.read(0, "id")
+            self.text = try reader.read(1, "body")
+          }
+
+          public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
+            switch keyPath {
+            case \Self.id:
+              "id"
+            case \Self.text:
+              "body"
+            default:
+              nil
+            }
+          }
+        }
+        """#)
+  }
 }

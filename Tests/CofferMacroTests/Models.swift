@@ -81,3 +81,16 @@ struct Box<Content: Codable & Sendable & Hashable>: Hashable {
   var id: String
   var content: Content
 }
+
+/// A model converted from plain Codable: its own CodingKeys rename a field and leave one out.
+@Storable
+struct Legacy: Hashable {
+  var id: String
+  var title: String
+  var cached: [String] = []
+
+  enum CodingKeys: String, CodingKey {
+    case id = "key"
+    case title
+  }
+}
