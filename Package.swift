@@ -62,10 +62,10 @@ let package = Package(
       dependencies: ["Coffer", .product(name: "Configuration", package: "swift-configuration")],
       swiftSettings: upcoming),
     .target(
-      name: "CofferConformance", dependencies: ["Coffer"], path: "Conformance",
+      name: "CofferConformance", dependencies: ["Coffer", "CofferMacros"], path: "Conformance",
       swiftSettings: upcoming),
     .target(
-      name: "CofferChatExample", dependencies: ["Coffer"], path: "Examples/Chat",
+      name: "CofferChatExample", dependencies: ["Coffer", "CofferMacros"], path: "Examples/Chat",
       swiftSettings: upcoming),
     .executableTarget(
       name: "coffer",
@@ -98,12 +98,12 @@ let package = Package(
     .testTarget(
       name: "CofferMacroTests",
       dependencies: [
-        "Coffer", "CofferMacros", "CofferMacroPlugin",
+        "Coffer", "CofferMacros", "CofferMacroPlugin", "CofferMemory",
         .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
       ],
       swiftSettings: upcoming),
     .testTarget(
-      name: "CofferCLITests", dependencies: ["coffer", "CofferChatExample", "CofferStores"],
+      name: "CofferCLITests", dependencies: ["coffer", "CofferChatExample", "CofferStores", "CofferMacros"],
       swiftSettings: upcoming),
   ]
 )

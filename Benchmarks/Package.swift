@@ -23,6 +23,7 @@ let package = Package(
         .product(name: "CofferPlist", package: "Coffer"),
         .product(name: "CofferStores", package: "Coffer"),
         .product(name: "GRDB", package: "GRDB.swift"),
+        .product(name: "CofferMacros", package: "Coffer"),
       ],
       swiftSettings: [
         .enableUpcomingFeature("ExistentialAny"),

@@ -45,7 +45,8 @@ public enum ConformanceSuite {
 
       Every Coffer backend runs these \(checks.count) checks (`coffer conformance URL`, or \
       `ConformanceSuite.run(on:)` in its tests). A check whose required capabilities the backend \
-      does not declare is reported as skipped.
+      does not declare is reported as skipped. Each check runs twice: with the row codec \
+      `@Storable` generates for the models, and with the one derived from their `Codable` conformance.
 
       """
     var areas: [String] = []
@@ -69,6 +70,21 @@ public enum ConformanceSuite {
       let noun = names.count == 1 ? "capability" : "capabilities"
       return .skipped("needs \(noun) \(names.joined(separator: ", ")), which \(target.name) does not declare")
     }
+    for choice in target.rowCodecs {
+      let outcome = await RowCodecChoice.$current.withValue(choice) {
+        await run(check, on: target, rows: choice)
+      }
+      guard outcome == .passed else { return outcome }
+    }
+    return .passed
+  }
+
+  /// Runs a check once, with the row codec `choice` in force; a failure says which codec it was.
+  private static func run(
+    _ check: ConformanceCheck, on target: ConformanceTarget, rows choice: RowCodecChoice
+  )
+    async -> ConformanceOutcome
+  {
     let folder = (target.directory as NSString).appendingPathComponent(
       "\(check.id)-\(UUID().uuidString.prefix(8))")
     do {
@@ -82,14 +98,21 @@ public enum ConformanceSuite {
       try await check.body(context)
       outcome = .passed
     } catch let failure as CheckFailure {
-      outcome = .failed(failure.description)
+      outcome = .failed(failure.description + Self.codecNote(choice, target))
     } catch let skip as CheckSkipped {
       outcome = .skipped(skip.reason)
     } catch {
-      outcome = .failed("Unexpected error: \(error)")
+      outcome = .failed("Unexpected error: \(error)" + Self.codecNote(choice, target))
     }
     await context.closeAll()
     try? FileManager.default.removeItem(atPath: folder)
     return outcome
+  }
+
+  /// Names the row codec in a failure when the target runs checks with more than one.
+  private static func codecNote(_ choice: RowCodecChoice, _ target: ConformanceTarget) -> String {
+    guard target.rowCodecs.count > 1 else { return "" }
+    return choice == .generated
+      ? " (models using the code @Storable generates)" : " (models using their Codable conformance)"
   }
 }

@@ -44,6 +44,10 @@ public struct ConformanceTarget: Sendable {
   public let capabilities: BackendCapabilities
   /// The program the multi-process checks run as a second process, if any.
   public let child: ChildProgram?
+  /// The row codecs every check runs with, one run each: by default both the code `@Storable`
+  /// generates and the `Codable` derivation, so that a backend is shown to behave the same for
+  /// models declared either way.
+  public let rowCodecs: [RowCodecChoice]
   let base: StoreURL
   let entry: BackendRegistry.Entry
   let directory: String
@@ -51,10 +55,12 @@ public struct ConformanceTarget: Sendable {
   /// Prepares a target: parses the URL, finds its backend in the registry, creates `directory`
   /// if needed, and opens one scratch store to read the backend's capabilities, then closes it.
   ///
+  /// - Parameter rowCodecs: the row codecs to run every check with (see ``rowCodecs``).
   /// - Throws: ``Coffer/CofferError/Code/invalidURL`` or ``Coffer/CofferError/Code/unknownScheme``
   ///   for a URL the registry cannot open, or the backend's error when the scratch store fails.
   public init(
-    url: String, registry: BackendRegistry, directory: String, child: ChildProgram? = nil
+    url: String, registry: BackendRegistry, directory: String, child: ChildProgram? = nil,
+    rowCodecs: [RowCodecChoice] = RowCodecChoice.allCases
   ) async throws {
     let base = try StoreURL(url)
     let entry = try registry.entry(for: base)
@@ -69,6 +75,7 @@ public struct ConformanceTarget: Sendable {
     entry.removeScratch?(probe)
     self.name = url
     self.capabilities = capabilities
+    self.rowCodecs = rowCodecs
     self.base = base
     self.entry = entry
     self.directory = directory

@@ -1,9 +1,11 @@
 import Coffer
+import CofferMacros
 
 // Versions of one entity, "Person", for the schema-evolution checks.
 
 /// The first version of Person.
-struct PersonV1: Storable, Equatable {
+@Storable
+struct PersonV1: Equatable {
   static var entityName: String { "Person" }
   var id: Int64
   var name: String
@@ -11,7 +13,8 @@ struct PersonV1: Storable, Equatable {
 }
 
 /// Person with a new optional field.
-struct PersonAddsOptional: Storable, Equatable {
+@Storable
+struct PersonAddsOptional: Equatable {
   static var entityName: String { "Person" }
   var id: Int64
   var name: String
@@ -20,7 +23,8 @@ struct PersonAddsOptional: Storable, Equatable {
 }
 
 /// Person with a new required field that has a default.
-struct PersonAddsDefault: Storable, Equatable {
+@Storable
+struct PersonAddsDefault: Equatable {
   static var entityName: String { "Person" }
   static var fieldDefaults: [String: Value] { ["level": .int(7)] }
   var id: Int64
@@ -30,7 +34,8 @@ struct PersonAddsDefault: Storable, Equatable {
 }
 
 /// Person with a new required field that has no default.
-struct PersonAddsRequired: Storable, Equatable {
+@Storable
+struct PersonAddsRequired: Equatable {
   static var entityName: String { "Person" }
   var id: Int64
   var name: String
@@ -39,14 +44,16 @@ struct PersonAddsRequired: Storable, Equatable {
 }
 
 /// Person without its `age` field.
-struct PersonDropsAge: Storable, Equatable {
+@Storable
+struct PersonDropsAge: Equatable {
   static var entityName: String { "Person" }
   var id: Int64
   var name: String
 }
 
 /// Person whose `age` changed from an integer to a string.
-struct PersonRetypesAge: Storable, Equatable {
+@Storable
+struct PersonRetypesAge: Equatable {
   static var entityName: String { "Person" }
   var id: Int64
   var name: String

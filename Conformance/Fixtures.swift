@@ -1,10 +1,16 @@
 import Coffer
+import CofferMacros
 import Foundation
 
 // The models the checks share. Each check makes fresh stores, so models never collide.
+//
+// They are declared with @Storable, so every check runs twice (see ``ConformanceTarget/rowCodecs``):
+// once with the generated schema and row codec, and once with the schema and codec derived from
+// their synthesized Codable conformance, exactly as for a plain Codable model.
 
 /// A general record with nullable fields of several kinds.
-struct Item: Storable, Equatable {
+@Storable
+struct Item: Equatable {
   var id: Int64
   var name: String
   var rank: Int64?
@@ -25,27 +31,30 @@ struct Item: Storable, Equatable {
 }
 
 /// A record with a unique, nullable email.
-struct Account: Storable, Equatable {
+@Storable
+struct Account: Equatable {
   var id: Int64
-  var email: String?
+  @Unique var email: String?
   var name: String
-  static var indexes: [Index] { [.unique("email")] }
 }
 
 /// A record with a string id.
-struct Tag: Storable, Equatable {
+@Storable
+struct Tag: Equatable {
   var id: String
   var count: Int64
 }
 
 /// A record with a UUID id.
-struct Token: Storable, Equatable {
+@Storable
+struct Token: Equatable {
   var id: UUID
   var count: Int64
 }
 
 /// A record holding one nullable value of each ordered kind, for ordering checks.
-struct Cell: Storable, Equatable {
+@Storable
+struct Cell: Equatable {
   var id: Int64
   var text: String?
   var date: Date?
@@ -69,13 +78,15 @@ struct Cell: Storable, Equatable {
 }
 
 /// A record holding an unsigned integer, to check the Int64 range.
-struct Counter: Storable, Equatable {
+@Storable
+struct Counter: Equatable {
   var id: Int64
   var big: UInt64
 }
 
 /// A record whose two rows a batch always changes together, for atomicity under concurrency.
-struct Versioned: Storable, Equatable {
+@Storable
+struct Versioned: Equatable {
   var id: Int64
   var version: Int64
 }
@@ -100,7 +111,8 @@ struct Document: Codable, Sendable, Equatable {
 }
 
 /// A record with a field of every kind, including documents and enums.
-struct Sample: Storable, Equatable {
+@Storable
+struct Sample: Equatable {
   var id: Int64
   var flag = false
   var int: Int64 = 0
@@ -116,36 +128,33 @@ struct Sample: Storable, Equatable {
 }
 
 /// An entity and fields named with Unicode, quotes, spaces, punctuation and SQL keywords.
-struct OddNames: Storable, Equatable {
+@Storable
+struct OddNames: Equatable {
   static var entityName: String { "Ünïcødé \"order\" table; DROP TABLE x; --" }
-  static var idField: String { "select" }
-  var id: String
-  var value: Int64
-  var note: String?
-
-  enum CodingKeys: String, CodingKey {
-    case id = "select"
-    case value = "from \"where\" 'group'"
-    case note = "🙂 ordér by, ? $1 :x %s"
-  }
+  @StoredName("select") var id: String
+  @StoredName("from \"where\" 'group'") var value: Int64
+  @StoredName("🙂 ordér by, ? $1 :x %s") var note: String?
 }
 
 /// The entity `order`, distinct from ``UpperOrder``'s `Order`.
-struct LowerOrder: Storable, Equatable {
+@Storable
+struct LowerOrder: Equatable {
   static var entityName: String { "order" }
   var id: Int64
   var total: Int64
 }
 
 /// The entity `Order`, distinct from ``LowerOrder``'s `order`.
-struct UpperOrder: Storable, Equatable {
+@Storable
+struct UpperOrder: Equatable {
   static var entityName: String { "Order" }
   var id: Int64
   var label: String
 }
 
 /// Two fields whose names differ only in case.
-struct CaseFields: Storable, Equatable {
+@Storable
+struct CaseFields: Equatable {
   var id: Int64
   var name: String
   var Name: String

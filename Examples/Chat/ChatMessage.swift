@@ -1,11 +1,22 @@
-import Coffer
+import CofferMacros
 import Foundation
 
 /// A chat message as a plain value: the ``MessageProtocol`` type the example stores.
 ///
+/// `@Storable` generates its schema, a row codec that bypasses `Codable`, and the key-path map
+/// that lets code holding a `ChatMessage` query with key paths:
+///
+/// ```swift
+/// let unread = try await store.query(ChatMessage.self)
+///   .filter(\.threadID == thread.id && \.isRead == false)
+///   .sort(\.date, .descending)
+///   .fetch()
+/// ```
+///
 /// Messages are read a thread at a time, newest first, so the type declares an index on
 /// `threadID` then `date`; a backend that keeps indexes uses it for those pages.
-public struct ChatMessage: MessageProtocol, Storable, Hashable {
+@Storable
+public struct ChatMessage: MessageProtocol, Hashable {
   /// The message's identity.
   public var id: UUID
   /// The thread the message belongs to.

@@ -1,11 +1,12 @@
-import Coffer
+import CofferMacros
 import Foundation
 
 /// A conversation as a plain value: the ``ThreadProtocol`` type the example stores.
 ///
-/// Being `Storable` is all it takes for any Coffer store to keep it; its schema is derived
-/// from its `Codable` conformance.
-public struct ChatThread: ThreadProtocol, Storable, Hashable {
+/// `@Storable` is all it takes for any Coffer store to keep it: the macro writes its schema,
+/// row codec and key-path map at compile time.
+@Storable
+public struct ChatThread: ThreadProtocol, Hashable {
   /// The thread's identity.
   public var id: UUID
   /// What the conversation is about.

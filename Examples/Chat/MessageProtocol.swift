@@ -8,7 +8,10 @@ import Foundation
 /// them. ``ChatMessage`` is the plain value type that conforms.
 ///
 /// A conforming type that is also `Storable` must store its properties under their own names
-/// (the names ``MessageFields`` lists), which the synthesized `Codable` conformance does.
+/// (the names ``MessageFields`` lists), as `@Storable` and the synthesized `Codable` conformance
+/// both do. Code generic over the protocol names fields with ``MessageFields``: a key path
+/// through a protocol requirement is not the conforming type's stored property, so key-path
+/// queries are for code that knows the concrete type.
 public protocol MessageProtocol: Identifiable, Sendable where ID == UUID {
   /// The message's identity.
   var id: UUID { get }

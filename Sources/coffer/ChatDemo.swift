@@ -4,6 +4,9 @@ import Foundation
 
 /// The chat example run step by step, narrating what it does.
 ///
+/// Writes go through ``ChatService``; the reads the demo shows are key-path queries on the
+/// `@Storable` types, which the compiler checks field by field.
+///
 /// The demo uses fixed ids and dates, so its output is the same on every run and it can first
 /// remove whatever an earlier run left in a store that keeps its data.
 struct ChatDemo {
@@ -76,20 +79,23 @@ struct ChatDemo {
   }
 
   private func showNewestPage(of thread: ChatThread) async throws {
-    let total = try await chat.messageCount(in: thread.id)
-    let page = try await chat.newestPage(in: thread.id, limit: 2)
+    let messages = chat.store.query(ChatMessage.self).filter(\.threadID == thread.id)
+    let total = try await messages.count()
+    let newestFirst = messages.sort(\.date, .descending)
+    let page = try await newestFirst.limit(2).fetch()
     say("4. Newest page of \"\(thread.title)\": \(page.count) of its \(total) messages, newest first")
     for message in page { say("   \(clock(message.date))  \(message.sender): \(message.text)") }
-    let next = try await chat.newestPage(in: thread.id, limit: 2, offset: 2)
+    let next = try await newestFirst.offset(2).limit(2).fetch()
     say("   next page: \(next.map { clock($0.date) }.joined(separator: ", "))")
   }
 
   private func showUnreadCounts(hike: ChatThread, release: ChatThread, step: Int, heading: String)
     async throws
   {
-    let hikeCount = try await chat.unreadCount(in: hike.id)
-    let releaseCount = try await chat.unreadCount(in: release.id)
-    let all = try await chat.unreadCount()
+    let unread = chat.store.query(ChatMessage.self).filter(\.isRead == false)
+    let hikeCount = try await unread.filter(\.threadID == hike.id).count()
+    let releaseCount = try await unread.filter(\.threadID == release.id).count()
+    let all = try await unread.count()
     say(
       "\(step). \(heading): \(hike.title) \(hikeCount), \(release.title) \(releaseCount), all threads \(all)")
   }
@@ -97,7 +103,8 @@ struct ChatDemo {
   private func search() async throws {
     say("8. Searching message text (case-sensitive, no wildcards)")
     for term in ["ship", "Ship"] {
-      let found = try await chat.search(term)
+      let found = try await chat.store.query(ChatMessage.self).filter(.contains(\.text, term)).sort(\.date)
+        .fetch()
       say("   \"\(term)\": \(found.count) \(found.count == 1 ? "message" : "messages")")
       for message in found { say("     \(clock(message.date))  \(message.sender): \(message.text)") }
     }

@@ -19,6 +19,12 @@ enum SuiteReport {
     Pair(system: "Coffer memory", baseline: "Dictionary", title: "Coffer memory ÷ Dictionary"),
   ]
 
+  /// Each Coffer backend with the codec derived from `Codable` against the same backend with the
+  /// code `@Storable` generates: what the macro saves.
+  static let codecPairs = ["sqlite", "lmdb", "memory", "plist"].map { backend in
+    Pair(system: "Coffer \(backend) (Codable)", baseline: "Coffer \(backend)", title: "Coffer \(backend)")
+  }
+
   /// The goals the issues set, at 100,000 rows (peak memory at 1,000,000), as a ratio ceiling.
   static let goals: [(pair: Int, operation: Operation, limit: Double)] = [
     (0, .bulkInsert, 1.25), (0, .pointGet, 1.5), (0, .threadPage, 1.5), (0, .fullScan, 1.5),
@@ -76,6 +82,20 @@ enum SuiteReport {
       for operation in Operation.allCases {
         let cells = shownPairs.map { ratio(results, $0, operation, rows: rows).map(format) ?? "—" }
         lines.append("| \(operation.rawValue) | " + cells.joined(separator: " | ") + " |")
+      }
+      let codecPairs = codecPairs.filter { systems.contains($0.system) && systems.contains($0.baseline) }
+      if !codecPairs.isEmpty {
+        lines += [
+          "",
+          "What `@Storable` saves: each backend with the codec derived from `Codable`, over the same backend",
+          "with the code `@Storable` generates (above 1: the macro is faster):", "",
+        ]
+        lines.append("| operation | " + codecPairs.map(\.title).joined(separator: " | ") + " |")
+        lines.append("|---|" + String(repeating: "---:|", count: codecPairs.count))
+        for operation in Operation.allCases where operation.isTime {
+          let cells = codecPairs.map { ratio(results, $0, operation, rows: rows).map(format) ?? "—" }
+          lines.append("| \(operation.rawValue) | " + cells.joined(separator: " | ") + " |")
+        }
       }
       lines += ["", "Medians:", ""]
       lines.append("| operation | " + systems.joined(separator: " | ") + " |")

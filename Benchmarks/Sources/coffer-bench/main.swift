@@ -1,10 +1,10 @@
 import Foundation
 
 /// `coffer-bench [--sizes N,N,…] [--systems KEY,…] [--gets N] [--pages N] [--suite-commits N]
-/// [--rows N] [--commits N] [--naive-commits N] [--repetitions N] [--skip-suite] [--skip-plist]
-/// [--output DIR] [--no-write]`
+/// [--rows N] [--commits N] [--naive-commits N] [--repetitions N] [--codec-rows N] [--skip-suite]
+/// [--skip-plist] [--skip-codec] [--output DIR] [--no-write]`
 ///
-/// Runs the cross-system suite and the property-list suite, prints every figure, and writes
+/// Runs the cross-system suite, the property-list suite and the row-codec comparison, prints every figure, and writes
 /// DIR/Performance.md, DIR/performance.csv and DIR/performance-ratios.svg (DIR defaults to the
 /// repository's Docs folder).
 struct Options {
@@ -17,8 +17,10 @@ struct Options {
   var commits = 40
   var naiveCommits = 5
   var repetitions = 5
+  var codecRows = 1_000_000
   var suite = true
   var plist = true
+  var codec = true
   var output: String?
   var write = true
 
@@ -59,6 +61,8 @@ struct Options {
       case "--repetitions": repetitions = try number()
       case "--skip-suite": suite = false
       case "--skip-plist": plist = false
+      case "--codec-rows": codecRows = try number()
+      case "--skip-codec": codec = false
       case "--output": output = iterator.next()
       case "--no-write": write = false
       default: throw UsageError(message: "unknown argument \(argument)")
@@ -121,6 +125,16 @@ do {
     let results = try await plist.run { say($0) }
     lines += PlistReport.markdown(results, rows: options.rows)
     csv += PlistReport.csv(results, rows: options.rows)
+  }
+  if options.codec {
+    say("coffer-bench: row codecs, \(options.codecRows) messages")
+    let results = try await CodecBenchmark.run(rows: options.codecRows, repetitions: options.repetitions) {
+      say($0)
+    }
+    lines.append(CodecBenchmark.markdown(results, rows: options.codecRows))
+    csv += results.map {
+      "codec,\($0.operation),\($0.system),\(options.codecRows),\(Measure.seconds($0.median)),seconds"
+    }
   }
   let markdown = lines.joined(separator: "\n")
   say(markdown)

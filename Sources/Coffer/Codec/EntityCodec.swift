@@ -1,15 +1,36 @@
 /// Converts values of one ``Storable`` type to and from rows of its schema.
 ///
-/// A ``Store`` makes one per type, the first time it sees the type, and keeps it.
+/// A ``Store`` makes one per type, the first time it sees the type, and keeps it. For a type
+/// that declares its own fields (`@Storable`), the codec uses the generated code; for any other
+/// type, or when ``RowCodecChoice/current`` says so, it goes through `Codable`.
 public struct EntityCodec<T: Storable>: Sendable {
   /// The schema rows are positioned by.
   public let schema: EntitySchema
+  /// Whether the codec uses the type's generated row code rather than `Codable`.
+  public let usesGeneratedCode: Bool
 
-  /// A codec for the schema derived from `T` (see ``EntitySchema/init(for:)``).
-  public init() throws { self.schema = try EntitySchema(for: T.self) }
+  /// A codec for `T`'s schema, using the row code ``RowCodecChoice/current`` picks.
+  public init() throws { try self.init(using: RowCodecChoice.current) }
 
-  /// A codec for a given schema, which must have the fields `T` encodes.
-  public init(schema: EntitySchema) { self.schema = schema }
+  /// A codec for `T`'s schema that uses the generated row code when `choice` is
+  /// ``RowCodecChoice/generated`` and `T` has it, and `Codable` otherwise.
+  public init(using choice: RowCodecChoice) throws {
+    if choice == .generated, let fields = try T.storedFields() {
+      self.schema = try EntitySchema(for: T.self)
+      self.usesGeneratedCode = schema.fields.map(\.name) == fields.map(\.name)
+    } else {
+      self.schema = try EntitySchema(probing: T.self)
+      self.usesGeneratedCode = false
+    }
+  }
+
+  /// A codec for a given schema, which must have the fields `T` encodes. The generated row code
+  /// is used only when the schema's fields are the ones `T` declares, in the same order.
+  public init(schema: EntitySchema) {
+    self.schema = schema
+    let declared = (try? T.storedFields())?.map(\.name)
+    self.usesGeneratedCode = declared == schema.fields.map(\.name)
+  }
 
   /// The row for a value, as the value encodes itself. The row is not yet checked against the
   /// schema: ``Store`` does that for every change (``QueryValidator``
@@ -18,7 +39,8 @@ public struct EntityCodec<T: Storable>: Sendable {
   /// - Throws: ``CofferError/Code/valueOutOfRange`` for an unsigned integer above `Int64.max`,
   ///   ``CofferError/Code/invalidSchema`` for a key the schema does not have.
   public func encode(_ value: T) throws -> Row {
-    try RowEncoder(schema: schema).encode(value)
+    if usesGeneratedCode { return try value.storedRow() }
+    return try RowEncoder(schema: schema).encode(value)
   }
 
   /// The value a row stands for.
@@ -26,6 +48,23 @@ public struct EntityCodec<T: Storable>: Sendable {
   /// - Throws: ``CofferError/Code/decodingFailed`` or ``CofferError/Code/valueOutOfRange`` when
   ///   the row does not fit the type.
   public func decode(_ row: Row) throws -> T {
-    try RowDecoder(schema: schema).decode(T.self, from: row)
+    if usesGeneratedCode { return try T(storedRow: row) }
+    return try RowDecoder(schema: schema).decode(T.self, from: row)
   }
+}
+
+/// Which row code a new ``EntityCodec`` uses for types that have generated code.
+///
+/// Stores use ``generated`` unless told otherwise. Run code under
+/// `RowCodecChoice.$current.withValue(.codable) { … }` to make the stores it creates encode
+/// every type through `Codable` — to compare the two, as the conformance suite and the
+/// benchmarks do.
+public enum RowCodecChoice: Sendable, Hashable, CaseIterable {
+  /// The code `@Storable` generates, for types that have it.
+  case generated
+  /// The `Codable` conformance, for every type.
+  case codable
+
+  /// The choice in force for the current task.
+  @TaskLocal public static var current: RowCodecChoice = .generated
 }

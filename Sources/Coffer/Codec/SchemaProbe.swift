@@ -1,55 +1,5 @@
 import Foundation
 
-extension EntitySchema {
-  /// Derives the schema of a ``Storable`` type from its `Decodable` conformance.
-  ///
-  /// The type is decoded once from a probing decoder that records, in order, each key the type
-  /// asks for, the Swift type it asks for, and whether it asks with `decodeIfPresent` (an
-  /// optional field). No instance of the type is kept.
-  ///
-  /// - Throws: ``CofferError/Code/invalidSchema`` when the type cannot be probed — for example an
-  ///   enum property whose placeholder raw value is rejected and that is not `CaseIterable` — with
-  ///   a message naming the field and the fix.
-  public init<T: Storable>(for type: T.Type) throws {
-    let recorder = ProbeRecorder(entity: T.entityName)
-    do {
-      _ = try T(from: ProbeDecoder(recorder: recorder, permissive: false))
-    } catch let error as CofferError {
-      throw error
-    } catch {
-      throw CofferError(
-        .invalidSchema,
-        "Could not derive the schema of \(T.self) from its Decodable conformance: \(error). "
-          + "A custom init(from:) must accept any value of each field's type while the schema is probed.",
-        entity: T.entityName, underlying: error)
-    }
-    let defaults = T.fieldDefaults
-    var fields = recorder.fields.map { probed in
-      Field(probed.name, probed.kind, isOptional: probed.isOptional, default: defaults[probed.name])
-    }
-    guard let idPosition = fields.firstIndex(where: { $0.name == T.idField }) else {
-      throw CofferError(
-        .invalidSchema,
-        "\(T.self) decodes no field '\(T.idField)'. Make its id a stored property or set `static var idField`.",
-        entity: T.entityName, field: T.idField)
-    }
-    if fields[idPosition].kind != T.ID.storedKind {
-      throw CofferError(
-        .invalidSchema,
-        "The id field '\(T.idField)' of \(T.self) decodes as \(fields[idPosition].kind) but \(T.ID.self) ids are "
-          + "stored as \(T.ID.storedKind).",
-        entity: T.entityName, field: T.idField)
-    }
-    fields[idPosition].isOptional = false
-    for name in defaults.keys where !fields.contains(where: { $0.name == name }) {
-      throw CofferError(
-        .invalidSchema, "\(T.self).fieldDefaults names '\(name)', which \(T.self) does not decode.",
-        entity: T.entityName, field: name)
-    }
-    try self.init(name: T.entityName, fields: fields, idField: T.idField, indexes: T.indexes)
-  }
-}
-
 /// What the probe has seen so far. Only ever used by one probe on one task.
 final class ProbeRecorder {
   struct ProbedField {

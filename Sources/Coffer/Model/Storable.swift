@@ -21,11 +21,18 @@
 /// of any of these, or any other `Codable` value (arrays, dictionaries, nested structs), which is
 /// stored as a document.
 ///
+/// With the `CofferMacros` product, `@Storable` writes the conformance instead: the schema and a
+/// row codec are generated at compile time (``storedFields()``, ``storedRow()``,
+/// ``init(storedRow:)``), giving the same schema and rows as the `Codable` derivation, faster.
+///
 /// ## Topics
 /// - ``entityName``
 /// - ``idField``
 /// - ``indexes``
 /// - ``fieldDefaults``
+/// - ``storedFields()``
+/// - ``storedRow()``
+/// - ``init(storedRow:)``
 public protocol Storable: Codable, Sendable, Identifiable where ID: StorableID {
   /// The entity's stored name. Defaults to the type's name; set it to rename the type without
   /// moving its data, or to give two versions of a type one entity.
@@ -37,6 +44,20 @@ public protocol Storable: Codable, Sendable, Identifiable where ID: StorableID {
   /// Values that rows stored before a field existed read as, by field name. A field added to a
   /// stored entity must be optional or have a default here. Defaults to none.
   static var fieldDefaults: [String: Value] { get }
+
+  /// The fields in row order, when the type encodes and decodes its rows itself (`@Storable`
+  /// generates this), or `nil` (the default) to derive the schema and the row codec from the
+  /// type's `Codable` conformance. Defaults, the id and indexes still come from the properties
+  /// above.
+  static func storedFields() throws -> [Field]?
+
+  /// The value as a row in the order of ``storedFields()``. Only called when that is not `nil`;
+  /// the default encodes through `Codable`.
+  func storedRow() throws -> Row
+
+  /// The value a row in the order of ``storedFields()`` stands for. Only called when that is
+  /// not `nil`; the default decodes through `Codable`.
+  init(storedRow row: Row) throws
 }
 
 extension Storable {
@@ -48,4 +69,14 @@ extension Storable {
   public static var indexes: [Index] { [] }
   /// No defaults.
   public static var fieldDefaults: [String: Value] { [:] }
+  /// `nil`: the schema and rows are derived from `Codable`.
+  public static func storedFields() throws -> [Field]? { nil }
+  /// Encodes through `Codable`, with the schema derived from `Codable`.
+  public func storedRow() throws -> Row {
+    try RowEncoder(schema: EntitySchema(probing: Self.self)).encode(self)
+  }
+  /// Decodes through `Codable`, with the schema derived from `Codable`.
+  public init(storedRow row: Row) throws {
+    self = try RowDecoder(schema: EntitySchema(probing: Self.self)).decode(Self.self, from: row)
+  }
 }

@@ -15,6 +15,8 @@ public struct StoreQuery<T: Storable>: Sendable {
   public let store: Store
   /// The untyped query it stands for (entity, filter, sort, slice).
   public private(set) var query: Query
+  /// Why the query cannot run: a key path in it reads no stored field.
+  var keyPathError: CofferError?
 
   init(store: Store) {
     self.store = store
@@ -63,8 +65,21 @@ public struct StoreQuery<T: Storable>: Sendable {
     return copy
   }
 
+  /// Adds a key path's error, to be thrown when the query runs.
+  func failing(with error: CofferError?) -> StoreQuery {
+    var copy = self
+    copy.keyPathError = keyPathError ?? error
+    return copy
+  }
+
+  /// Throws the error of a key path that reads no stored field, if any.
+  func checkKeyPaths() throws {
+    if let keyPathError { throw keyPathError.inStore(store.backend.name) }
+  }
+
   /// The values, in order.
   public func fetch() async throws -> [T] {
+    try checkKeyPaths()
     let codec = try await store.codec(for: T.self)
     let checked = try store.rethrowing { try QueryValidator.validate(query, schema: codec.schema) }
     let rows = try await store.rethrowing { try await store.backend.fetch(checked) }
@@ -76,6 +91,7 @@ public struct StoreQuery<T: Storable>: Sendable {
 
   /// How many values the query selects (honouring offset and limit).
   public func count() async throws -> Int {
+    try checkKeyPaths()
     let codec = try await store.codec(for: T.self)
     let checked = try store.rethrowing { try QueryValidator.validate(query, schema: codec.schema) }
     return try await store.rethrowing { try await store.backend.count(checked) }
@@ -83,7 +99,10 @@ public struct StoreQuery<T: Storable>: Sendable {
 
   /// Removes every value the filter selects (ignoring sort, offset and limit) and returns how many.
   @discardableResult
-  public func delete() async throws -> Int { try await store.deleteAll(T.self, where: query.filter) }
+  public func delete() async throws -> Int {
+    try checkKeyPaths()
+    return try await store.deleteAll(T.self, where: query.filter)
+  }
 }
 
 extension Store {

@@ -14,9 +14,17 @@ final class CofferSystem: BenchSystem {
   private var store: Store?
   private var path = ""
 
+  /// The row codec the store uses for `ChatMessage`: the one `@Storable` generates, or the
+  /// one derived from `Codable`.
+  private let codec: RowCodecChoice
+
   /// A system for `scheme:///FOLDER/file?options`, or `scheme:` when `file` is empty.
-  init(name: String, scheme: String, file: String, options: String = "", durable: Bool) {
-    self.name = name
+  init(
+    name: String, scheme: String, file: String, options: String = "", durable: Bool,
+    codec: RowCodecChoice = .generated
+  ) {
+    self.name = name + (codec == .codable ? " (Codable)" : "")
+    self.codec = codec
     self.scheme = scheme
     self.file = file
     self.options = options
@@ -33,9 +41,13 @@ final class CofferSystem: BenchSystem {
   func create(in folder: String) async throws {
     try await close()
     path = file.isEmpty ? "" : folder + "/" + file
-    store = try await Store.open(
-      url: "\(scheme):" + (path.isEmpty ? "" : "//" + path) + options, registry: .makeBuiltIn())
-    try await open.prepare([ChatMessage.self])
+    let url = "\(scheme):" + (path.isEmpty ? "" : "//" + path) + options
+    // The store picks its codec for a type when the type is prepared, and keeps it.
+    store = try await RowCodecChoice.$current.withValue(codec) {
+      let store = try await Store.open(url: url, registry: .makeBuiltIn())
+      try await store.prepare([ChatMessage.self])
+      return store
+    }
   }
 
   func bulkInsert(_ messages: [ChatMessage]) async throws { try await open.insert(messages) }

@@ -25,6 +25,32 @@ enum SystemCatalog {
       }
     ),
     ("dictionary", { DictionarySystem() }),
+    (
+      "coffer-sqlite-codable",
+      {
+        CofferSystem(
+          name: "Coffer sqlite", scheme: "sqlite", file: "coffer.sqlite", durable: true, codec: .codable)
+      }
+    ),
+    (
+      "coffer-lmdb-codable",
+      {
+        CofferSystem(name: "Coffer lmdb", scheme: "lmdb", file: "coffer-lmdb", durable: true, codec: .codable)
+      }
+    ),
+    (
+      "coffer-memory-codable",
+      { CofferSystem(name: "Coffer memory", scheme: "memory", file: "", durable: false, codec: .codable) }
+    ),
+    (
+      "coffer-plist-codable",
+      {
+        CofferSystem(
+          name: "Coffer plist", scheme: "plist", file: "coffer.plist", options: "?format=binary",
+          durable: true,
+          codec: .codable)
+      }
+    ),
   ]
 
   /// The keys of the systems available in this build.
@@ -32,7 +58,8 @@ enum SystemCatalog {
     let schemes = Set(BackendRegistry.makeBuiltIn().schemes)
     return all.map(\.key).filter { key in
       guard key.hasPrefix("coffer-") else { return true }
-      return schemes.contains(String(key.dropFirst("coffer-".count)))
+      let backend = key.dropFirst("coffer-".count).split(separator: "-").first.map(String.init) ?? ""
+      return schemes.contains(backend)
     }
   }
 

@@ -1,0 +1,132 @@
+import Foundation
+
+/// A Swift type stored as one scalar ``Value`` of a fixed ``FieldKind``: the integers, `Bool`,
+/// `Float`/`Double`, `String`, `Date`, `UUID`, `Data` and `URL`.
+///
+/// The code `@Storable` generates converts these directly, without going through `Codable`;
+/// each conversion gives exactly the value the `Codable` row codec would.
+public protocol StoredScalar: Codable {
+  /// The kind of field values of this type are stored in.
+  static var storedKind: FieldKind { get }
+  /// The stored value, or `nil` when it does not fit (an unsigned integer above `Int64.max`).
+  var storedScalar: Value? { get }
+  /// The value read back from a stored value, or `nil` when the value is of another kind or
+  /// out of range.
+  init?(storedScalar: Value)
+}
+
+extension Bool: StoredScalar {
+  /// ``FieldKind/bool``.
+  public static var storedKind: FieldKind { .bool }
+  /// ``Value/bool(_:)``.
+  @inlinable public var storedScalar: Value? { .bool(self) }
+  /// From ``Value/bool(_:)``.
+  @inlinable public init?(storedScalar: Value) {
+    guard case .bool(let v) = storedScalar else { return nil }
+    self = v
+  }
+}
+
+extension String: StoredScalar {
+  /// ``Value/string(_:)``.
+  @inlinable public var storedScalar: Value? { .string(self) }
+  /// From ``Value/string(_:)``.
+  @inlinable public init?(storedScalar: Value) {
+    guard case .string(let v) = storedScalar else { return nil }
+    self = v
+  }
+}
+
+extension Double: StoredScalar {
+  /// ``FieldKind/double``.
+  public static var storedKind: FieldKind { .double }
+  /// ``Value/double(_:)``.
+  @inlinable public var storedScalar: Value? { .double(self) }
+  /// From ``Value/double(_:)``.
+  @inlinable public init?(storedScalar: Value) {
+    guard case .double(let v) = storedScalar else { return nil }
+    self = v
+  }
+}
+
+extension Float: StoredScalar {
+  /// ``FieldKind/double``.
+  public static var storedKind: FieldKind { .double }
+  /// ``Value/double(_:)``.
+  @inlinable public var storedScalar: Value? { .double(Double(self)) }
+  /// From ``Value/double(_:)``.
+  @inlinable public init?(storedScalar: Value) {
+    guard case .double(let v) = storedScalar else { return nil }
+    self = Float(v)
+  }
+}
+
+extension Date: StoredScalar {
+  /// ``FieldKind/date``.
+  public static var storedKind: FieldKind { .date }
+  /// ``Value/date(_:)``.
+  @inlinable public var storedScalar: Value? { .date(self) }
+  /// From ``Value/date(_:)``.
+  @inlinable public init?(storedScalar: Value) {
+    guard case .date(let v) = storedScalar else { return nil }
+    self = v
+  }
+}
+
+extension UUID: StoredScalar {
+  /// ``Value/uuid(_:)``.
+  @inlinable public var storedScalar: Value? { .uuid(self) }
+  /// From ``Value/uuid(_:)``.
+  @inlinable public init?(storedScalar: Value) {
+    guard case .uuid(let v) = storedScalar else { return nil }
+    self = v
+  }
+}
+
+extension Data: StoredScalar {
+  /// ``FieldKind/bytes``.
+  public static var storedKind: FieldKind { .bytes }
+  /// ``Value/bytes(_:)``.
+  @inlinable public var storedScalar: Value? { .bytes(self) }
+  /// From ``Value/bytes(_:)``.
+  @inlinable public init?(storedScalar: Value) {
+    guard case .bytes(let v) = storedScalar else { return nil }
+    self = v
+  }
+}
+
+extension URL: StoredScalar {
+  /// ``FieldKind/string``: a URL is stored as its absolute string.
+  public static var storedKind: FieldKind { .string }
+  /// ``Value/string(_:)`` of the absolute string.
+  public var storedScalar: Value? { .string(absoluteString) }
+  /// From ``Value/string(_:)``, when the string is a URL.
+  public init?(storedScalar: Value) {
+    guard case .string(let v) = storedScalar, let url = URL(string: v) else { return nil }
+    self = url
+  }
+}
+
+/// Integers are stored as ``Value/int(_:)``; reading one back checks that it fits.
+extension StoredScalar where Self: FixedWidthInteger {
+  /// ``FieldKind/int``.
+  public static var storedKind: FieldKind { .int }
+  /// ``Value/int(_:)``, or `nil` above `Int64.max`.
+  @inlinable public var storedScalar: Value? { Int64(exactly: self).map(Value.int) }
+  /// From ``Value/int(_:)``, when it fits.
+  @inlinable public init?(storedScalar: Value) {
+    guard case .int(let v) = storedScalar, let exact = Self(exactly: v) else { return nil }
+    self = exact
+  }
+}
+
+extension Int: StoredScalar {}
+extension Int8: StoredScalar {}
+extension Int16: StoredScalar {}
+extension Int32: StoredScalar {}
+extension Int64: StoredScalar {}
+extension UInt: StoredScalar {}
+extension UInt8: StoredScalar {}
+extension UInt16: StoredScalar {}
+extension UInt32: StoredScalar {}
+extension UInt64: StoredScalar {}

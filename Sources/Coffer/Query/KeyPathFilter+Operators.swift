@@ -1,0 +1,90 @@
+// Comparisons of a key path with a value of the property's type, built on ``FieldRef``'s
+// operators. The value must have the property's type (an optional property also takes `nil`),
+// so comparing a `String` property with an `Int` does not compile.
+
+/// Equal (`== nil` matches null).
+public func == <Root: KeyPathStorable, V: ValueConvertible>(lhs: KeyPath<Root, V>, rhs: V) -> KeyPathFilter<
+  Root
+> {
+  KeyPathFilter(lhs) { $0 == rhs }
+}
+
+/// Not equal (`!= nil` matches non-null; `!= x` never matches null).
+public func != <Root: KeyPathStorable, V: ValueConvertible>(lhs: KeyPath<Root, V>, rhs: V) -> KeyPathFilter<
+  Root
+> {
+  KeyPathFilter(lhs) { $0 != rhs }
+}
+
+/// Less than (never matches null).
+public func < <Root: KeyPathStorable, V: ValueConvertible>(lhs: KeyPath<Root, V>, rhs: V) -> KeyPathFilter<
+  Root
+> {
+  KeyPathFilter(lhs) { $0 < rhs }
+}
+
+/// Less than or equal (never matches null).
+public func <= <Root: KeyPathStorable, V: ValueConvertible>(lhs: KeyPath<Root, V>, rhs: V) -> KeyPathFilter<
+  Root
+> {
+  KeyPathFilter(lhs) { $0 <= rhs }
+}
+
+/// Greater than (never matches null).
+public func > <Root: KeyPathStorable, V: ValueConvertible>(lhs: KeyPath<Root, V>, rhs: V) -> KeyPathFilter<
+  Root
+> {
+  KeyPathFilter(lhs) { $0 > rhs }
+}
+
+/// Greater than or equal (never matches null).
+public func >= <Root: KeyPathStorable, V: ValueConvertible>(lhs: KeyPath<Root, V>, rhs: V) -> KeyPathFilter<
+  Root
+> {
+  KeyPathFilter(lhs) { $0 >= rhs }
+}
+
+extension KeyPathFilter {
+  /// The property equals one of the values (an empty list matches nothing; `nil` in the list
+  /// of an optional property matches null).
+  public static func isIn<V: ValueConvertible>(_ keyPath: KeyPath<Root, V>, _ values: [V]) -> KeyPathFilter {
+    KeyPathFilter(keyPath) { $0.isIn(values) }
+  }
+
+  /// The string property contains the text, case-sensitively.
+  public static func contains(_ keyPath: KeyPath<Root, String>, _ text: String) -> KeyPathFilter {
+    KeyPathFilter(keyPath) { $0.contains(text) }
+  }
+
+  /// The optional string property contains the text, case-sensitively (never matches null).
+  public static func contains(_ keyPath: KeyPath<Root, String?>, _ text: String) -> KeyPathFilter {
+    KeyPathFilter(keyPath) { $0.contains(text) }
+  }
+
+  /// The string property starts with the text, case-sensitively.
+  public static func hasPrefix(_ keyPath: KeyPath<Root, String>, _ text: String) -> KeyPathFilter {
+    KeyPathFilter(keyPath) { $0.hasPrefix(text) }
+  }
+
+  /// The optional string property starts with the text, case-sensitively (never matches null).
+  public static func hasPrefix(_ keyPath: KeyPath<Root, String?>, _ text: String) -> KeyPathFilter {
+    KeyPathFilter(keyPath) { $0.hasPrefix(text) }
+  }
+
+  /// The string property ends with the text, case-sensitively.
+  public static func hasSuffix(_ keyPath: KeyPath<Root, String>, _ text: String) -> KeyPathFilter {
+    KeyPathFilter(keyPath) { $0.hasSuffix(text) }
+  }
+
+  /// The optional string property ends with the text, case-sensitively (never matches null).
+  public static func hasSuffix(_ keyPath: KeyPath<Root, String?>, _ text: String) -> KeyPathFilter {
+    KeyPathFilter(keyPath) { $0.hasSuffix(text) }
+  }
+}
+
+/// Enums with a stored raw value can be compared in filters once they declare
+/// `ValueConvertible` (`extension Color: ValueConvertible {}`): they compare by raw value.
+extension ValueConvertible where Self: RawRepresentable, RawValue: ValueConvertible {
+  /// The raw value's stored value.
+  public var storedValue: Value { rawValue.storedValue }
+}
