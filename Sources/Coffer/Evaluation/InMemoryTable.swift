@@ -1,4 +1,5 @@
-/// The rows of one entity held in memory, with its unique indexes kept up to date.
+/// The rows of one entity held in memory, with its unique indexes and equality lookups kept up
+/// to date.
 ///
 /// Part of ``InMemoryTables``; a value type, so a copy is a snapshot.
 struct InMemoryTable: Sendable {
@@ -7,12 +8,53 @@ struct InMemoryTable: Sendable {
   /// One map per unique index of the schema: the indexed values to the id that holds them.
   var unique: [[[Value]: Value]]
   let uniquePositions: [[Int]]
+  /// One map per field that leads an index and whose values are equal exactly when they hash
+  /// alike (bools, integers, strings, UUIDs): each value to the ids of the rows holding it, so
+  /// an equality filter on the field reads only those rows instead of every row.
+  var lookups: [[Value: Set<Value>]]
+  /// The field position each of ``lookups`` covers.
+  let lookupPositions: [Int]
 
   init(schema: EntitySchema) {
     self.schema = schema
     let positions = schema.uniqueIndexes.map { index in index.fields.compactMap { schema.position(of: $0) } }
     self.uniquePositions = positions
     self.unique = Array(repeating: [:], count: positions.count)
+    var leading: [Int] = []
+    for index in schema.indexes {
+      guard let first = index.fields.first, let position = schema.position(of: first),
+        position != schema.idPosition, !leading.contains(position),
+        [.bool, .int, .string, .uuid].contains(schema.fields[position].kind)
+      else { continue }
+      leading.append(position)
+    }
+    self.lookupPositions = leading
+    self.lookups = Array(repeating: [:], count: leading.count)
+  }
+
+  /// The rows that can match `filter`, when an equality (or `isIn`) on a looked-up field narrows
+  /// them; `nil` when every row must be tested. Callers still test each row against the whole
+  /// filter.
+  func candidates(for filter: Filter) -> [Row]? {
+    switch filter {
+    case .compare(let field, .equal, let value) where !value.isNull:
+      guard let lookup = lookup(of: field) else { return nil }
+      return (lookups[lookup][value] ?? []).compactMap { rows[$0] }
+    case .isIn(let field, let values) where !values.contains(where: \.isNull):
+      guard let lookup = lookup(of: field) else { return nil }
+      var ids = Set<Value>()
+      for value in Set(values) { ids.formUnion(lookups[lookup][value] ?? []) }
+      return ids.compactMap { rows[$0] }
+    case .and(let parts):
+      return parts.lazy.compactMap { candidates(for: $0) }.first
+    default:
+      return nil
+    }
+  }
+
+  private func lookup(of field: String) -> Int? {
+    guard !lookupPositions.isEmpty, let position = schema.position(of: field) else { return nil }
+    return lookupPositions.firstIndex(of: position)
   }
 
   /// The key a row has in a unique index, or `nil` when any of its fields is null (exempt).
@@ -48,7 +90,17 @@ struct InMemoryTable: Sendable {
   @discardableResult
   mutating func put(_ id: Value, _ row: Row?) -> Row? {
     let old = row.map { rows.updateValue($0, forKey: id) } ?? rows.removeValue(forKey: id)
-    guard !unique.isEmpty else { return old }
+    for lookup in lookups.indices {
+      let position = lookupPositions[lookup]
+      let before = old?[position]
+      let after = row?[position]
+      if before == after { continue }
+      if let before, !before.isNull {
+        lookups[lookup][before]?.remove(id)
+        if lookups[lookup][before]?.isEmpty == true { lookups[lookup][before] = nil }
+      }
+      if let after, !after.isNull { lookups[lookup][after, default: []].insert(id) }
+    }
     for index in unique.indices {
       if let old, let key = uniqueKey(old, index: index), unique[index][key] == id {
         unique[index][key] = nil

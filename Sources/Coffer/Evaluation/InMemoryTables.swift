@@ -139,6 +139,7 @@ public struct InMemoryTables: Sendable {
       return Set(ids).compactMap { table.rows[$0] }
     default:
       let compiled = try CompiledFilter(filter, schema: table.schema)
+      if let candidates = table.candidates(for: filter) { return candidates.filter(compiled.matches) }
       return table.rows.values.filter(compiled.matches)
     }
   }
