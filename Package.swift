@@ -74,9 +74,13 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       swiftSettings: upcoming),
+    // Helpers the backends' tests share: temporary folders, tiny file systems, killed writers.
+    .target(
+      name: "CofferTestSupport", dependencies: ["Coffer"], path: "Tests/Support", swiftSettings: upcoming),
     .testTarget(name: "CofferTests", dependencies: ["Coffer", "CofferMemory"], swiftSettings: upcoming),
     .testTarget(
-      name: "CofferPlistTests", dependencies: ["Coffer", "CofferPlist", "CofferStores", "coffer"],
+      name: "CofferPlistTests",
+      dependencies: ["Coffer", "CofferPlist", "CofferStores", "CofferTestSupport", "coffer"],
       swiftSettings: upcoming),
     .testTarget(
       name: "CofferConformanceTests",
@@ -87,10 +91,15 @@ let package = Package(
       dependencies: ["Coffer", "CofferStores", "CofferConfiguration"], swiftSettings: upcoming),
     .testTarget(
       name: "CofferSQLiteTests",
-      dependencies: ["Coffer", "CofferSQLite", "CofferStores", "CofferConformance", "coffer"],
+      dependencies: [
+        "Coffer", "CofferSQLite", "CofferStores", "CofferConformance", "CofferTestSupport", "coffer",
+      ],
       swiftSettings: upcoming),
     .testTarget(
-      name: "CofferLMDBTests", dependencies: ["Coffer", "CofferLMDB", "CofferStores", "CofferConformance"],
+      name: "CofferLMDBTests",
+      dependencies: [
+        "Coffer", "CofferLMDB", "CofferStores", "CofferConformance", "CofferTestSupport", "coffer",
+      ],
       swiftSettings: upcoming),
     .testTarget(
       name: "CofferGraphTests", dependencies: ["Coffer", "CofferMemory", "CofferStores"],

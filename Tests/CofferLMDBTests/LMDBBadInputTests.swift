@@ -1,5 +1,6 @@
 import CLMDB
 import Coffer
+import CofferTestSupport
 import Foundation
 import Testing
 

@@ -1,4 +1,5 @@
 import Coffer
+import CofferTestSupport
 import Foundation
 import Testing
 
@@ -6,15 +7,13 @@ import Testing
 @Suite(.serialized) struct LMDBFullDiskTests {
   @Test func aFullDiskFailsTheBatchAndKeepsWhatWasCommitted() async throws {
     let folder = try TemporaryFolder()
-    let mountPoint = folder.file("tiny")
-    try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
-    guard run("/bin/mount", ["-t", "tmpfs", "-o", "size=256k", "tmpfs", mountPoint])?.status == 0 else {
+    guard let tiny = try SmallFileSystem.mount(in: folder, size: "256k") else {
       print("Skipped: mounting a 256 KiB tmpfs needs root; the full-disk path was not exercised.")
       try Test.cancel("mounting a tmpfs is not permitted here")
     }
-    defer { _ = run("/bin/umount", [mountPoint]) }
+    defer { tiny.unmount() }
 
-    let path = mountPoint + "/store"
+    let path = tiny.path + "/store"
     let store = try await openStore(path)
     try await store.insert((1...20).map(sampleNote))
     var big = (21...40).map(sampleNote)

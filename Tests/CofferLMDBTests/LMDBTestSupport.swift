@@ -1,5 +1,6 @@
 import Coffer
 import CofferLMDB
+import CofferTestSupport
 import Foundation
 import Testing
 
@@ -16,18 +17,6 @@ struct Note: Storable, Equatable {
   var handle: String?
 
   static var indexes: [Index] { [.on("thread", "date"), .unique("handle"), .on("score")] }
-}
-
-/// A temporary folder for one test, removed when the test ends.
-final class TemporaryFolder {
-  let path: String
-  init() throws {
-    path =
-      FileManager.default.temporaryDirectory.appendingPathComponent("coffer-lmdb-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-  }
-  deinit { try? FileManager.default.removeItem(atPath: path) }
-  func file(_ name: String) -> String { path + "/" + name }
 }
 
 func lmdbRegistry() -> BackendRegistry {

@@ -1,5 +1,6 @@
 import Coffer
 import CofferPlist
+import CofferTestSupport
 import Foundation
 import Testing
 
@@ -7,46 +8,18 @@ import Testing
   import Glibc
 #endif
 
-/// The row `coffer churn` writes.
-struct ChurnRecord: Storable {
-  var id: Int64
-  var note: String
-  var payload: String
-}
-
 @Suite struct PlistCrashTests {
-  /// The `coffer` executable, built next to the test bundle.
-  var coffer: URL { Bundle.main.bundleURL.appendingPathComponent("coffer") }
-
   @Test(arguments: PlistBackend.Format.allCases)
   func aKilledWriterNeverLeavesAFileThatFailsToOpenNorLosesACommit(format: PlistBackend.Format) async throws {
     try #require(
-      FileManager.default.isExecutableFile(atPath: coffer.path), "build the coffer executable first")
+      FileManager.default.isExecutableFile(atPath: KilledWriter.coffer.path),
+      "build the coffer executable first")
     let folder = try TemporaryFolder()
     let path = folder.file("churn.plist")
-    var random = SystemRandomNumberGenerator()
     var killsDuringWrites = 0
     for round in 1...12 {
-      let process = Process()
-      process.executableURL = coffer
-      process.arguments = ["churn", "plist://\(path)?format=\(format.rawValue)", "--commits", "100000"]
-      let output = Pipe()
-      process.standardOutput = output
-      process.standardError = FileHandle.nullDevice
-      try process.run()
-      // Wait for the first commit, then let it run a little before killing it.
-      var printed = Data()
-      while !String(decoding: printed, as: UTF8.self).contains("committed") {
-        let chunk = output.fileHandleForReading.availableData
-        if chunk.isEmpty { break }
-        printed.append(chunk)
-      }
-      try await Task.sleep(for: .milliseconds(Int.random(in: 5...120, using: &random)))
-      kill(process.processIdentifier, SIGKILL)
-      process.waitUntilExit()
-      printed.append(output.fileHandleForReading.readDataToEndOfFile())
-      let committed = String(decoding: printed, as: UTF8.self).split(separator: "\n")
-        .compactMap { $0.hasPrefix("committed ") ? Int64($0.dropFirst(10)) : nil }
+      let committed = try await KilledWriter.run(
+        "plist://\(path)?format=\(format.rawValue)", maximumDelay: 120)
       let lastCommitted = try #require(committed.last, "round \(round): the child committed nothing")
       if try FileManager.default.contentsOfDirectory(atPath: folder.path).contains(where: {
         $0.contains(".tmp-")
@@ -74,11 +47,12 @@ struct ChurnRecord: Storable {
 
   @Test func anotherProcessCannotOpenTheStoreWhileOneHasItOpen() async throws {
     try #require(
-      FileManager.default.isExecutableFile(atPath: coffer.path), "build the coffer executable first")
+      FileManager.default.isExecutableFile(atPath: KilledWriter.coffer.path),
+      "build the coffer executable first")
     let folder = try TemporaryFolder()
     let path = folder.file("shared.plist")
     let process = Process()
-    process.executableURL = coffer
+    process.executableURL = KilledWriter.coffer
     process.arguments = ["churn", "plist://\(path)", "--commits", "100000"]
     let output = Pipe()
     process.standardOutput = output

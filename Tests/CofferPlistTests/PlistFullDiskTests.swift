@@ -1,23 +1,19 @@
 import Coffer
 import CofferPlist
+import CofferTestSupport
 import Foundation
 import Testing
-
-#if canImport(Glibc)
-  import Glibc
-#endif
 
 /// Writes to a real, tiny file system so that the disk fills up during a write.
 @Suite(.serialized) struct PlistFullDiskTests {
   @Test func aFullDiskFailsTheBatchAndLeavesTheFileAndStoreAsTheyWere() async throws {
     let folder = try TemporaryFolder()
-    let mountPoint = folder.file("tiny")
-    try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
-    guard run("/bin/mount", ["-t", "tmpfs", "-o", "size=96k", "tmpfs", mountPoint]) else {
+    guard let tiny = try SmallFileSystem.mount(in: folder, size: "96k") else {
       print("Skipped: mounting a 96 KiB tmpfs needs root; the full-disk path was not exercised.")
       try Test.cancel("mounting a tmpfs is not permitted here")
     }
-    defer { _ = run("/bin/umount", [mountPoint]) }
+    defer { tiny.unmount() }
+    let mountPoint = tiny.path
 
     let path = mountPoint + "/store.plist"
     let store = try await Store.open(url: "plist://\(path)", registry: plistRegistry())
@@ -47,17 +43,4 @@ import Testing
     try await reopened.close()
   }
 
-  func run(_ tool: String, _ arguments: [String]) -> Bool {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: tool)
-    process.arguments = arguments
-    process.standardError = FileHandle.nullDevice
-    do {
-      try process.run()
-      process.waitUntilExit()
-      return process.terminationStatus == 0
-    } catch {
-      return false
-    }
-  }
 }

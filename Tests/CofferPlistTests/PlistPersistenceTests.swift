@@ -1,5 +1,6 @@
 import Coffer
 import CofferPlist
+import CofferTestSupport
 import Foundation
 import Testing
 

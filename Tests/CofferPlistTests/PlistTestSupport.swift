@@ -1,5 +1,6 @@
 import Coffer
 import CofferPlist
+import CofferTestSupport
 import Foundation
 import Testing
 
@@ -14,18 +15,6 @@ struct Post: Storable, Equatable {
   var blob: Data
   var token: UUID
   var tags: [String]
-}
-
-/// A temporary folder for one test, removed when the test ends.
-final class TemporaryFolder {
-  let path: String
-  init() throws {
-    path =
-      FileManager.default.temporaryDirectory.appendingPathComponent("coffer-plist-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-  }
-  deinit { try? FileManager.default.removeItem(atPath: path) }
-  func file(_ name: String) -> String { path + "/" + name }
 }
 
 func plistRegistry() -> BackendRegistry {

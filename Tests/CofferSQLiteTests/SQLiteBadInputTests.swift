@@ -1,5 +1,6 @@
 import Coffer
 import CofferSQLite
+import CofferTestSupport
 import Foundation
 import Testing
 
@@ -84,17 +85,16 @@ import Testing
 
   @Test func aReadOnlyFileIsAnIOErrorNamingThePathAndIsLeftUntouched() async throws {
     let folder = try TemporaryFolder()
-    let directory = folder.file("ro")
-    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    let mounted = try SmallFileSystem.mount(in: folder, size: "4m")
+    defer { mounted?.unmount() }
+    let directory = mounted?.path ?? folder.path
     let path = directory + "/store.sqlite"
-    let mounted = getuid() == 0 && mountTmpfs(at: directory, size: "4m")
-    defer { if mounted { unmount(directory) } }
     let store = try await Store.open(url: "sqlite://\(path)", registry: sqliteRegistry())
     try await store.insert(sampleMessage(1))
     try await store.close()
     let before = try #require(FileManager.default.contents(atPath: path))
-    if mounted {
-      try #require(remountReadOnly(directory), "remounting the tmpfs read-only failed")
+    if let mounted {
+      try #require(mounted.remountReadOnly(), "remounting the tmpfs read-only failed")
     } else {
       try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: path)
     }
@@ -110,12 +110,12 @@ import Testing
 
   @Test func aReadOnlyDirectoryIsAnIOErrorNamingThePath() throws {
     let folder = try TemporaryFolder()
-    let directory = folder.file("ro")
+    let mounted = try SmallFileSystem.mount(in: folder, size: "1m")
+    defer { mounted?.unmount() }
+    let directory = mounted?.path ?? folder.file("ro")
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    let mounted = getuid() == 0 && mountTmpfs(at: directory, size: "1m")
-    defer { if mounted { unmount(directory) } }
-    if mounted {
-      try #require(remountReadOnly(directory), "remounting the tmpfs read-only failed")
+    if let mounted {
+      try #require(mounted.remountReadOnly(), "remounting the tmpfs read-only failed")
     } else {
       try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: directory)
     }

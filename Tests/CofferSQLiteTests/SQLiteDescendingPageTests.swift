@@ -1,6 +1,7 @@
 import Coffer
 import CofferSQLite
 import CofferStores
+import CofferTestSupport
 import Foundation
 import Testing
 

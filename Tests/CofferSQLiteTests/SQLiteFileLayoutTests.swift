@@ -1,5 +1,6 @@
 import Coffer
 import CofferSQLite
+import CofferTestSupport
 import Foundation
 import Testing
 

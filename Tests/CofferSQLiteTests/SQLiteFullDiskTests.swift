@@ -1,5 +1,6 @@
 import Coffer
 import CofferSQLite
+import CofferTestSupport
 import Foundation
 import Testing
 
@@ -7,15 +8,13 @@ import Testing
 @Suite(.serialized) struct SQLiteFullDiskTests {
   @Test func aFullDiskFailsTheBatchAndKeepsWhatWasCommitted() async throws {
     let folder = try TemporaryFolder()
-    let mountPoint = folder.file("tiny")
-    try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
-    guard getuid() == 0, mountTmpfs(at: mountPoint, size: "512k") else {
+    guard let tiny = try SmallFileSystem.mount(in: folder, size: "512k") else {
       print("Skipped: mounting a 512 KiB tmpfs needs root; the full-disk path was not exercised.")
       try Test.cancel("mounting a tmpfs is not permitted here")
     }
-    defer { unmount(mountPoint) }
+    defer { tiny.unmount() }
 
-    let path = mountPoint + "/store.sqlite"
+    let path = tiny.path + "/store.sqlite"
     let store = try await Store.open(url: "sqlite://\(path)", registry: sqliteRegistry())
     try await store.insert((1...5).map(sampleMessage))
 

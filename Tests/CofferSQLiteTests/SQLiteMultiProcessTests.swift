@@ -1,6 +1,7 @@
 import Coffer
 import CofferConformance
 import CofferSQLite
+import CofferTestSupport
 import Foundation
 import Testing
 

@@ -1,18 +1,7 @@
 import Coffer
 import CofferSQLite
+import CofferTestSupport
 import Foundation
-
-/// A temporary folder for one test, removed when the test ends.
-final class TemporaryFolder {
-  let path: String
-  init() throws {
-    path =
-      FileManager.default.temporaryDirectory.appendingPathComponent("coffer-sqlite-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-  }
-  deinit { try? FileManager.default.removeItem(atPath: path) }
-  func file(_ name: String) -> String { path + "/" + name }
-}
 
 /// A registry with only the SQLite backend.
 func sqliteRegistry() -> BackendRegistry {
@@ -73,16 +62,3 @@ func runTool(_ tool: String, _ arguments: [String]) throws -> ToolRun {
 
 /// Whether the `sqlite3` tool (installed by `make deps`) is on the path.
 var hasSQLiteTool: Bool { (try? runTool("sqlite3", ["-version"]).status) == 0 }
-
-/// Mounts a tmpfs of `size` at `path` (root only); `false` when not permitted.
-func mountTmpfs(at path: String, size: String) -> Bool {
-  (try? runTool("mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", path]).status) == 0
-}
-
-/// Remounts a tmpfs read-only.
-func remountReadOnly(_ path: String) -> Bool {
-  (try? runTool("mount", ["-o", "remount,ro", path]).status) == 0
-}
-
-/// Unmounts a file system mounted by a test.
-func unmount(_ path: String) { _ = try? runTool("umount", [path]) }

@@ -1,0 +1,16 @@
+import Coffer
+import CofferTestSupport
+import Foundation
+import Testing
+
+@Suite struct LMDBCrashTests {
+  @Test func aKilledWriterLosesNoCommitThatApplyReturned() async throws {
+    try #require(
+      FileManager.default.isExecutableFile(atPath: KilledWriter.coffer.path),
+      "build the coffer executable first")
+    let folder = try TemporaryFolder()
+    let problems = try await KilledWriter.problems(
+      "lmdb://\(folder.file("churn"))", rounds: 5, maximumDelay: 80, registry: lmdbRegistry())
+    #expect(problems.isEmpty, "\(problems)")
+  }
+}

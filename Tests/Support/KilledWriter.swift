@@ -1,0 +1,71 @@
+import Coffer
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The row `coffer churn` writes: one per commit, ids counting up from 1.
+public struct ChurnRecord: Storable {
+  public var id: Int64
+  public var note: String
+  public var payload: String
+}
+
+/// A `coffer churn` process committing to a store, killed with SIGKILL in the middle.
+public enum KilledWriter {
+  /// The `coffer` executable, built next to the test bundle.
+  public static var coffer: URL { Bundle.main.bundleURL.appendingPathComponent("coffer") }
+
+  /// Starts `coffer churn URL`, waits for its first commit, lets it run for a random few
+  /// milliseconds up to `maximumDelay`, kills it, and returns the ids it reported committed.
+  public static func run(_ url: String, maximumDelay: Int) async throws -> [Int64] {
+    let process = Process()
+    process.executableURL = coffer
+    process.arguments = ["churn", url, "--commits", "100000"]
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    var printed = Data()
+    while !String(decoding: printed, as: UTF8.self).contains("committed") {
+      let chunk = output.fileHandleForReading.availableData
+      if chunk.isEmpty { break }
+      printed.append(chunk)
+    }
+    try await Task.sleep(for: .milliseconds(Int.random(in: 5...maximumDelay)))
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
+    printed.append(output.fileHandleForReading.readDataToEndOfFile())
+    return String(decoding: printed, as: UTF8.self).split(separator: "\n")
+      .compactMap { $0.hasPrefix("committed ") ? Int64($0.dropFirst(10)) : nil }
+  }
+}
+
+extension KilledWriter {
+  /// Kills a writer `rounds` times, reopening the store after each kill, and returns what went
+  /// wrong: a round whose last reported commit is missing, or whose ids 1…highest have a gap.
+  /// An empty result means no acknowledged commit was lost.
+  public static func problems(
+    _ url: String, rounds: Int, maximumDelay: Int, registry: BackendRegistry
+  ) async throws -> [String] {
+    var problems: [String] = []
+    for round in 1...rounds {
+      guard let lastCommitted = try await run(url, maximumDelay: maximumDelay).last else {
+        problems.append("round \(round): the writer committed nothing before it was killed")
+        continue
+      }
+      let store = try await Store.open(url: url, registry: registry)
+      let count = try await store.count(ChurnRecord.self)
+      let highest = try await store.query(ChurnRecord.self).sort(.descending("id")).first()?.id ?? 0
+      if try await store.get(ChurnRecord.self, id: lastCommitted) == nil {
+        problems.append("round \(round): commit \(lastCommitted) was acknowledged and lost")
+      }
+      if Int64(count) != highest {
+        problems.append("round \(round): ids 1...\(highest) should all be there, found \(count)")
+      }
+      try await store.close()
+    }
+    return problems
+  }
+}
