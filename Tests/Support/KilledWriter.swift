@@ -7,8 +7,11 @@ import Foundation
 
 /// The row `coffer churn` writes: one per commit, ids counting up from 1.
 public struct ChurnRecord: Storable {
+  /// The commit's number.
   public var id: Int64
+  /// A short text the writer sets.
   public var note: String
+  /// Filler, so each commit writes a realistic amount.
   public var payload: String
 }
 

@@ -85,7 +85,6 @@ public protocol StorageBackend: AnyObject, Sendable {
 }
 
 extension StorageBackend {
-  /// Fetches with an `isIn` filter on the id and puts the rows in the order of `ids`.
   /// Asks for every row, then applies them as one ``ChangeSet``.
   @discardableResult
   public func insert(into entity: EntitySchema, count: Int, row: (Int) throws -> Row) async throws
@@ -97,6 +96,7 @@ extension StorageBackend {
     return try await apply(ChangeSet(operations))
   }
 
+  /// Fetches with an `isIn` filter on the id and puts the rows in the order of `ids`.
   public func get(entity: EntitySchema, ids: [Value]) async throws -> [Row] {
     if ids.isEmpty { return [] }
     let rows = try await fetch(Query(entity: entity.name, filter: .isIn(entity.idField.name, ids)))
