@@ -25,7 +25,8 @@ final class LMDBEnvironment: @unchecked Sendable {
   let context: StoreContext
   let maxMapSize: Int
   let gate = MapGate()
-  private let writer = LockedState(())
+  /// Serializes write transactions. A plain lock: it guards no state of its own.
+  private let writer = NSLock()
   private let idleReaders = LockedState<[IdleReader]>([])
   private let closed = Atomic<Bool>(false)
 
@@ -114,7 +115,7 @@ final class LMDBEnvironment: @unchecked Sendable {
   /// the transaction, since it may run more than once.
   @discardableResult
   func write<R>(_ body: (Transaction) throws -> R) throws -> R {
-    try writer.withLock { _ in
+    try writer.withLock {
       while true {
         gate.enterShared()
         guard !closed.load(ordering: .relaxed) else {

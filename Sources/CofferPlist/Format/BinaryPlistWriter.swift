@@ -16,6 +16,9 @@ struct BinaryPlistWriter {
   /// The hot path of every commit: sizes are computed first and bytes are stored through one
   /// pointer, with no allocation per row.
   mutating func appendRows(_ rows: some Collection<EncodedRow>, fieldKeys: [Int]) -> [Int] {
+    // No rows, no region: an array made with zero capacity is the shared empty array, whose count
+    // the initializer would write from several threads at once (a race ThreadSanitizer reports).
+    if rows.isEmpty { return [] }
     var size = 0
     var objects = 0
     for row in rows {
