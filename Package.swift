@@ -112,7 +112,11 @@ let package = Package(
       ],
       swiftSettings: upcoming),
     .testTarget(
-      name: "CofferCLITests", dependencies: ["coffer", "CofferChatExample", "CofferStores", "CofferMacros"],
+      name: "CofferCLITests",
+      dependencies: [
+        "coffer", "Coffer", "CofferMemory", "CofferChatExample", "CofferStores", "CofferMacros",
+        "CofferConformance",
+      ],
       swiftSettings: upcoming),
   ]
 )

@@ -50,7 +50,7 @@ import Testing
           shadow[id] = existing
         }
       }
-      if !changes.isEmpty { try tables.apply(changes) }
+      if !changes.isEmpty { _ = try tables.apply(changes) }
       for tag in tags.compactMap({ $0 }) {
         let equal = try tables.fetch(
           Query(entity: "Tagged", filter: .compare(field: "tag", op: .equal, value: .string(tag))))
