@@ -22,13 +22,7 @@ extension BackendRegistry {
 extension LMDBBackend {
   /// The directory an `lmdb:` URL names.
   static func path(from url: StoreURL) throws -> String {
-    guard url.host == nil, url.user == nil, url.port == nil else {
-      throw CofferError(
-        .invalidURL,
-        "'\(url)' names a host; lmdb stores are directories: lmdb:///absolute/dir or lmdb:relative/dir.",
-        store: url.description)
-    }
-    var path = url.path
+    var path = try url.localPath("lmdb stores are directories: lmdb:///absolute/dir or lmdb:relative/dir")
     while path.count > 1, path.hasSuffix("/") { path.removeLast() }
     guard !path.isEmpty else {
       throw CofferError(

@@ -23,18 +23,14 @@ extension BackendRegistry {
 extension PlistBackend {
   /// The file path a `plist:` URL names.
   static func path(from url: StoreURL) throws -> String {
-    guard url.host == nil, url.user == nil, url.port == nil else {
-      throw CofferError(
-        .invalidURL,
-        "'\(url)' names a host; plist stores are files: plist:///absolute/path.plist or plist:relative.plist.",
-        store: url.description)
-    }
-    guard !url.path.isEmpty, !url.path.hasSuffix("/") else {
+    let path = try url.localPath(
+      "plist stores are files: plist:///absolute/path.plist or plist:relative.plist")
+    guard !path.isEmpty, !path.hasSuffix("/") else {
       throw CofferError(
         .invalidURL, "'\(url)' names no file. Write plist:///path/store.plist or plist:store.plist.",
         store: url.description)
     }
-    return url.path
+    return path
   }
 
   /// The configuration a `plist:` URL's options describe.

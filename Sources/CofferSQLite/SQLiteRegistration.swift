@@ -23,18 +23,14 @@ extension BackendRegistry {
 extension SQLiteBackend {
   /// The file path an `sqlite:` URL names.
   static func path(from url: StoreURL) throws -> String {
-    guard url.host == nil, url.user == nil, url.port == nil else {
-      throw CofferError(
-        .invalidURL,
-        "'\(url)' names a host; SQLite stores are files: sqlite:///absolute/path.sqlite or sqlite:relative.sqlite.",
-        store: url.description)
-    }
-    guard !url.path.isEmpty, !url.path.hasSuffix("/") else {
+    let path = try url.localPath(
+      "SQLite stores are files: sqlite:///absolute/path.sqlite or sqlite:relative.sqlite")
+    guard !path.isEmpty, !path.hasSuffix("/") else {
       throw CofferError(
         .invalidURL, "'\(url)' names no file. Write sqlite:///path/db.sqlite or sqlite:db.sqlite.",
         store: url.description)
     }
-    return url.path
+    return path
   }
 
   /// The configuration an `sqlite:` URL's options describe.

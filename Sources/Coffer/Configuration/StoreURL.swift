@@ -132,6 +132,18 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
     }
   }
 
+  /// The path of a store on this machine, for backends whose URLs name a file or a directory.
+  ///
+  /// - Parameter forms: what the backend's URLs look like, for the error:
+  ///   `"SQLite stores are files: sqlite:///absolute/path.sqlite or sqlite:relative.sqlite"`.
+  /// - Throws: ``CofferError/Code/invalidURL`` when the URL names a host, a user or a port.
+  public func localPath(_ forms: String) throws -> String {
+    guard host == nil, user == nil, port == nil else {
+      throw CofferError(.invalidURL, "'\(self)' names a host; \(forms).", store: description)
+    }
+    return path
+  }
+
   static func redacted(_ text: String) -> String {
     if let components = URLComponents(string: text) {
       guard components.password != nil else { return text }
