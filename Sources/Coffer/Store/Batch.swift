@@ -72,7 +72,7 @@ extension Store {
     try await prepare(types)
     var batch = Batch(
       codecs: prepared.withLock { state in
-        state.codecs.filter { key, _ in state.owners.values.contains(key) }
+        state.codecs
       })
     try body(&batch)
     return try await apply(batch.changes)

@@ -28,10 +28,19 @@ public final class Store: Sendable {
   public let backend: any StorageBackend
 
   struct Prepared {
+    /// The codec of each type whose entity is prepared with its schema: only current owners
+    /// have one, so a lookup by type alone is enough.
     var codecs: [ObjectIdentifier: any CodecBoxing] = [:]
     /// Which type's schema each entity is prepared with.
     var owners: [String: ObjectIdentifier] = [:]
     var schemas: [String: EntitySchema] = [:]
+
+    /// Gives an entity to a new owner (`nil`: a schema with no Swift type), forgetting the codec
+    /// of the type that had it.
+    mutating func claim(_ entity: String, for owner: ObjectIdentifier?) {
+      if let previous = owners[entity], previous != owner { codecs[previous] = nil }
+      owners[entity] = owner
+    }
   }
   let prepared = LockedState(Prepared())
   /// Query observers, told after every successful ``apply(_:)`` (see `Store+Observation.swift`).
@@ -61,7 +70,7 @@ public final class Store: Sendable {
     prepared.withLock { state in
       for schema in schemas {
         state.schemas[schema.name] = schema
-        state.owners[schema.name] = nil
+        state.claim(schema.name, for: nil)
       }
     }
   }
@@ -78,9 +87,7 @@ public final class Store: Sendable {
   /// with the same entity name prepared it since).
   func codec<T: Storable>(for type: T.Type) async throws -> EntityCodec<T> {
     let key = ObjectIdentifier(type)
-    let cached: EntityCodec<T>? = prepared.withLock { state in
-      guard state.owners[T.entityName] == key else { return nil }
-      return state.codecs[key].map { CodecBox<T>.unbox($0) }
+    let cached: EntityCodec<T>? = prepared.withLock { state in state.codecs[key].map { CodecBox<T>.unbox($0) }
     }
     if let cached { return cached }
     let codec: EntityCodec<T>
@@ -91,8 +98,8 @@ public final class Store: Sendable {
       throw error.inStore(backend.name)
     }
     prepared.withLock { state in
+      state.claim(T.entityName, for: key)
       state.codecs[key] = CodecBox(codec)
-      state.owners[T.entityName] = key
       state.schemas[T.entityName] = codec.schema
     }
     return codec
