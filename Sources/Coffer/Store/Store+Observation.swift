@@ -7,11 +7,12 @@ struct StoreObservers: Sendable {
 extension Store {
   /// Signals the observers of every entity the operations changed, outside the lock.
   func notifyObservers(of operations: [ChangeSet.Operation]) {
-    notifyObservers(ofChangesTo: operations.map(\.entity))
+    notifyObservers(ofChangesTo: operations.lazy.map(\.entity))
   }
 
-  /// Signals the observers of any of these entities, after the lock is released.
-  func notifyObservers(ofChangesTo changed: [String]) {
+  /// Signals the observers of any of these entities, after the lock is released. The entities
+  /// are read only when someone observes, so a large batch with no observers costs nothing here.
+  func notifyObservers(ofChangesTo changed: some Sequence<String>) {
     let signals = observers.withLock { observers -> [AsyncStream<Void>.Continuation] in
       if observers.signals.isEmpty { return [] }
       let entities = Set(changed)

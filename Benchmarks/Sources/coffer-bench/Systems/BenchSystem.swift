@@ -41,6 +41,11 @@ func diskUsage(_ path: String) -> Int64 {
   return children.reduce(0) { $0 + diskUsage(path + "/" + $1) }
 }
 
+/// The size of an SQLite database with the log and shared-memory files beside it.
+func sqliteSize(_ path: String) -> Int64 {
+  diskUsage(path) + diskUsage(path + "-wal") + diskUsage(path + "-shm")
+}
+
 /// Raised when a C library reports an error; the benchmark stops with its message.
 struct BenchError: Error, CustomStringConvertible {
   var description: String

@@ -67,8 +67,9 @@ final class CofferSystem: BenchSystem {
 
   func commit(_ message: ChatMessage) async throws { try await open.update(message) }
 
+  /// The store's file or folder, plus an SQLite store's log files (absent for the others).
   func fileSize() -> Int64 {
-    path.isEmpty ? 0 : diskUsage(path) + diskUsage(path + "-wal") + diskUsage(path + "-shm")
+    path.isEmpty ? 0 : sqliteSize(path)
   }
 
   func close() async throws {

@@ -99,7 +99,7 @@ final class GRDBSystem: BenchSystem {
   /// GRDB's synchronous write transaction.
   private func write<T>(_ body: (Database) throws -> T) throws -> T { try open.write(body) }
 
-  func fileSize() -> Int64 { diskUsage(path) + diskUsage(path + "-wal") + diskUsage(path + "-shm") }
+  func fileSize() -> Int64 { sqliteSize(path) }
 
   func close() async throws {
     try pool?.close()

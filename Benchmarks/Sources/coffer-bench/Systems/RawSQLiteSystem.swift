@@ -78,7 +78,7 @@ final class RawSQLiteSystem: BenchSystem {
     try write(message, with: update, idIndex: 6, firstField: 1)
   }
 
-  func fileSize() -> Int64 { diskUsage(path) + diskUsage(path + "-wal") + diskUsage(path + "-shm") }
+  func fileSize() -> Int64 { sqliteSize(path) }
 
   func close() async throws {
     for statement in statements.values { sqlite3_finalize(statement) }
