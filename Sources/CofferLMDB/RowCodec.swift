@@ -97,10 +97,10 @@ enum RowCodec {
       case 4: value = .double(Double(bitPattern: UInt64(littleEndian: try reader.fixed(UInt64.self))))
       case 5:
         let text = try reader.bytes(try reader.length())
-        guard let string = String(validating: text.assumingMemoryBound(to: UInt8.self), as: UTF8.self) else {
+        guard UTF8Validation.isValid(text) else {
           throw .malformed("field '\(name(position))' holds a string that is not UTF-8")
         }
-        value = .string(string)
+        value = .string(String(decoding: text, as: UTF8.self))
       case 6: value = .bytes(Data(try reader.bytes(try reader.length())))
       case 7: value = .date(Value.date(microsecondsSince1970: unzigzag(try reader.varint())))
       case 8:

@@ -35,7 +35,8 @@ extension SQLiteBackend {
     return try withWriter { connection in
       try transaction(on: connection, while: "applying a batch") {
         var applier = SQLiteApplier(connection: connection, tables: known, store: name)
-        for position in 0..<count { try applier.apply(.insert(entity: entity.name, row: try row(position))) }
+        let table = try applier.resolve(entity.name)
+        for position in 0..<count { try applier.insert(try row(position), into: table) }
         return applier.summary
       }
     }
@@ -87,8 +88,7 @@ struct SQLiteApplier {
     let table = try resolve(operation.entity)
     switch operation {
     case .insert(_, let row):
-      try insert(row, table)
-      summary.inserted += 1
+      try insert(row, into: table)
     case .update(_, let row):
       guard try update(row, table) else {
         let id = row[table.schema.idPosition]
@@ -102,8 +102,7 @@ struct SQLiteApplier {
       if try update(row, table) {
         summary.updated += 1
       } else {
-        try insert(row, table)
-        summary.inserted += 1
+        try insert(row, into: table)
       }
     case .delete(_, let id):
       try statement(.delete, table).run([id])
@@ -115,7 +114,8 @@ struct SQLiteApplier {
     }
   }
 
-  private mutating func resolve(_ entity: String) throws -> SQLiteTable {
+  /// The table of an entity, whose statements the applier then keeps at hand.
+  mutating func resolve(_ entity: String) throws -> SQLiteTable {
     if let current, current.entity == entity { return current.table }
     guard let table = tables[entity] else {
       throw CofferError(
@@ -138,7 +138,8 @@ struct SQLiteApplier {
     return statement
   }
 
-  private mutating func insert(_ row: Row, _ table: SQLiteTable) throws {
+  /// Inserts a row into a table ``resolve(_:)`` returned.
+  mutating func insert(_ row: Row, into table: SQLiteTable) throws {
     let code = try write(row, try statement(.insert, table))
     // SQLite reports whichever constraint it checks first; a stored id comes first in Coffer.
     if try code == constraintPrimaryKey || (code == constraintUnique && exists(row, table)) {
@@ -149,6 +150,7 @@ struct SQLiteApplier {
         store: store, entity: table.schema.name, id: id.description)
     }
     if code == constraintUnique { throw try uniqueViolation(row, table) }
+    summary.inserted += 1
   }
 
   private mutating func exists(_ row: Row, _ table: SQLiteTable) throws -> Bool {

@@ -25,10 +25,9 @@ extension SQLiteBackend {
       }
     }
     catalog.withLock { catalog in
-      for var table in prepared where catalog.tables[table.schema.name]?.schema != table.schema {
-        table.serial = catalog.nextSerial
+      for table in prepared where catalog.tables[table.schema.name]?.schema != table.schema {
+        catalog.tables[table.schema.name] = table.numbered(catalog.nextSerial)
         catalog.nextSerial += 1
-        catalog.tables[table.schema.name] = table
       }
     }
   }

@@ -2,7 +2,10 @@ import Coffer
 
 /// One prepared entity: its schema, the table and columns that hold it, and the SQL of the
 /// operations that do not depend on a query (compiled once per connection and reused).
-struct SQLiteTable: Sendable {
+///
+/// A class: the hot paths pass the table around per row, and a reference costs one retain
+/// where a copy of this many strings would cost a dozen.
+final class SQLiteTable: Sendable {
   /// The statements every table has, which connections cache by ``serial`` and operation
   /// (an integer key: no SQL text is hashed on the hot paths).
   enum Operation: Int, CaseIterable {
@@ -10,7 +13,7 @@ struct SQLiteTable: Sendable {
   }
 
   /// A number that no other table of the same backend has, given when the table is published.
-  var serial = 0
+  let serial: Int
   /// The schema the entity was prepared with.
   let schema: EntitySchema
   /// The table's name (unquoted).
@@ -31,7 +34,8 @@ struct SQLiteTable: Sendable {
   let deleteSQL: String
   let existsSQL: String
 
-  init(schema: EntitySchema, tableName: String, columnNames: [String]) {
+  init(schema: EntitySchema, tableName: String, columnNames: [String], serial: Int = 0) {
+    self.serial = serial
     self.schema = schema
     self.tableName = tableName
     let table = SQLiteIdentifier.quoted(tableName)
@@ -54,6 +58,11 @@ struct SQLiteTable: Sendable {
     getSQL = "SELECT \(selectList) FROM \(table) WHERE \(id) = ?1"
     deleteSQL = "DELETE FROM \(table) WHERE \(id) = ?1"
     existsSQL = "SELECT count(*) FROM \(table) WHERE \(id) = ?1"
+  }
+
+  /// The same table with the serial it is published under.
+  func numbered(_ serial: Int) -> SQLiteTable {
+    SQLiteTable(schema: schema, tableName: tableName, columnNames: columnNames, serial: serial)
   }
 
   /// The SQL of an operation.

@@ -38,18 +38,28 @@ public struct EntityCodec<T: Storable>: Sendable {
   ///
   /// - Throws: ``CofferError/Code/valueOutOfRange`` for an unsigned integer above `Int64.max`,
   ///   ``CofferError/Code/invalidSchema`` for a key the schema does not have.
+  @inlinable
   public func encode(_ value: T) throws -> Row {
     if usesGeneratedCode { return try value.storedRow() }
-    return try RowEncoder(schema: schema).encode(value)
+    return try encodeThroughCodable(value)
   }
+
+  @usableFromInline
+  func encodeThroughCodable(_ value: T) throws -> Row { try RowEncoder(schema: schema).encode(value) }
 
   /// The value a row stands for.
   ///
   /// - Throws: ``CofferError/Code/decodingFailed`` or ``CofferError/Code/valueOutOfRange`` when
   ///   the row does not fit the type.
+  @inlinable
   public func decode(_ row: Row) throws -> T {
     if usesGeneratedCode { return try T(storedRow: row) }
-    return try RowDecoder(schema: schema).decode(T.self, from: row)
+    return try decodeThroughCodable(row)
+  }
+
+  @usableFromInline
+  func decodeThroughCodable(_ row: Row) throws -> T {
+    try RowDecoder(schema: schema).decode(T.self, from: row)
   }
 }
 

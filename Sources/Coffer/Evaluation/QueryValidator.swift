@@ -69,17 +69,19 @@ public enum QueryValidator {
   ///
   /// - Throws: ``CofferError/Code/invalidValue`` for a wrong field count, a value of the wrong
   ///   kind, NaN, or null in a required field.
-  public static func validate(_ row: Row, schema: EntitySchema) throws -> Row {
+  public static func validate(_ row: consuming Row, schema: EntitySchema) throws -> Row {
     guard row.count == schema.fields.count else {
       throw CofferError(
         .invalidValue,
         "A \(schema.name) row has \(row.count) values but the entity has \(schema.fields.count) fields.",
         entity: schema.name)
     }
-    var row = row
+    // Only dates change (rounded to the microsecond); every other value is checked where it
+    // lies, so a row with no date is returned without being copied.
     for position in 0..<row.count {
-      let value = try FieldValue.checked(row[position], for: schema, at: position)
-      if value.isNull, !schema.fields[position].isOptional {
+      if let normalized = try FieldValue.check(row.values[position], for: schema, at: position) {
+        row.values[position] = normalized
+      } else if row.values[position].isNull, !schema.fields[position].isOptional {
         let field = schema.fields[position].name
         let id = position == schema.idPosition ? nil : row[schema.idPosition].description
         throw CofferError(
@@ -87,7 +89,6 @@ public enum QueryValidator {
           "\(schema.name).\(field) is required but the value is null; give it a value or make it optional.",
           entity: schema.name, id: id, field: field)
       }
-      row[position] = value
     }
     return row
   }
@@ -135,27 +136,38 @@ public enum QueryValidator {
 enum FieldValue {
   /// The value, normalized (dates to the microsecond), if it may be stored in the field.
   static func checked(_ value: Value, for schema: EntitySchema, at position: Int) throws -> Value {
-    let field = schema.fields[position]
+    try check(value, for: schema, at: position) ?? value
+  }
+
+  /// Checks that a value (or null) may be stored in a field; returns its normalized form when
+  /// that differs from the value (a date), and `nil` when the value is stored as it is. Whether
+  /// the field may be null is the caller's check.
+  ///
+  /// - Throws: ``CofferError/Code/invalidValue`` for NaN or a value of another kind.
+  static func check(_ value: Value, for schema: EntitySchema, at position: Int) throws -> Value? {
+    let kind = schema.fields[position].kind
     switch value {
     case .null:
-      return value
+      return nil
     case .double(let d) where d.isNaN:
+      let field = schema.fields[position].name
       throw CofferError(
         .invalidValue,
-        "\(schema.name).\(field.name) is NaN. NaN cannot be stored or compared; store nil (make the field optional) instead.",
-        entity: schema.name, field: field.name)
-    case .date(let date):
-      guard field.kind == .date else { break }
+        "\(schema.name).\(field) is NaN. NaN cannot be stored or compared; store nil (make the field optional) instead.",
+        entity: schema.name, field: field)
+    case .date(let date) where kind == .date:
       return .date(Value.normalized(date))
     default:
-      break
+      guard value.kind == kind else { throw wrongKind(value, schema, at: position) }
+      return nil
     }
-    guard value.kind == field.kind else {
-      throw CofferError(
-        .invalidValue,
-        "\(schema.name).\(field.name) holds \(field.kind) values; a \(value.kind?.description ?? "null") was given.",
-        entity: schema.name, field: field.name)
-    }
-    return value
+  }
+
+  private static func wrongKind(_ value: Value, _ schema: EntitySchema, at position: Int) -> CofferError {
+    let field = schema.fields[position]
+    return CofferError(
+      .invalidValue,
+      "\(schema.name).\(field.name) holds \(field.kind) values; a \(value.kind?.description ?? "null") was given.",
+      entity: schema.name, field: field.name)
   }
 }

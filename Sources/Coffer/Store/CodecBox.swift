@@ -1,4 +1,5 @@
 /// A prepared codec of any type, as the store's cache holds it.
+@usableFromInline
 protocol CodecBoxing: AnyObject, Sendable {}
 
 /// The codec of one type, boxed for the store's cache.
@@ -6,12 +7,14 @@ protocol CodecBoxing: AnyObject, Sendable {}
 /// The cache is keyed by `ObjectIdentifier(T.self)` and only ever stores a `CodecBox<T>` under
 /// `T`'s key, so unboxing needs no dynamic cast: a checked `as?` from an existential costs a
 /// runtime metadata lookup on every `get`, which showed in point-get profiles.
+@usableFromInline
 final class CodecBox<T: Storable>: CodecBoxing {
-  let codec: EntityCodec<T>
+  @usableFromInline let codec: EntityCodec<T>
 
   init(_ codec: EntityCodec<T>) { self.codec = codec }
 
   /// The codec in a box found under `ObjectIdentifier(T.self)`.
+  @inlinable
   static func unbox(_ box: any CodecBoxing) -> EntityCodec<T> {
     unsafeDowncast(box, to: CodecBox<T>.self).codec
   }

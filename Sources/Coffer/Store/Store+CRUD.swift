@@ -15,6 +15,7 @@ extension Store {
   ///
   /// Each value is encoded and checked as the backend writes it, so a backend that streams
   /// rows (SQLite, LMDB) never holds a second copy of every value as rows.
+  @inlinable
   public func insert<T: Storable>(_ values: [T]) async throws {
     if values.isEmpty { return }
     let codec = try await codec(for: T.self)
@@ -24,7 +25,7 @@ extension Store {
         try QueryValidator.validate(try codec.encode(values[position]), schema: schema)
       }
     }
-    notifyObservers(ofChangesTo: [schema.name])
+    notifyObservers(ofChangesTo: schema.name)
   }
 
   /// Replaces the stored value with the same id.
@@ -60,13 +61,16 @@ extension Store {
   }
 
   /// The value of a type with an id, or `nil`.
+  @inlinable
   public func get<T: Storable>(_ type: T.Type, id: T.ID) async throws -> T? {
     let codec = try await codec(for: type)
     let rows = try await rethrowing { try await backend.get(entity: codec.schema, ids: [id.storedValue]) }
-    return try rows.first.map(codec.decode)
+    guard let row = rows.first else { return nil }
+    return try codec.decode(row)
   }
 
   /// The values of a type with the given ids, in the order of `ids`, skipping missing ones.
+  @inlinable
   public func get<T: Storable>(_ type: T.Type, ids: [T.ID]) async throws -> [T] {
     let codec = try await codec(for: type)
     let rows = try await rethrowing {
@@ -76,6 +80,7 @@ extension Store {
   }
 
   /// Every value of a type, ordered by id.
+  @inlinable
   public func all<T: Storable>(_ type: T.Type) async throws -> [T] {
     try await query(type).fetch()
   }
@@ -93,6 +98,7 @@ extension Store {
   }
 
   /// Runs a backend call, adding this store's name to a ``CofferError``.
+  @inlinable
   func rethrowing<R>(_ body: () async throws -> R) async throws -> R {
     do {
       return try await body()

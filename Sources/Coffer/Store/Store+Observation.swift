@@ -10,6 +10,12 @@ extension Store {
     notifyObservers(ofChangesTo: operations.lazy.map(\.entity))
   }
 
+  /// Signals the observers of one entity.
+  @usableFromInline
+  func notifyObservers(ofChangesTo entity: String) {
+    notifyObservers(ofChangesTo: CollectionOfOne(entity))
+  }
+
   /// Signals the observers of any of these entities, after the lock is released. The entities
   /// are read only when someone observes, so a large batch with no observers costs nothing here.
   func notifyObservers(ofChangesTo changed: some Sequence<String>) {

@@ -64,6 +64,7 @@ extension Store {
     return try await rethrowing { try await backend.get(entity: schema, ids: checked) }
   }
 
+  @inlinable
   func rethrowing<R>(_ body: () throws -> R) throws -> R {
     do {
       return try body()

@@ -85,11 +85,26 @@ public final class Store: Sendable {
 
   /// The codec of a type, preparing its entity the first time (or again, when another type
   /// with the same entity name prepared it since).
+  ///
+  /// Inlinable, as are the typed calls on the hot paths (`get`, `insert`, `fetch`), so that they
+  /// are specialized for the caller's type: in generic code, every row would look up the
+  /// runtime metadata of `T`'s arrays and codecs.
+  @inlinable
   func codec<T: Storable>(for type: T.Type) async throws -> EntityCodec<T> {
+    if let box = codecBox(for: ObjectIdentifier(type)) { return CodecBox<T>.unbox(box) }
+    return try await prepareCodec(for: type)
+  }
+
+  /// The cached codec of the type with this identifier, if its entity is prepared with it.
+  @usableFromInline
+  func codecBox(for key: ObjectIdentifier) -> (any CodecBoxing)? {
+    prepared.withLock { $0.codecs[key] }
+  }
+
+  /// Makes a type's codec, prepares its entity and caches the codec.
+  @usableFromInline
+  func prepareCodec<T: Storable>(for type: T.Type) async throws -> EntityCodec<T> {
     let key = ObjectIdentifier(type)
-    let cached: EntityCodec<T>? = prepared.withLock { state in state.codecs[key].map { CodecBox<T>.unbox($0) }
-    }
-    if let cached { return cached }
     let codec: EntityCodec<T>
     do {
       codec = try EntityCodec<T>()

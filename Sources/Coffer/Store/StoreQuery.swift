@@ -16,8 +16,9 @@ public struct StoreQuery<T: Storable>: Sendable {
   /// The untyped query it stands for (entity, filter, sort, slice).
   public private(set) var query: Query
   /// Why the query cannot run: a key path in it reads no stored field.
-  var keyPathError: CofferError?
+  @usableFromInline var keyPathError: CofferError?
 
+  @usableFromInline
   init(store: Store) {
     self.store = store
     self.query = Query(entity: T.entityName)
@@ -73,11 +74,13 @@ public struct StoreQuery<T: Storable>: Sendable {
   }
 
   /// Throws the error of a key path that reads no stored field, if any.
+  @usableFromInline
   func checkKeyPaths() throws {
     if let keyPathError { throw keyPathError.inStore(store.backend.name) }
   }
 
   /// The values, in order.
+  @inlinable
   public func fetch() async throws -> [T] {
     try checkKeyPaths()
     let codec = try await store.codec(for: T.self)
@@ -107,5 +110,6 @@ public struct StoreQuery<T: Storable>: Sendable {
 
 extension Store {
   /// A query over all values of a type, ordered by id until sorted otherwise.
+  @inlinable
   public func query<T: Storable>(_ type: T.Type) -> StoreQuery<T> { StoreQuery(store: self) }
 }
