@@ -18,7 +18,7 @@ public enum ConformanceSuite {
   public static let checks: [ConformanceCheck] =
     crudChecks + batchChecks + filterChecks + stringFilterChecks + sortChecks + pagingChecks
     + valueChecks + identityChecks + errorChecks + schemaChecks + durabilityChecks
-    + concurrencyChecks + multiProcessChecks + scaleChecks + differentialChecks
+    + concurrencyChecks + multiProcessChecks + scaleChecks + readChecks + differentialChecks
 
   /// Runs one check on a target in a scratch folder of its own, removed afterwards.
   public static func run(_ check: ConformanceCheck, on target: ConformanceTarget) async -> ConformanceResult {

@@ -57,7 +57,19 @@ struct DifferentialRunner {
     do {
       switch step {
       case .apply(let operations): return .summary(try await store.apply(ChangeSet(operations)))
-      case .fetch(let query): return .rows(try await store.fetchRows(query))
+      case .fetch(let query):
+        let rows = try await store.fetchRows(query)
+        if let schema = store.schema(of: query.entity) {
+          // The in-place read must hand over exactly the rows the fetch returned.
+          var read: [Row] = []
+          try await store.backend.read(QueryValidator.validate(query, schema: schema)) {
+            read.append(try Row($0))
+          }
+          if read != rows {
+            return .unexpected("read(_:_:) handed over \(read) where fetch(_:) returned \(rows)")
+          }
+        }
+        return .rows(rows)
       case .count(let query): return .count(try await store.countRows(query))
       }
     } catch let error as CofferError {

@@ -82,11 +82,19 @@ extension LMDBBackend {
     _ plan: QueryPlan, handle: EntityHandle, in transaction: Transaction,
     visit: (UnsafeRawBufferPointer, [Value]) throws -> Bool
   ) throws {
-    func offer(_ key: UnsafeRawBufferPointer, _ bytes: UnsafeRawBufferPointer) throws -> Bool {
+    try walk(plan, handle: handle, in: transaction) { key, bytes in
       let values = try decode(bytes, key: key, handle: handle, in: transaction)
-      guard plan.matchesAll || plan.filter.matches(Row(values)) else { return true }
+      guard plan.walkMatchesFilter || plan.filter.matches(Row(values)) else { return true }
       return try visit(key, values)
     }
+  }
+
+  /// Walks a plan and calls `offer` with the id key and stored bytes of each row it reaches, in
+  /// walk order, until `offer` returns `false`; the filter is not checked.
+  func walk(
+    _ plan: QueryPlan, handle: EntityHandle, in transaction: Transaction,
+    offer: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+  ) throws {
     switch plan.access {
     case .ids(let keys):
       for key in keys {

@@ -29,6 +29,9 @@ struct QueryPlan {
   let filter: CompiledFilter
   /// Whether the filter is `.all` (a count needs no rows).
   let matchesAll: Bool
+  /// Whether every row the walk yields matches the filter, which then need not be evaluated:
+  /// the filter is `.all`, or only equalities that the walk's key prefix pins.
+  let walkMatchesFilter: Bool
 
   init(_ query: Query, handle: EntityHandle) throws {
     let schema = handle.schema
@@ -40,8 +43,10 @@ struct QueryPlan {
     let idAscending = sort.isEmpty
     let idDescending = sort.count == 1 && sort[0].position == idPosition && !sort[0].ascending
 
+    let pinsOnly = constraints.onlyEqualities
     if let id = constraints.equal[idPosition], !id.isNull {
       (access, isOrdered) = (.ids([KeyEncoding.idKey(id)]), true)
+      walkMatchesFilter = matchesAll || (pinsOnly && constraints.equal.count == 1)
       return
     }
     if let ids = constraints.idIn {
@@ -50,17 +55,18 @@ struct QueryPlan {
       }
       if idDescending { keys.reverse() }
       (access, isOrdered) = (.ids(keys), idAscending || idDescending)
+      walkMatchesFilter = matchesAll
       return
     }
 
-    var best: (access: Access, ordered: Bool, score: Int)?
+    var best: (access: Access, ordered: Bool, score: Int, exact: Bool)?
     if let range = constraints.range(on: idPosition, component: false) {
       var range = range
       range.descending = idDescending
       let ordered = idAscending || idDescending
-      best = (.rows(range), ordered, 6 + (ordered ? 3 : 0))
+      best = (.rows(range), ordered, 6 + (ordered ? 3 : 0), false)
     }
-    var orderedFullWalk: (access: Access, ordered: Bool, score: Int)?
+    var orderedFullWalk: (access: Access, ordered: Bool, score: Int, exact: Bool)?
     for index in handle.indexes {
       let fields = index.positions
       var prefix: [UInt8] = []
@@ -91,16 +97,19 @@ struct QueryPlan {
       let score = bound * 10 + (narrowed ? 5 : 0) + (ordered ? 3 : 0)
       if bound == 0 && !narrowed {
         if ordered && !sort.isEmpty && query.limit != nil && orderedFullWalk == nil {
-          orderedFullWalk = (.index(index, range), true, 0)
+          orderedFullWalk = (.index(index, range), true, 0, false)
         }
         continue
       }
-      if score > (best?.score ?? 0) { best = (.index(index, range), ordered, score) }
+      let exact = pinsOnly && !narrowed && bound == constraints.equal.count
+      if score > (best?.score ?? 0) { best = (.index(index, range), ordered, score, exact) }
     }
     if let best = best ?? orderedFullWalk {
       (access, isOrdered) = (best.access, best.ordered)
+      walkMatchesFilter = matchesAll || best.exact
     } else {
       (access, isOrdered) = (.rows(KeyRange(descending: idDescending)), idAscending || idDescending)
+      walkMatchesFilter = matchesAll
     }
   }
 
@@ -131,16 +140,27 @@ struct Constraints {
   var upper: [Int: Value] = [:]
   var prefix: [Int: String] = [:]
   var idIn: [Value]?
+  /// Whether the filter is nothing but equalities on distinct fields, all in ``equal``.
+  var onlyEqualities = true
 
   init(_ filter: Filter, schema: EntitySchema) {
     var conjuncts: [Filter] = [filter]
     while let next = conjuncts.popLast() {
+      if case .compare(_, .equal, _) = next {
+      } else if case .and = next {
+      } else {
+        onlyEqualities = false
+      }
       switch next {
       case .and(let parts): conjuncts.append(contentsOf: parts)
       case .compare(let field, let op, let value):
-        guard let position = schema.position(of: field) else { continue }
+        guard let position = schema.position(of: field) else {
+          onlyEqualities = false
+          continue
+        }
         switch op {
-        case .equal: if equal[position] == nil { equal[position] = value }
+        case .equal:
+          if equal[position] == nil { equal[position] = value } else { onlyEqualities = false }
         case .less, .lessOrEqual: if !value.isNull, upper[position] == nil { upper[position] = value }
         case .greater, .greaterOrEqual: if !value.isNull, lower[position] == nil { lower[position] = value }
         case .notEqual: break

@@ -87,27 +87,7 @@ enum RowCodec {
     var values: [Value] = []
     values.reserveCapacity(count)
     for position in 0..<count {
-      let tag = try reader.byte()
-      let value: Value
-      switch tag {
-      case 0: value = .null
-      case 1: value = .bool(false)
-      case 2: value = .bool(true)
-      case 3: value = .int(unzigzag(try reader.varint()))
-      case 4: value = .double(Double(bitPattern: UInt64(littleEndian: try reader.fixed(UInt64.self))))
-      case 5:
-        let text = try reader.bytes(try reader.length())
-        guard UTF8Validation.isValid(text) else {
-          throw .malformed("field '\(name(position))' holds a string that is not UTF-8")
-        }
-        value = .string(String(decoding: text, as: UTF8.self))
-      case 6: value = .bytes(Data(try reader.bytes(try reader.length())))
-      case 7: value = .date(Value.date(microsecondsSince1970: unzigzag(try reader.varint())))
-      case 8:
-        value = .uuid(UUID(uuid: try reader.bytes(16).loadUnaligned(as: uuid_t.self)))
-      case 9: value = .document(Data(try reader.bytes(try reader.length())))
-      default: throw .malformed("field '\(name(position))' has unknown value tag \(tag)")
-      }
+      let value = try self.value(from: &reader, named: name(position))
       if let kind = value.kind, kind != kinds[position] {
         throw .malformed("field '\(name(position))' holds a \(kind) but is declared \(kinds[position])")
       }
@@ -115,6 +95,68 @@ enum RowCodec {
     }
     guard reader.isAtEnd else { throw .malformed("it has \(reader.remaining) bytes after its last value") }
     return values
+  }
+
+  /// Reads one value (its tag and payload), checking its length and, for a string, its UTF-8.
+  static func value(from reader: inout ByteReader, named name: @autoclosure () -> String) throws(RowDamage)
+    -> Value
+  {
+    let tag = try reader.byte()
+    switch tag {
+    case 0: return .null
+    case 1: return .bool(false)
+    case 2: return .bool(true)
+    case 3: return .int(unzigzag(try reader.varint()))
+    case 4: return .double(Double(bitPattern: UInt64(littleEndian: try reader.fixed(UInt64.self))))
+    case 5:
+      let text = try reader.bytes(try reader.length())
+      guard UTF8Validation.isValid(text) else {
+        throw .malformed("field '\(name())' holds a string that is not UTF-8")
+      }
+      return .string(String(decoding: text, as: UTF8.self))
+    case 6: return .bytes(Data(try reader.bytes(try reader.length())))
+    case 7: return .date(Value.date(microsecondsSince1970: unzigzag(try reader.varint())))
+    case 8: return .uuid(UUID(uuid: try reader.bytes(16).loadUnaligned(as: uuid_t.self)))
+    case 9: return .document(Data(try reader.bytes(try reader.length())))
+    default: throw .malformed("field '\(name())' has unknown value tag \(tag)")
+    }
+  }
+
+  /// Steps over one value with the checks of ``value(from:named:)``, without making it; returns
+  /// the kind of value it is (`nil` for null).
+  static func skipValue(in reader: inout ByteReader, named name: @autoclosure () -> String) throws(RowDamage)
+    -> FieldKind?
+  {
+    let tag = try reader.byte()
+    switch tag {
+    case 0: return nil
+    case 1, 2: return .bool
+    case 3:
+      _ = try reader.varint()
+      return .int
+    case 4:
+      _ = try reader.bytes(8)
+      return .double
+    case 5:
+      let text = try reader.bytes(try reader.length())
+      guard UTF8Validation.isValid(text) else {
+        throw .malformed("field '\(name())' holds a string that is not UTF-8")
+      }
+      return .string
+    case 6:
+      _ = try reader.bytes(try reader.length())
+      return .bytes
+    case 7:
+      _ = try reader.varint()
+      return .date
+    case 8:
+      _ = try reader.bytes(16)
+      return .uuid
+    case 9:
+      _ = try reader.bytes(try reader.length())
+      return .document
+    default: throw .malformed("field '\(name())' has unknown value tag \(tag)")
+    }
   }
 
   static func appendVarint(_ number: UInt64, to bytes: inout [UInt8]) {
@@ -148,7 +190,13 @@ struct ByteReader {
   private let buffer: UnsafeRawBufferPointer
   private var offset = 0
 
-  init(_ buffer: UnsafeRawBufferPointer) { self.buffer = buffer }
+  init(_ buffer: UnsafeRawBufferPointer, at offset: Int = 0) {
+    self.buffer = buffer
+    self.offset = offset
+  }
+
+  /// How many bytes have been read.
+  var position: Int { offset }
 
   var isAtEnd: Bool { offset == buffer.count }
 

@@ -96,7 +96,11 @@ extension StorableModel {
     }
     return """
       public init(storedRow row: Coffer.Row) throws {
-        let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: \(idPosition))
+        try self.init(storedFields: row)
+      }
+
+      public init(storedFields fields: any Coffer.StoredFields) throws {
+        let reader = Coffer.StoredRowReader(fields, entity: Self.entityName, idPosition: \(idPosition))
       \(reads.joined(separator: "\n"))
       }
       """

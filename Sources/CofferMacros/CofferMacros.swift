@@ -34,7 +34,8 @@
 @attached(
   extension, conformances: Storable, KeyPathStorable,
   names: named(entityName), named(idField), named(indexes), named(fieldDefaults), named(id),
-  named(storedFields), named(storedRow), named(init(storedRow:)), named(storedFieldName))
+  named(storedFields), named(storedRow), named(init(storedRow:)), named(init(storedFields:)),
+  named(storedFieldName))
 @attached(member, names: named(CodingKeys))
 public macro Storable(entity: String? = nil, id: String? = nil) =
   #externalMacro(module: "CofferMacroPlugin", type: "StorableMacro")

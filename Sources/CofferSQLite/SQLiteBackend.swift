@@ -114,6 +114,45 @@ public final class SQLiteBackend: StorageBackend {
     }
   }
 
+  /// Runs the query on a reader connection and hands over each row as the statement steps.
+  /// A query whose ties are put in order after reading (its last sort key is descending) is
+  /// fetched whole first.
+  public func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
+    let table = try table(query.entity)
+    let built = try SQLiteQuery.select(query, in: table)
+    if built.reversedTies != nil {
+      for row in try await fetch(query) { try visit(row) }
+      return
+    }
+    try readers.withReader { reader in
+      let statement = try reader.statement(built.sql)
+      try statement.withBindings(built.parameters) {
+        let fields = SQLiteFields(statement: statement, kinds: table.kinds)
+        while try statement.stepReading() { try visit(fields) }
+      }
+    }
+  }
+
+  /// Looks each id up with one cached statement, in one read transaction, handing over each
+  /// row found as the statement steps.
+  public func read(entity: EntitySchema, ids: [Value], _ visit: (any StoredFields) throws -> Void)
+    async throws
+  {
+    let table = try table(entity.name)
+    try readers.withReader { reader in
+      let statement = try reader.statement(for: table, .get)
+      let fields = SQLiteFields(statement: statement, kinds: table.kinds)
+      let several = ids.count > 1
+      if several { try reader.run("BEGIN") }
+      defer { if several { try? reader.run("COMMIT") } }
+      for id in ids {
+        try statement.withBindings([id]) {
+          while try statement.stepReading() { try visit(fields) }
+        }
+      }
+    }
+  }
+
   /// Counts with `count(*)` on a reader, then applies offset and limit.
   public func count(_ query: Query) async throws -> Int {
     let table = try table(query.entity)

@@ -56,7 +56,11 @@ import Testing
           }
 
           public init(storedRow row: Coffer.Row) throws {
-            let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+            try self.init(storedFields: row)
+          }
+
+          public init(storedFields fields: any Coffer.StoredFields) throws {
+            let reader = Coffer.StoredRowReader(fields, entity: Self.entityName, idPosition: 0)
             self.id = try reader.read(0, "id")
             self.threadID = try reader.read(1, "threadID")
             self.text = try reader.read(2, "text")
@@ -150,7 +154,11 @@ import Testing
           }
 
           public init(storedRow row: Coffer.Row) throws {
-            let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+            try self.init(storedFields: row)
+          }
+
+          public init(storedFields fields: any Coffer.StoredFields) throws {
+            let reader = Coffer.StoredRowReader(fields, entity: Self.entityName, idPosition: 0)
             self.email = try reader.read(0, "mail")
             self.handle = try reader.read(1, "handle")
             self.mood = try reader.read(2, "mood")
@@ -219,7 +227,11 @@ import Testing
           }
 
           public init(storedRow row: Coffer.Row) throws {
-            let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+            try self.init(storedFields: row)
+          }
+
+          public init(storedFields fields: any Coffer.StoredFields) throws {
+            let reader = Coffer.StoredRowReader(fields, entity: Self.entityName, idPosition: 0)
             self.id = try reader.read(0, "id")
             self.text = try reader.read(1, "body")
           }

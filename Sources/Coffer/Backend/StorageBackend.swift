@@ -17,6 +17,9 @@
 /// - ``count(_:)``
 /// - ``apply(_:)``
 /// - ``get(entity:ids:)``
+/// - ``read(_:_:)``
+/// - ``read(entity:ids:_:)``
+/// - ``insert(into:count:row:)``
 /// - ``close()``
 public protocol StorageBackend: AnyObject, Sendable {
   /// A short name for messages and logs: the store URL without secrets (`sqlite:///var/db.sqlite`).
@@ -67,6 +70,22 @@ public protocol StorageBackend: AnyObject, Sendable {
   /// `isIn` filter on the id field; a backend can do better.
   func get(entity: EntitySchema, ids: [Value]) async throws -> [Row]
 
+  /// Reads the rows a query selects in place: hands each one to `visit`, in the query's order
+  /// and slice, without making a ``Row`` of it when the backend can avoid that.
+  ///
+  /// A fast path for typed reads: ``Store`` decodes values straight from the ``StoredFields``
+  /// it is given. The guarantees are those of ``fetch(_:)``: `visit` sees exactly the rows
+  /// `fetch` would return, in the same order, each field's value the one `fetch` would put in
+  /// the row. The fields are valid only during the call to `visit`. An error thrown by `visit`
+  /// stops the read and is rethrown as it is. The default implementation fetches the rows and
+  /// hands over each ``Row``.
+  func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws
+
+  /// Reads the rows with the given ids in place, in the order of `ids`, skipping ids that are
+  /// not stored: ``get(entity:ids:)`` as ``read(_:_:)`` is to ``fetch(_:)``. The default
+  /// implementation calls ``get(entity:ids:)`` and hands over each ``Row``.
+  func read(entity: EntitySchema, ids: [Value], _ visit: (any StoredFields) throws -> Void) async throws
+
   /// Inserts `count` new rows of one entity atomically, asking `row` for each in turn.
   ///
   /// A fast path for bulk inserts: a backend that writes rows one by one inside its
@@ -94,6 +113,18 @@ extension StorageBackend {
     operations.reserveCapacity(count)
     for position in 0..<count { operations.append(.insert(entity: entity.name, row: try row(position))) }
     return try await apply(ChangeSet(operations))
+  }
+
+  /// Fetches the rows, then hands over each.
+  public func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
+    for row in try await fetch(query) { try visit(row) }
+  }
+
+  /// Gets the rows, then hands over each.
+  public func read(entity: EntitySchema, ids: [Value], _ visit: (any StoredFields) throws -> Void)
+    async throws
+  {
+    for row in try await get(entity: entity, ids: ids) { try visit(row) }
   }
 
   /// Fetches with an `isIn` filter on the id and puts the rows in the order of `ids`.

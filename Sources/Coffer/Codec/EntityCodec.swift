@@ -57,6 +57,16 @@ public struct EntityCodec<T: Storable>: Sendable {
     return try decodeThroughCodable(row)
   }
 
+  /// The value a row read in place stands for (see ``StorageBackend/read(_:_:)``).
+  ///
+  /// - Throws: as ``decode(_:)-(Row)``, and ``CofferError/Code/corruptStore`` when the backend
+  ///   cannot read a stored value.
+  @inlinable
+  public func decode(_ fields: any StoredFields) throws -> T {
+    if usesGeneratedCode { return try T(storedFields: fields) }
+    return try decodeThroughCodable(Row(fields))
+  }
+
   @usableFromInline
   func decodeThroughCodable(_ row: Row) throws -> T {
     try RowDecoder(schema: schema).decode(T.self, from: row)

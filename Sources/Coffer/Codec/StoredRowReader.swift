@@ -1,20 +1,23 @@
 import Foundation
 
-/// Reads the fields of a row for the `init(storedRow:)` that `@Storable` generates, converting
-/// each value to its property's type, which the compiler picks from the property assigned to.
+/// Reads the fields of a row for the initializers that `@Storable` generates, converting each
+/// value to its property's type, which the compiler picks from the property assigned to.
+///
+/// The row is any ``StoredFields``: a ``Row``, or a backend's row read in place. Each read
+/// tries the field's typed accessor first and reads a ``Value`` only when that declines.
 ///
 /// Every failure is a ``CofferError/Code/decodingFailed`` (or
 /// ``CofferError/Code/valueOutOfRange``) naming the entity, the id and the field.
 public struct StoredRowReader {
   /// The row being read.
-  public let row: Row
+  public let fields: any StoredFields
   @usableFromInline let entity: String
   @usableFromInline let idPosition: Int
 
   /// A reader of a row of an entity whose id is at `idPosition`.
   @inlinable
-  public init(_ row: Row, entity: String, idPosition: Int) {
-    self.row = row
+  public init(_ fields: any StoredFields, entity: String, idPosition: Int) {
+    self.fields = fields
     self.entity = entity
     self.idPosition = idPosition
   }
@@ -22,13 +25,14 @@ public struct StoredRowReader {
   /// The stored value at a position, or a missing-field error.
   @inlinable
   func stored(_ position: Int, _ name: String) throws -> Value {
-    guard position < row.values.count else { throw missing(name) }
-    return row.values[position]
+    guard position < fields.count else { throw missing(name) }
+    return try fields.value(at: position)
   }
 
   /// A scalar property.
   @inlinable
   public func read<V: StoredScalar>(_ position: Int, _ name: String) throws -> V {
+    if position < fields.count, let result = V.read(from: fields, at: position) { return result }
     let value = try stored(position, name)
     guard let result = V(storedScalar: value) else { throw mismatch(value, V.self, name) }
     return result
@@ -37,6 +41,7 @@ public struct StoredRowReader {
   /// An optional scalar property.
   @inlinable
   public func read<V: StoredScalar>(_ position: Int, _ name: String) throws -> V? {
+    if position < fields.count, let result = V.read(from: fields, at: position) { return result }
     let value = try stored(position, name)
     if case .null = value { return nil }
     guard let result = V(storedScalar: value) else { throw mismatch(value, V.self, name) }
@@ -98,7 +103,10 @@ public struct StoredRowReader {
   }
 
   @usableFromInline
-  var idText: String? { idPosition < row.values.count ? row.values[idPosition].description : nil }
+  var idText: String? {
+    guard idPosition < fields.count, let id = try? fields.value(at: idPosition) else { return nil }
+    return id.description
+  }
 
   @usableFromInline
   func missing(_ name: String) -> CofferError {

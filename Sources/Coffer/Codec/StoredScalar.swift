@@ -13,6 +13,15 @@ public protocol StoredScalar: Codable {
   /// The value read back from a stored value, or `nil` when the value is of another kind or
   /// out of range.
   init?(storedScalar: Value)
+  /// The value of a field read in place with one of ``StoredFields``' typed accessors, or `nil`
+  /// to read it through ``init(storedScalar:)`` instead (for null, another kind, a value out of
+  /// range, or a type with no such accessor, which is the default).
+  static func read(from fields: some StoredFields, at position: Int) -> Self?
+}
+
+extension StoredScalar {
+  /// `nil`: read through ``init(storedScalar:)``.
+  @inlinable public static func read(from fields: some StoredFields, at position: Int) -> Self? { nil }
 }
 
 extension Bool: StoredScalar {
@@ -25,6 +34,10 @@ extension Bool: StoredScalar {
     guard case .bool(let v) = storedScalar else { return nil }
     self = v
   }
+  /// ``StoredFields/bool(at:)``.
+  @inlinable public static func read(from fields: some StoredFields, at position: Int) -> Bool? {
+    fields.bool(at: position)
+  }
 }
 
 extension String: StoredScalar {
@@ -34,6 +47,10 @@ extension String: StoredScalar {
   @inlinable public init?(storedScalar: Value) {
     guard case .string(let v) = storedScalar else { return nil }
     self = v
+  }
+  /// ``StoredFields/string(at:)``.
+  @inlinable public static func read(from fields: some StoredFields, at position: Int) -> String? {
+    fields.string(at: position)
   }
 }
 
@@ -47,6 +64,10 @@ extension Double: StoredScalar {
     guard case .double(let v) = storedScalar else { return nil }
     self = v
   }
+  /// ``StoredFields/double(at:)``.
+  @inlinable public static func read(from fields: some StoredFields, at position: Int) -> Double? {
+    fields.double(at: position)
+  }
 }
 
 extension Float: StoredScalar {
@@ -59,6 +80,10 @@ extension Float: StoredScalar {
     guard case .double(let v) = storedScalar else { return nil }
     self = Float(v)
   }
+  /// ``StoredFields/double(at:)``, narrowed.
+  @inlinable public static func read(from fields: some StoredFields, at position: Int) -> Float? {
+    fields.double(at: position).map(Float.init)
+  }
 }
 
 extension Date: StoredScalar {
@@ -70,6 +95,10 @@ extension Date: StoredScalar {
   @inlinable public init?(storedScalar: Value) {
     guard case .date(let v) = storedScalar else { return nil }
     self = v
+  }
+  /// ``StoredFields/date(at:)``.
+  @inlinable public static func read(from fields: some StoredFields, at position: Int) -> Date? {
+    fields.date(at: position)
   }
 }
 
@@ -117,6 +146,10 @@ extension StoredScalar where Self: FixedWidthInteger {
   @inlinable public init?(storedScalar: Value) {
     guard case .int(let v) = storedScalar, let exact = Self(exactly: v) else { return nil }
     self = exact
+  }
+  /// ``StoredFields/int(at:)``, when it fits.
+  @inlinable public static func read(from fields: some StoredFields, at position: Int) -> Self? {
+    fields.int(at: position).flatMap { Self(exactly: $0) }
   }
 }
 

@@ -33,6 +33,7 @@
 /// - ``storedFields()``
 /// - ``storedRow()``
 /// - ``init(storedRow:)``
+/// - ``init(storedFields:)``
 public protocol Storable: Codable, Sendable, Identifiable where ID: StorableID {
   /// The entity's stored name. Defaults to the type's name; set it to rename the type without
   /// moving its data, or to give two versions of a type one entity.
@@ -58,6 +59,11 @@ public protocol Storable: Codable, Sendable, Identifiable where ID: StorableID {
   /// The value a row in the order of ``storedFields()`` stands for. Only called when that is
   /// not `nil`; the default decodes through `Codable`.
   init(storedRow row: Row) throws
+
+  /// The value a row read in place stands for (see ``StorageBackend/read(_:_:)``), its fields in
+  /// the order of ``storedFields()``. Only called when that is not `nil`; the default makes a
+  /// ``Row`` of the fields and calls ``init(storedRow:)``.
+  init(storedFields fields: any StoredFields) throws
 }
 
 extension Storable {
@@ -74,6 +80,10 @@ extension Storable {
   /// Encodes through `Codable`, with the schema derived from `Codable`.
   public func storedRow() throws -> Row {
     try RowEncoder(schema: EntitySchema(probing: Self.self)).encode(self)
+  }
+  /// Makes a ``Row`` of the fields and decodes it with ``init(storedRow:)``.
+  public init(storedFields fields: any StoredFields) throws {
+    try self.init(storedRow: Row(fields))
   }
   /// Decodes through `Codable`, with the schema derived from `Codable`.
   public init(storedRow row: Row) throws {

@@ -64,19 +64,25 @@ extension Store {
   @inlinable
   public func get<T: Storable>(_ type: T.Type, id: T.ID) async throws -> T? {
     let codec = try await codec(for: type)
-    let rows = try await rethrowing { try await backend.get(entity: codec.schema, ids: [id.storedValue]) }
-    guard let row = rows.first else { return nil }
-    return try codec.decode(row)
+    var value: T?
+    try await rethrowing {
+      try await backend.read(entity: codec.schema, ids: [id.storedValue]) { value = try codec.decode($0) }
+    }
+    return value
   }
 
   /// The values of a type with the given ids, in the order of `ids`, skipping missing ones.
   @inlinable
   public func get<T: Storable>(_ type: T.Type, ids: [T.ID]) async throws -> [T] {
     let codec = try await codec(for: type)
-    let rows = try await rethrowing {
-      try await backend.get(entity: codec.schema, ids: ids.map(\.storedValue))
+    var values: [T] = []
+    values.reserveCapacity(ids.count)
+    try await rethrowing {
+      try await backend.read(entity: codec.schema, ids: ids.map(\.storedValue)) {
+        values.append(try codec.decode($0))
+      }
     }
-    return try rows.map(codec.decode)
+    return values
   }
 
   /// Every value of a type, ordered by id.

@@ -85,8 +85,11 @@ public struct StoreQuery<T: Storable>: Sendable {
     try checkKeyPaths()
     let codec = try await store.codec(for: T.self)
     let checked = try store.rethrowing { try QueryValidator.validate(query, schema: codec.schema) }
-    let rows = try await store.rethrowing { try await store.backend.fetch(checked) }
-    return try rows.map(codec.decode)
+    var values: [T] = []
+    try await store.rethrowing {
+      try await store.backend.read(checked) { values.append(try codec.decode($0)) }
+    }
+    return values
   }
 
   /// The first value in order, or `nil`.

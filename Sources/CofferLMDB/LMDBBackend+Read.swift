@@ -1,0 +1,75 @@
+import Coffer
+
+extension LMDBBackend {
+  /// Hands over the rows a query selects straight from the memory map, in one read transaction.
+  /// A row whose values the walk cannot vouch for (a filter the key range does not pin) or that
+  /// was written under an older layout is decoded into a ``Coffer/Row`` first; a query the
+  /// walk does not read in order is fetched whole and sorted first.
+  public func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
+    let handle = try handle(query.entity)
+    let plan = try QueryPlan(query, handle: handle)
+    guard plan.isOrdered else {
+      for row in try await fetch(query) { try visit(row) }
+      return
+    }
+    if let limit = query.limit, limit <= 0 { return }
+    let offset = max(0, query.offset)
+    let wanted = query.limit ?? Int.max
+    try environment.read { transaction in
+      let fields = LMDBFields(handle: handle)
+      var skipped = 0
+      var visited = 0
+      try walk(plan, handle: handle, in: transaction) { key, bytes in
+        let row = try self.fields(bytes, key: key, plan: plan, into: fields, in: transaction)
+        guard let row else { return true }
+        if skipped < offset {
+          skipped += 1
+          return true
+        }
+        try visit(row)
+        visited += 1
+        return visited < wanted
+      }
+    }
+  }
+
+  /// Hands over the rows with these ids straight from the memory map, each one B-tree lookup,
+  /// in one read transaction.
+  public func read(entity: EntitySchema, ids: [Value], _ visit: (any StoredFields) throws -> Void)
+    async throws
+  {
+    let handle = try handle(entity.name)
+    if ids.isEmpty { return }
+    try environment.read { transaction in
+      let fields = LMDBFields(handle: handle)
+      for id in ids {
+        try KeyEncoding.withIDKey(id) { key in
+          guard let bytes = try transaction.get(handle.rows, key) else { return }
+          try visit(try self.fields(bytes, key: key, plan: nil, into: fields, in: transaction) ?? fields)
+        }
+      }
+    }
+  }
+
+  /// The row at `bytes` as fields to hand over, or `nil` when the plan's filter rejects it
+  /// (no plan: a lookup by id, which takes every row): `fields` loaded in place when the walk
+  /// pins the filter and the row has the current layout, a decoded ``Coffer/Row`` otherwise.
+  private func fields(
+    _ bytes: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, plan: QueryPlan?, into fields: LMDBFields,
+    in transaction: Transaction
+  ) throws -> (any StoredFields)? {
+    let pinned = plan?.walkMatchesFilter ?? true
+    if pinned {
+      do {
+        try fields.load(bytes)
+        return fields
+      } catch .otherLayout {
+        // Decoded and evolved below.
+      } catch {
+        throw damage(error, key: key, schema: fields.schema)
+      }
+    }
+    let row = Row(try decode(bytes, key: key, handle: fields.handle, in: transaction))
+    return pinned || plan?.filter.matches(row) != false ? row : nil
+  }
+}
