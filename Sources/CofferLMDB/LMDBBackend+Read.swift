@@ -17,11 +17,15 @@ extension LMDBBackend {
     let wanted = query.limit ?? Int.max
     try environment.read { transaction in
       let fields = LMDBFields(handle: handle)
+      let inPlace: any StoredFields = fields
       var skipped = 0
       var visited = 0
       try walk(plan, handle: handle, in: transaction) { key, bytes in
-        let row = try self.fields(bytes, key: key, plan: plan, into: fields, in: transaction)
-        guard let row else { return true }
+        guard
+          let row = try self.fields(bytes, key: key, plan: plan, into: fields, as: inPlace, in: transaction)
+        else {
+          return true
+        }
         if skipped < offset {
           skipped += 1
           return true
@@ -42,10 +46,12 @@ extension LMDBBackend {
     if ids.isEmpty { return }
     try environment.read { transaction in
       let fields = LMDBFields(handle: handle)
+      let inPlace: any StoredFields = fields
       for id in ids {
         try KeyEncoding.withIDKey(id) { key in
           guard let bytes = try transaction.get(handle.rows, key) else { return }
-          try visit(try self.fields(bytes, key: key, plan: nil, into: fields, in: transaction) ?? fields)
+          let row = try self.fields(bytes, key: key, plan: nil, into: fields, as: inPlace, in: transaction)
+          try visit(row ?? inPlace)
         }
       }
     }
@@ -53,16 +59,17 @@ extension LMDBBackend {
 
   /// The row at `bytes` as fields to hand over, or `nil` when the plan's filter rejects it
   /// (no plan: a lookup by id, which takes every row): `fields` loaded in place when the walk
-  /// pins the filter and the row has the current layout, a decoded ``Coffer/Row`` otherwise.
+  /// pins the filter and the row has the current layout (handed over as `inPlace`, the same
+  /// fields made existential once per read), a decoded ``Coffer/Row`` otherwise.
   private func fields(
     _ bytes: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, plan: QueryPlan?, into fields: LMDBFields,
-    in transaction: Transaction
+    as inPlace: any StoredFields, in transaction: Transaction
   ) throws -> (any StoredFields)? {
     let pinned = plan?.walkMatchesFilter ?? true
     if pinned {
       do {
         try fields.load(bytes)
-        return fields
+        return inPlace
       } catch .otherLayout {
         // Decoded and evolved below.
       } catch {

@@ -122,43 +122,6 @@ enum RowCodec {
     }
   }
 
-  /// Steps over one value with the checks of ``value(from:named:)``, without making it; returns
-  /// the kind of value it is (`nil` for null).
-  static func skipValue(in reader: inout ByteReader, named name: @autoclosure () -> String) throws(RowDamage)
-    -> FieldKind?
-  {
-    let tag = try reader.byte()
-    switch tag {
-    case 0: return nil
-    case 1, 2: return .bool
-    case 3:
-      _ = try reader.varint()
-      return .int
-    case 4:
-      _ = try reader.bytes(8)
-      return .double
-    case 5:
-      let text = try reader.bytes(try reader.length())
-      guard UTF8Validation.isValid(text) else {
-        throw .malformed("field '\(name())' holds a string that is not UTF-8")
-      }
-      return .string
-    case 6:
-      _ = try reader.bytes(try reader.length())
-      return .bytes
-    case 7:
-      _ = try reader.varint()
-      return .date
-    case 8:
-      _ = try reader.bytes(16)
-      return .uuid
-    case 9:
-      _ = try reader.bytes(try reader.length())
-      return .document
-    default: throw .malformed("field '\(name())' has unknown value tag \(tag)")
-    }
-  }
-
   static func appendVarint(_ number: UInt64, to bytes: inout [UInt8]) {
     var rest = number
     while rest >= 0x80 {

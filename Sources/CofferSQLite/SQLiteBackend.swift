@@ -127,7 +127,7 @@ public final class SQLiteBackend: StorageBackend {
     try readers.withReader { reader in
       let statement = try reader.statement(built.sql)
       try statement.withBindings(built.parameters) {
-        let fields = SQLiteFields(statement: statement, kinds: table.kinds)
+        let fields: any StoredFields = SQLiteFields(statement: statement, kinds: table.kinds)
         while try statement.stepReading() { try visit(fields) }
       }
     }
@@ -141,7 +141,7 @@ public final class SQLiteBackend: StorageBackend {
     let table = try table(entity.name)
     try readers.withReader { reader in
       let statement = try reader.statement(for: table, .get)
-      let fields = SQLiteFields(statement: statement, kinds: table.kinds)
+      let fields: any StoredFields = SQLiteFields(statement: statement, kinds: table.kinds)
       let several = ids.count > 1
       if several { try reader.run("BEGIN") }
       defer { if several { try? reader.run("COMMIT") } }

@@ -14,12 +14,13 @@ struct SQLiteFields: StoredFields {
   func value(at position: Int) throws -> Value { try statement.value(at: Int32(position), kinds[position]) }
 
   func isNull(at position: Int) -> Bool {
-    sqlite3_column_type(statement.handle, Int32(position)) == SQLITE_NULL
+    position < kinds.count && sqlite3_column_type(statement.handle, Int32(position)) == SQLITE_NULL
   }
 
   /// Whether the column holds a non-null value of a field of `kind`.
   private func holds(_ kind: FieldKind, at position: Int) -> Bool {
-    kinds[position] == kind && !isNull(at: position)
+    position < kinds.count && kinds[position] == kind
+      && sqlite3_column_type(statement.handle, Int32(position)) != SQLITE_NULL
   }
 
   func int(at position: Int) -> Int64? {

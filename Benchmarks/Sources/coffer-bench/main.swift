@@ -2,7 +2,8 @@ import Foundation
 
 /// `coffer-bench [--sizes N,N,…] [--systems KEY,…] [--gets N] [--pages N] [--suite-commits N]
 /// [--rows N] [--commits N] [--naive-commits N] [--repetitions N] [--codec-rows N] [--skip-suite]
-/// [--skip-plist] [--skip-codec] [--output DIR] [--no-write]`
+/// [--skip-plist] [--skip-codec] [--output DIR] [--no-write]`, or
+/// `coffer-bench --profile SYSTEM scan|get|page ROWS ROUNDS` to repeat one read for a profiler.
 ///
 /// Runs the cross-system suite, the property-list suite and the row-codec comparison, prints every figure, and writes
 /// DIR/Performance.md, DIR/performance.csv and DIR/performance-ratios.svg (DIR defaults to the
@@ -89,6 +90,10 @@ do {
   let arguments = Array(CommandLine.arguments.dropFirst())
   if arguments.first == MemoryProbe.flag {
     try await MemoryProbe.child(Array(arguments.dropFirst()))
+    exit(0)
+  }
+  if arguments.first == ProfileLoop.flag {
+    try await ProfileLoop.run(Array(arguments.dropFirst()))
     exit(0)
   }
   let options = try Options(arguments)

@@ -7,7 +7,8 @@ import Foundation
 /// Positions are those of the entity's fields, as in ``Row``. The value returned for a position
 /// is always the one ``StorageBackend/fetch(_:)`` would put in a row there; the typed accessors
 /// are fast paths that return `nil` whenever the field does not hold a non-null value of their
-/// kind, and the caller then reads it with ``value(at:)``. A backend implements ``count`` and
+/// kind, or the position is past the last field, and the caller then reads it with
+/// ``value(at:)``. A backend implements ``count`` and
 /// ``value(at:)``, and the typed accessors it can answer without building a ``Value``.
 ///
 /// A value of this type is only valid during the call it is passed to; never keep it.
@@ -19,7 +20,7 @@ public protocol StoredFields {
   /// - Throws: ``CofferError/Code/corruptStore`` when the stored bytes are not a value of the
   ///   field's kind.
   func value(at position: Int) throws -> Value
-  /// Whether the field at a position is null.
+  /// Whether the field at a position is null (`false` past the last field).
   func isNull(at position: Int) -> Bool
   /// The integer at a position, or `nil` if the field holds anything else or null.
   func int(at position: Int) -> Int64?
@@ -34,31 +35,35 @@ public protocol StoredFields {
 }
 
 extension StoredFields {
+  /// The value at a position, or `nil` past the last field or when it cannot be read.
+  private func valueIfAny(at position: Int) -> Value? {
+    position < count ? try? value(at: position) : nil
+  }
   /// Reads the value and checks for null.
-  public func isNull(at position: Int) -> Bool { (try? value(at: position))?.isNull ?? false }
+  public func isNull(at position: Int) -> Bool { valueIfAny(at: position)?.isNull ?? false }
   /// Reads the value as an integer.
   public func int(at position: Int) -> Int64? {
-    guard case .int(let number) = try? value(at: position) else { return nil }
+    guard case .int(let number) = valueIfAny(at: position) else { return nil }
     return number
   }
   /// Reads the value as a double.
   public func double(at position: Int) -> Double? {
-    guard case .double(let number) = try? value(at: position) else { return nil }
+    guard case .double(let number) = valueIfAny(at: position) else { return nil }
     return number
   }
   /// Reads the value as a boolean.
   public func bool(at position: Int) -> Bool? {
-    guard case .bool(let flag) = try? value(at: position) else { return nil }
+    guard case .bool(let flag) = valueIfAny(at: position) else { return nil }
     return flag
   }
   /// Reads the value as a string.
   public func string(at position: Int) -> String? {
-    guard case .string(let text) = try? value(at: position) else { return nil }
+    guard case .string(let text) = valueIfAny(at: position) else { return nil }
     return text
   }
   /// Reads the value as a date.
   public func date(at position: Int) -> Date? {
-    guard case .date(let date) = try? value(at: position) else { return nil }
+    guard case .date(let date) = valueIfAny(at: position) else { return nil }
     return date
   }
 }
@@ -67,30 +72,32 @@ extension Row: StoredFields {
   /// The value at a position.
   @inlinable public func value(at position: Int) -> Value { values[position] }
   /// Whether the value at a position is null.
-  @inlinable public func isNull(at position: Int) -> Bool { values[position].isNull }
+  @inlinable public func isNull(at position: Int) -> Bool {
+    position < values.count && values[position].isNull
+  }
   /// The integer at a position.
   @inlinable public func int(at position: Int) -> Int64? {
-    guard case .int(let number) = values[position] else { return nil }
+    guard position < values.count, case .int(let number) = values[position] else { return nil }
     return number
   }
   /// The double at a position.
   @inlinable public func double(at position: Int) -> Double? {
-    guard case .double(let number) = values[position] else { return nil }
+    guard position < values.count, case .double(let number) = values[position] else { return nil }
     return number
   }
   /// The boolean at a position.
   @inlinable public func bool(at position: Int) -> Bool? {
-    guard case .bool(let flag) = values[position] else { return nil }
+    guard position < values.count, case .bool(let flag) = values[position] else { return nil }
     return flag
   }
   /// The string at a position.
   @inlinable public func string(at position: Int) -> String? {
-    guard case .string(let text) = values[position] else { return nil }
+    guard position < values.count, case .string(let text) = values[position] else { return nil }
     return text
   }
   /// The date at a position.
   @inlinable public func date(at position: Int) -> Date? {
-    guard case .date(let date) = values[position] else { return nil }
+    guard position < values.count, case .date(let date) = values[position] else { return nil }
     return date
   }
 }

@@ -32,7 +32,7 @@ public struct StoredRowReader {
   /// A scalar property.
   @inlinable
   public func read<V: StoredScalar>(_ position: Int, _ name: String) throws -> V {
-    if position < fields.count, let result = V.read(from: fields, at: position) { return result }
+    if let result = V.read(from: fields, at: position) { return result }
     let value = try stored(position, name)
     guard let result = V(storedScalar: value) else { throw mismatch(value, V.self, name) }
     return result
@@ -41,7 +41,7 @@ public struct StoredRowReader {
   /// An optional scalar property.
   @inlinable
   public func read<V: StoredScalar>(_ position: Int, _ name: String) throws -> V? {
-    if position < fields.count, let result = V.read(from: fields, at: position) { return result }
+    if let result = V.read(from: fields, at: position) { return result }
     let value = try stored(position, name)
     if case .null = value { return nil }
     guard let result = V(storedScalar: value) else { throw mismatch(value, V.self, name) }

@@ -153,11 +153,22 @@ extension StoredScalar where Self: FixedWidthInteger {
   }
 }
 
-extension Int: StoredScalar {}
+extension Int: StoredScalar {
+  /// ``StoredFields/int(at:)``, when it fits.
+  @inlinable public static func read(from fields: some StoredFields, at position: Int) -> Int? {
+    guard let number = fields.int(at: position) else { return nil }
+    return Int(exactly: number)
+  }
+}
 extension Int8: StoredScalar {}
 extension Int16: StoredScalar {}
 extension Int32: StoredScalar {}
-extension Int64: StoredScalar {}
+extension Int64: StoredScalar {
+  /// ``StoredFields/int(at:)``.
+  @inlinable public static func read(from fields: some StoredFields, at position: Int) -> Int64? {
+    fields.int(at: position)
+  }
+}
 extension UInt: StoredScalar {}
 extension UInt8: StoredScalar {}
 extension UInt16: StoredScalar {}
