@@ -1,8 +1,9 @@
 import Foundation
 
 /// `coffer-bench --profile SYSTEM OPERATION ROWS ROUNDS`: fills one system with ROWS messages,
-/// then repeats one read (`scan`, `get` or `page`) ROUNDS times, so that a profiler attached to
-/// the process sees that operation alone. Prints the mean time per round; writes nothing.
+/// then repeats one operation (`scan`, `get` (1,000 of them), `page`, or `insert` of all ROWS
+/// into a new store) ROUNDS times, so that a profiler attached to the process sees that
+/// operation mostly alone. Prints the mean time per round; leaves no files.
 enum ProfileLoop {
   static let flag = "--profile"
 
@@ -10,7 +11,7 @@ enum ProfileLoop {
     guard arguments.count == 4, let system = SystemCatalog.make(arguments[0]), let rows = Int(arguments[2]),
       let rounds = Int(arguments[3]), rows > 0, rounds > 0
     else {
-      throw UsageError(message: "\(flag) SYSTEM scan|get|page ROWS ROUNDS")
+      throw UsageError(message: "\(flag) SYSTEM scan|get|page|insert ROWS ROUNDS")
     }
     let messages = Workload.messages(rows)
     let folder = try ScratchFolder("profile")
@@ -21,8 +22,16 @@ enum ProfileLoop {
     var checksum: Int64 = 0
     let clock = ContinuousClock()
     let start = clock.now
-    for _ in 0..<rounds {
+    for round in 0..<rounds {
       switch arguments[1] {
+      case "insert":
+        // Each round inserts into a new store in a folder of its own; the last one stays open.
+        try await system.close()
+        let place = folder.file("round-\(round)")
+        if round > 0 { try FileManager.default.removeItem(atPath: folder.file("round-\(round - 1)")) }
+        try FileManager.default.createDirectory(atPath: place, withIntermediateDirectories: true)
+        try await system.create(in: place)
+        try await system.bulkInsert(messages)
       case "scan": checksum &+= Int64(try await system.scan().count)
       case "get":
         for _ in 0..<1_000 { checksum &+= try await system.get(messages[random.below(rows)].id)?.id ?? 0 }

@@ -3,7 +3,7 @@ import Foundation
 /// `coffer-bench [--sizes N,N,…] [--systems KEY,…] [--gets N] [--pages N] [--suite-commits N]
 /// [--rows N] [--commits N] [--naive-commits N] [--repetitions N] [--codec-rows N] [--skip-suite]
 /// [--skip-plist] [--skip-codec] [--output DIR] [--no-write]`, or
-/// `coffer-bench --profile SYSTEM scan|get|page ROWS ROUNDS` to repeat one read for a profiler.
+/// `coffer-bench --profile SYSTEM scan|get|page|insert ROWS ROUNDS` to repeat one operation for a profiler.
 ///
 /// Runs the cross-system suite, the property-list suite and the row-codec comparison, prints every figure, and writes
 /// DIR/Performance.md, DIR/performance.csv and DIR/performance-ratios.svg (DIR defaults to the
