@@ -87,5 +87,22 @@ extension ConformanceSuite {
       try await expectIDs(
         store.query(Cell.self).filter(FieldRef("text").contains("\u{301}")), [7], "contains U+0301")
     },
+    ConformanceCheck(
+      "filter.string-id-prefixes",
+      "hasPrefix on a string id selects by prefix; the empty prefix selects every row, counted and sorted."
+    ) { context in
+      let tags = ["", "a", "ab", "b", "ba"].enumerated().map { Tag(id: $0.element, count: Int64($0.offset)) }
+      let store = try await context.store(with: tags)
+      let everything = store.query(Tag.self).filter(FieldRef("id").hasPrefix(""))
+      try await expectIDs(everything, ["", "a", "ab", "b", "ba"], "ids with prefix \"\"")
+      try await expectIDs(
+        everything.sort(FieldRef("count").descending).offset(1), ["b", "ab", "a", ""],
+        "ids with prefix \"\", by count descending, offset 1")
+      try expectEqual(
+        try await everything.sort(FieldRef("count").descending).offset(1).count(), 4,
+        "count with prefix \"\", offset 1")
+      try await expectIDs(
+        store.query(Tag.self).filter(FieldRef("id").hasPrefix("a")), ["a", "ab"], "prefix a")
+    },
   ]
 }

@@ -181,7 +181,8 @@ struct Constraints {
     if let pattern = self.prefix[position] {
       var start = prefix + tag
       KeyEncoding.appendPrefix(pattern, to: &start)
-      return QueryPlan.KeyRange(lower: start, upper: KeyEncoding.successor(of: start))
+      // An empty prefix on the id bounds nothing: LMDB refuses an empty key to seek to.
+      return QueryPlan.KeyRange(lower: start.isEmpty ? nil : start, upper: KeyEncoding.successor(of: start))
     }
     guard lower[position] != nil || upper[position] != nil else { return nil }
     var range = QueryPlan.KeyRange()
