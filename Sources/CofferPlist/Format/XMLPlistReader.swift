@@ -10,11 +10,11 @@ import Foundation
 /// Element names are matched as bytes and plain text becomes a `String` straight from the
 /// buffer, so reading a large store allocates little beyond the values themselves.
 struct XMLPlistReader {
-  private let bytes: UnsafeBufferPointer<UInt8>
-  private var index = 0
+  let bytes: UnsafeBufferPointer<UInt8>
+  var index = 0
   private static let maximumDepth = 256
 
-  private init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+  init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
   static func parse(_ data: Data) throws -> PlistValue {
     try data.withUnsafeBytes { raw in
@@ -23,7 +23,7 @@ struct XMLPlistReader {
     }
   }
 
-  private func fail(_ reason: String) -> PlistSyntaxError { PlistSyntaxError(offset: index, reason: reason) }
+  func fail(_ reason: String) -> PlistSyntaxError { PlistSyntaxError(offset: index, reason: reason) }
 
   // MARK: Element names
 
@@ -75,18 +75,28 @@ struct XMLPlistReader {
   // MARK: Document
 
   mutating func parseDocument() throws -> PlistValue {
+    try openDocument()
+    let value = try parseValue(depth: 0)
+    try closeDocument()
+    return value
+  }
+
+  /// Reads everything before the top value: a byte order mark, the prolog and `<plist>`.
+  mutating func openDocument() throws {
     if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { index = 3 }
     try skipMisc()
     let open = try readTag()
     guard open.name == .plist, !open.isClosing else { throw fail("expected <plist>") }
     try skipMisc()
-    let value = try parseValue(depth: 0)
+  }
+
+  /// Reads everything after the top value: `</plist>` and nothing but white space or comments.
+  mutating func closeDocument() throws {
     try skipMisc()
     let close = try readTag()
     guard close.name == .plist, close.isClosing else { throw fail("expected </plist>") }
     try skipMisc()
     guard index == bytes.count else { throw fail("unexpected content after </plist>") }
-    return value
   }
 
   /// Skips white space, the XML declaration, DOCTYPE and comments.
@@ -105,6 +115,7 @@ struct XMLPlistReader {
     }
   }
 
+  @inline(__always)
   private mutating func skipWhitespace() {
     while index < bytes.count {
       switch bytes[index] {
@@ -114,7 +125,8 @@ struct XMLPlistReader {
     }
   }
 
-  private func starts(with text: StaticString) -> Bool {
+  @inline(__always)
+  func starts(with text: StaticString) -> Bool {
     let count = text.utf8CodeUnitCount
     guard index + count <= bytes.count else { return false }
     return text.withUTF8Buffer { pattern in
@@ -134,7 +146,7 @@ struct XMLPlistReader {
     throw fail("unterminated markup (expected \(text))")
   }
 
-  private mutating func readTag() throws -> Tag {
+  mutating func readTag() throws -> Tag {
     guard index < bytes.count, bytes[index] == UInt8(ascii: "<") else { throw fail("expected an element") }
     index += 1
     var closing = false
@@ -160,7 +172,7 @@ struct XMLPlistReader {
 
   // MARK: Values
 
-  private mutating func parseValue(depth: Int) throws -> PlistValue {
+  mutating func parseValue(depth: Int) throws -> PlistValue {
     guard depth < Self.maximumDepth else { throw fail("nesting deeper than \(Self.maximumDepth)") }
     let tagStart = index
     let tag = try readTag()
@@ -240,7 +252,8 @@ struct XMLPlistReader {
     }
   }
 
-  private mutating func skipWhitespaceAndComments() {
+  @inline(__always)
+  mutating func skipWhitespaceAndComments() {
     while true {
       skipWhitespace()
       guard starts(with: "<!--") else { return }
@@ -250,8 +263,22 @@ struct XMLPlistReader {
 
   /// A decimal integer followed directly by its closing tag, read without making text; `nil`
   /// (with nothing consumed) for anything else, which the general path then reads.
-  private mutating func fastInteger() throws -> Int64? {
-    var position = index
+  mutating func fastInteger() throws -> Int64? {
+    guard let (value, end) = decimal(at: index) else { return nil }
+    let saved = index
+    index = end
+    let close = try readTag()
+    guard close.isClosing, close.name == .integer else {
+      index = saved
+      return nil
+    }
+    return value
+  }
+
+  /// An optionally negative decimal integer at `start` that fits an `Int64` and is followed by
+  /// `<`, and the position of that `<`; `nil` for anything else.
+  func decimal(at start: Int) -> (value: Int64, end: Int)? {
+    var position = start
     var negative = false
     if position < bytes.count, bytes[position] == UInt8(ascii: "-") {
       negative = true
@@ -269,34 +296,63 @@ struct XMLPlistReader {
     guard position > digitsStart, position < bytes.count, bytes[position] == UInt8(ascii: "<") else {
       return nil
     }
-    let value: Int64
     if negative {
       guard magnitude <= UInt64(Int64.max) + 1 else { return nil }
-      value = magnitude == UInt64(Int64.max) + 1 ? Int64.min : -Int64(magnitude)
-    } else {
-      guard magnitude <= UInt64(Int64.max) else { return nil }
-      value = Int64(magnitude)
+      return (magnitude == UInt64(Int64.max) + 1 ? Int64.min : -Int64(magnitude), position)
     }
-    let saved = index
-    index = position
-    let close = try readTag()
-    guard close.isClosing, close.name == .integer else {
-      index = saved
-      return nil
-    }
-    return value
+    guard magnitude <= UInt64(Int64.max) else { return nil }
+    return (Int64(magnitude), position)
   }
 
-  /// Character data up to the closing tag, with entities and character references resolved.
-  private mutating func text(closing name: Name) throws -> String {
-    // Plain text (no markup, entities or carriage returns) becomes a string directly.
-    let start = index
-    var position = index
+  /// The first position at or after `start` that holds `<`, `&` or a carriage return (the end
+  /// of plain character data), or the end of the document. Looks at eight bytes at a time.
+  func plainTextEnd(from start: Int) -> Int {
+    var position = start
+    if let base = bytes.baseAddress {
+      let raw = UnsafeRawPointer(base)
+      let ones: UInt64 = 0x0101_0101_0101_0101
+      let highs: UInt64 = 0x8080_8080_8080_8080
+      func hasByte(_ word: UInt64, _ byte: UInt8) -> Bool {
+        let x = word ^ (ones &* UInt64(byte))
+        return (x &- ones) & ~x & highs != 0
+      }
+      while position >= 0, position + 8 <= bytes.count {
+        let word = raw.loadUnaligned(fromByteOffset: position, as: UInt64.self)
+        if hasByte(word, UInt8(ascii: "<")) || hasByte(word, UInt8(ascii: "&")) || hasByte(word, 0x0D) {
+          break
+        }
+        position += 8
+      }
+    }
     while position < bytes.count {
       let byte = bytes[position]
       if byte == UInt8(ascii: "<") || byte == UInt8(ascii: "&") || byte == 0x0D { break }
       position += 1
     }
+    return position
+  }
+
+  /// Moves past `literal` when the document continues with it.
+  @inline(__always)
+  mutating func skip(_ literal: StaticString) -> Bool {
+    guard starts(with: literal) else { return false }
+    index += literal.utf8CodeUnitCount
+    return true
+  }
+
+  /// Moves past `literal` when the document continues with it; never past an empty one.
+  mutating func skip(_ literal: [UInt8]) -> Bool {
+    guard !literal.isEmpty, index >= 0, literal.count <= bytes.count - index else { return false }
+    for (offset, byte) in literal.enumerated() where bytes[index + offset] != byte { return false }
+    index += literal.count
+    return true
+  }
+
+  /// Character data up to the closing tag, with entities and character references resolved.
+  mutating func text(closing name: Name) throws -> String {
+    // Plain text (no markup, entities or carriage returns) becomes a string directly.
+    let start = index
+    let position = plainTextEnd(from: index)
     if position + 1 < bytes.count, bytes[position] == UInt8(ascii: "<"),
       bytes[position + 1] == UInt8(ascii: "/")
     {
