@@ -15,7 +15,7 @@ enum StoreReader {
     var rows: [(entity: String, rows: [Row])]
   }
 
-  static func load(_ data: Data, file: StoreFile) throws -> Loaded {
+  static func load(_ data: [UInt8], file: StoreFile) throws -> Loaded {
     func corrupt(_ what: String) -> CofferError {
       file.error(
         .corruptStore,
@@ -39,7 +39,7 @@ enum StoreReader {
     throw corrupt("is not a property list")
   }
 
-  static func loadXML(_ data: Data, file: StoreFile) throws -> Loaded {
+  static func loadXML(_ data: [UInt8], file: StoreFile) throws -> Loaded {
     do {
       return try decodeXML(data, file: file)
     } catch is LayoutError {
@@ -51,7 +51,7 @@ enum StoreReader {
 
   /// Reads an XML store in one pass, decoding rows straight into ``Row``s once the header and
   /// schemas have been read and checked (``XMLStoreDecoder``).
-  static func decodeXML(_ data: Data, file: StoreFile) throws -> Loaded {
+  static func decodeXML(_ data: [UInt8], file: StoreFile) throws -> Loaded {
     var checked: [EntitySchema]?
     let document = try XMLStoreDecoder.read(data) { entries in
       guard let marker = first(StoreLayout.marker, in: entries), let schemas = first("schemas", in: entries)
@@ -71,7 +71,7 @@ enum StoreReader {
   }
 
   /// Reads an XML store as one value tree, then converts it.
-  static func loadXMLTree(_ data: Data, file: StoreFile) throws -> Loaded {
+  static func loadXMLTree(_ data: [UInt8], file: StoreFile) throws -> Loaded {
     guard case .dict(let root) = try XMLPlistReader.parse(data) else { throw LayoutError.notAStore }
     let schemas = try header(
       first(StoreLayout.marker, in: root), schemas: first("schemas", in: root), file: file)
@@ -107,7 +107,7 @@ enum StoreReader {
     return rows
   }
 
-  private static func loadBinary(_ data: Data, file: StoreFile) throws -> Loaded {
+  private static func loadBinary(_ data: [UInt8], file: StoreFile) throws -> Loaded {
     let reader = try BinaryPlistReader(data)
     let root: [(key: String, value: Int)]
     do {
@@ -157,7 +157,7 @@ enum StoreReader {
     return schema
   }
 
-  static func looksLikeXML(_ data: Data) -> Bool {
+  static func looksLikeXML(_ data: [UInt8]) -> Bool {
     var start = data.startIndex
     if data.starts(with: [0xEF, 0xBB, 0xBF]) { start += 3 }
     while start < data.endIndex, [0x20, 0x09, 0x0A, 0x0D].contains(data[start]) { start += 1 }

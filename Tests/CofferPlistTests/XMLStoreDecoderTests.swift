@@ -20,7 +20,7 @@ import Testing
 
   /// A store document holding `entities` as its entities value, in Coffer's key order or with
   /// the entities before the schemas.
-  func document(_ entities: String, entitiesFirst: Bool) -> Data {
+  func document(_ entities: String, entitiesFirst: Bool) -> [UInt8] {
     func xml(_ value: PlistValue) -> String {
       var writer = XMLPlistWriter()
       writer.write(value, depth: 1)
@@ -30,7 +30,7 @@ import Testing
     let schemas = "<key>schemas</key>\n" + xml(.dict([(schema.name, StoreLayout.plist(schema))]))
     let rows = "<key>entities</key>\n" + entities
     let body = entitiesFirst ? header + rows + schemas : header + schemas + rows
-    return Data(
+    return Array(
       ("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\">\n<dict>\n" + body
         + "</dict>\n</plist>\n").utf8)
   }
@@ -180,7 +180,7 @@ import Testing
       entitiesFirst: false)
     _ = try StoreReader.load(whole, file: file)
     for length in stride(from: 1, to: whole.count - 1, by: 1) {
-      #expect(throws: CofferError.self) { try StoreReader.load(whole.prefix(length), file: file) }
+      #expect(throws: CofferError.self) { try StoreReader.load(Array(whole.prefix(length)), file: file) }
     }
   }
 }

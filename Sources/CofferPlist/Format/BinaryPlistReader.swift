@@ -14,16 +14,16 @@ struct BinaryPlistReader {
   private let tableOffset: Int
   private static let maximumDepth = 256
 
-  static func isBinary(_ data: Data) -> Bool { data.starts(with: Array("bplist".utf8)) }
+  static func isBinary(_ bytes: [UInt8]) -> Bool { bytes.starts(with: Array("bplist".utf8)) }
 
   static func parse(_ data: Data) throws -> PlistValue {
-    let reader = try BinaryPlistReader(data)
+    let reader = try BinaryPlistReader([UInt8](data))
     var visiting = Set<Int>()
     return try reader.object(reader.top, depth: 0, visiting: &visiting)
   }
 
-  init(_ data: Data) throws {
-    bytes = [UInt8](data)
+  init(_ bytes: [UInt8]) throws {
+    self.bytes = bytes
     guard bytes.count >= 8 + 32, bytes.starts(with: Array("bplist0".utf8)) else {
       throw PlistSyntaxError(offset: 0, reason: "too short to be a binary property list")
     }

@@ -17,8 +17,12 @@ struct XMLPlistReader {
   init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
   static func parse(_ data: Data) throws -> PlistValue {
-    try data.withUnsafeBytes { raw in
-      var reader = XMLPlistReader(raw.bindMemory(to: UInt8.self))
+    try parse([UInt8](data))
+  }
+
+  static func parse(_ bytes: [UInt8]) throws -> PlistValue {
+    try bytes.withUnsafeBufferPointer { buffer in
+      var reader = XMLPlistReader(buffer)
       return try reader.parseDocument()
     }
   }

@@ -22,10 +22,10 @@ struct XMLStoreDecoder {
   /// Reads a whole document. `schemas` is asked, when `entities` is reached, for the checked
   /// schemas given the root entries read so far; it returns `nil` to have the rows read as values.
   static func read(
-    _ data: Data, schemas: ([(key: String, value: PlistValue)]) throws -> [EntitySchema]?
+    _ bytes: [UInt8], schemas: ([(key: String, value: PlistValue)]) throws -> [EntitySchema]?
   ) throws -> Document {
-    try data.withUnsafeBytes { raw in
-      var decoder = XMLStoreDecoder(reader: XMLPlistReader(raw.bindMemory(to: UInt8.self)))
+    try bytes.withUnsafeBufferPointer { buffer in
+      var decoder = XMLStoreDecoder(reader: XMLPlistReader(buffer))
       return try decoder.document(schemas: schemas)
     }
   }
