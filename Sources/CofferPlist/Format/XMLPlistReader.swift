@@ -290,11 +290,16 @@ struct XMLPlistReader {
     }
     let digitsStart = position
     var magnitude: UInt64 = 0
-    while position < bytes.count, bytes[position] >= UInt8(ascii: "0"), bytes[position] <= UInt8(ascii: "9") {
-      let (times, overflow1) = magnitude.multipliedReportingOverflow(by: 10)
-      let (sum, overflow2) = times.addingReportingOverflow(UInt64(bytes[position] - UInt8(ascii: "0")))
-      if overflow1 || overflow2 { return nil }
-      magnitude = sum
+    while position < bytes.count, bytes[position] &- UInt8(ascii: "0") < 10 {
+      // Up to 19 digits cannot overflow; the twentieth is checked.
+      if position - digitsStart < 19 {
+        magnitude = magnitude &* 10 &+ UInt64(bytes[position] &- UInt8(ascii: "0"))
+      } else {
+        let (times, overflow1) = magnitude.multipliedReportingOverflow(by: 10)
+        let (sum, overflow2) = times.addingReportingOverflow(UInt64(bytes[position] &- UInt8(ascii: "0")))
+        if overflow1 || overflow2 { return nil }
+        magnitude = sum
+      }
       position += 1
     }
     guard position > digitsStart, position < bytes.count, bytes[position] == UInt8(ascii: "<") else {
@@ -346,8 +351,14 @@ struct XMLPlistReader {
 
   /// Moves past `literal` when the document continues with it; never past an empty one.
   mutating func skip(_ literal: [UInt8]) -> Bool {
-    guard !literal.isEmpty, index >= 0, literal.count <= bytes.count - index else { return false }
-    for (offset, byte) in literal.enumerated() where bytes[index + offset] != byte { return false }
+    guard !literal.isEmpty, index >= 0, literal.count <= bytes.count - index, let base = bytes.baseAddress
+    else {
+      return false
+    }
+    let equal = literal.withUnsafeBufferPointer { pattern in
+      pattern.baseAddress.map { memcmp(base + index, $0, pattern.count) == 0 } ?? false
+    }
+    guard equal else { return false }
     index += literal.count
     return true
   }

@@ -197,7 +197,9 @@ struct XMLStoreDecoder {
       }
       values[position] = try value(of: keys.kinds[position], at: position, schema: schema, row: index)
     }
-    try StoreLayout.fillRequired(&values, schema: schema, index: index)
+    if keys.required.contains(where: { values[$0].isNull }) {
+      try StoreLayout.fillRequired(&values, schema: schema, index: index)
+    }
     return Row(values)
   }
 
@@ -253,6 +255,8 @@ private struct FieldKeys {
   /// Whether every field name is ASCII: then a key that is ASCII and matches no name bytewise
   /// names no field (Unicode equivalence cannot make it equal to one).
   let namesAreASCII: Bool
+  /// The positions of the fields that may not be null.
+  let required: [Int]
   /// The field found for each key position of the last row, -1 for none.
   var order: [Int] = []
 
@@ -266,9 +270,11 @@ private struct FieldKeys {
       return plain ? Array("<key>".utf8) + name + Array("</key>".utf8) : []
     }
     namesAreASCII = names.allSatisfy { $0.allSatisfy { $0 < 0x80 } }
+    required = schema.fields.indices.filter { !schema.fields[$0].isOptional }
   }
 
   /// The field the key at this position named in the last row, if it has a plain key element.
+  @inline(__always)
   func expected(_ entry: Int) -> Int? {
     guard entry < order.count, order[entry] >= 0, !elements[order[entry]].isEmpty else { return nil }
     return order[entry]
