@@ -121,12 +121,14 @@ struct XMLPlistReader {
 
   @inline(__always)
   private mutating func skipWhitespace() {
-    while index < bytes.count {
-      switch bytes[index] {
-      case 0x20, 0x09, 0x0A, 0x0D: index += 1
-      default: return
+    var position = index
+    scan: while position < bytes.count {
+      switch bytes[position] {
+      case 0x20, 0x09, 0x0A, 0x0D: position += 1
+      default: break scan
       }
     }
+    index = position
   }
 
   @inline(__always)
