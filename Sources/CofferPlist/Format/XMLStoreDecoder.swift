@@ -95,12 +95,7 @@ struct XMLStoreDecoder {
     var key = Key.bytes(reader.index..<reader.index)
     if !tag.isEmpty {
       let bytes = reader.bytes
-      var end = reader.index
-      while end < bytes.count, bytes[end] != UInt8(ascii: "<"), bytes[end] != UInt8(ascii: "&"),
-        bytes[end] != 0x0D
-      {
-        end += 1
-      }
+      let end = reader.plainTextEnd(from: reader.index)
       if end + 1 < bytes.count, bytes[end] == UInt8(ascii: "<"), bytes[end + 1] == UInt8(ascii: "/") {
         key = .bytes(reader.index..<end)
         reader.index = end
@@ -143,7 +138,7 @@ struct XMLStoreDecoder {
     }
     var rows: [Row] = []
     guard !tag.isEmpty else { return rows }
-    var keys = FieldKeys(schema)
+    var keys = XMLFieldKeys(schema)
     while true {
       reader.skipWhitespaceAndComments()
       if reader.starts(with: "</") {
@@ -157,7 +152,7 @@ struct XMLStoreDecoder {
     }
   }
 
-  private mutating func row(_ schema: EntitySchema, keys: inout FieldKeys, index: Int) throws -> Row {
+  private mutating func row(_ schema: EntitySchema, keys: inout XMLFieldKeys, index: Int) throws -> Row {
     var values = Array(repeating: Value.null, count: keys.kinds.count)
     if !reader.skip("<dict>") {
       let start = reader.index
@@ -241,77 +236,5 @@ struct XMLStoreDecoder {
       )
     }
     return value
-  }
-}
-
-/// A schema's field names as UTF-8, to match row keys without making strings. Rows usually
-/// list their keys in the same order, so the field found for each key position is tried first,
-/// as the whole `<key>NAME</key>` element.
-private struct FieldKeys {
-  let names: [[UInt8]]
-  let kinds: [FieldKind]
-  /// Each field's key element as written, or empty when its name needs escaping in XML.
-  let elements: [[UInt8]]
-  /// Whether every field name is ASCII: then a key that is ASCII and matches no name bytewise
-  /// names no field (Unicode equivalence cannot make it equal to one).
-  let namesAreASCII: Bool
-  /// The positions of the fields that may not be null.
-  let required: [Int]
-  /// The field found for each key position of the last row, -1 for none.
-  var order: [Int] = []
-
-  init(_ schema: EntitySchema) {
-    names = schema.fields.map { Array($0.name.utf8) }
-    kinds = schema.fields.map(\.kind)
-    elements = names.map { name in
-      let plain = !name.contains {
-        [UInt8(ascii: "&"), UInt8(ascii: "<"), UInt8(ascii: ">"), 0x0D].contains($0)
-      }
-      return plain ? Array("<key>".utf8) + name + Array("</key>".utf8) : []
-    }
-    namesAreASCII = names.allSatisfy { $0.allSatisfy { $0 < 0x80 } }
-    required = schema.fields.indices.filter { !schema.fields[$0].isOptional }
-  }
-
-  /// The field the key at this position named in the last row, if it has a plain key element.
-  @inline(__always)
-  func expected(_ entry: Int) -> Int? {
-    guard entry < order.count, order[entry] >= 0, !elements[order[entry]].isEmpty else { return nil }
-    return order[entry]
-  }
-
-  /// The position of the field named by the key bytes, or -1 when it names none.
-  mutating func position(
-    of bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, entry: Int, schema: EntitySchema
-  ) -> Int {
-    if entry < order.count, order[entry] >= 0, matches(bytes, range, names[order[entry]]) {
-      return order[entry]
-    }
-    var found = -1
-    for (position, name) in names.enumerated() where matches(bytes, range, name) {
-      found = position
-      break
-    }
-    if found < 0, !(namesAreASCII && bytes[range].allSatisfy { $0 < 0x80 }) {
-      found =
-        schema.position(of: String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self))
-        ?? -1
-    }
-    if entry < order.count {
-      order[entry] = found
-    } else if entry == order.count {
-      order.append(found)
-    }
-    return found
-  }
-
-  private func matches(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ name: [UInt8]) -> Bool {
-    guard name.count == range.count else { return false }
-    var offset = range.lowerBound
-    for byte in name {
-      if bytes[offset] != byte { return false }
-      offset += 1
-    }
-    return true
   }
 }
