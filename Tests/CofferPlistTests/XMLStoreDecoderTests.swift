@@ -126,6 +126,33 @@ import Testing
     #expect(rows[4][s] == .string("last wins"))
   }
 
+  @Test func rowsThatLeaveTheFormatOfTheRowsBeforeThemReadTheSame() throws {
+    func regular(_ id: Int) -> String {
+      "\t\t\t<dict>\n\t\t\t\t<key>id</key>\n\t\t\t\t<integer>\(id)</integer>\n\t\t\t\t<key>s</key>\n"
+        + "\t\t\t\t<string>row \(id)</string>\n\t\t\t\t<key>n</key>\n\t\t\t\t<integer>\(id * 10)</integer>\n\t\t\t</dict>\n"
+    }
+    let odd = [
+      // More white space after a key than the rows before had.
+      "\t\t\t<dict>\n\t\t\t\t<key>id</key>\n\t\t\t\t\t\t<integer>100</integer>\n\t\t\t</dict>\n",
+      // The same white space, but another key in the first place, and a comment before a value.
+      "\t\t\t<dict>\n\t\t\t\t<key>n</key>\n\t\t\t\t<!-- c --><integer>7</integer>\n\t\t\t\t<key>id</key>\n\t\t\t\t<integer>101</integer>\n\t\t\t</dict>\n",
+      // A key that is a prefix of another field's name, and one that names no field.
+      "\t\t\t<dict>\n\t\t\t\t<key>id</key>\n\t\t\t\t<integer>102</integer>\n\t\t\t\t<key>x</key><real>1</real><key>xx</key><integer>5</integer>\n\t\t\t</dict>\n",
+      // Fewer keys than the rows before, ending where they had more.
+      "\t\t\t<dict>\n\t\t\t\t<key>id</key>\n\t\t\t\t<integer>103</integer>\n\t\t\t</dict>\n",
+    ]
+    var body = (1...3).map(regular).joined()
+    for row in odd { body += row + regular(body.count) }
+    let rows = try rows("<dict>\n\t\t<key>Item</key>\n\t\t<array>\n" + body + "\t\t</array>\n\t</dict>\n")
+    #expect(rows.count == 3 + 2 * odd.count)
+    let n = schema.position(of: "n")!
+    #expect(rows[3][0] == .int(100) && rows[3][n] == .null)
+    #expect(rows[5][0] == .int(101) && rows[5][n] == .int(7))
+    #expect(rows[7][0] == .int(102) && rows[7][schema.position(of: "x")!] == .double(1))
+    #expect(rows[9][0] == .int(103) && rows[9][schema.position(of: "s")!] == .null)
+    #expect(rows[10][schema.position(of: "s")!] != .null)
+  }
+
   @Test func emptyFormsOfTheEntitiesAndRowsRead() throws {
     #expect(try rows("<dict/>\n").isEmpty)
     #expect(try rows("<dict><key>Item</key><array/></dict>\n").isEmpty)

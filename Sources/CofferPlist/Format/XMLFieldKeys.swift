@@ -1,13 +1,16 @@
 import Coffer
 
-/// A schema's field names as UTF-8, to match row keys without making strings. Rows usually
-/// list their keys in the same order, so the field found for each key position is tried first,
-/// as the whole `<key>NAME</key>` element.
+/// A schema's field names as UTF-8, to match row keys without making strings, and what the
+/// last row looked like between its values.
+///
+/// Rows written by one program are formatted alike: the bytes from the end of one value to the
+/// start of the next (white space, the key element, white space) repeat from row to row. Each
+/// such gap is remembered with the field its key named, so a row formatted like the last one
+/// matches each key with one comparison. Any other row is read element by element, and its
+/// gaps are remembered instead.
 struct XMLFieldKeys {
   let names: [[UInt8]]
   let kinds: [FieldKind]
-  /// Each field's key element as written, or empty when its name needs escaping in XML.
-  let elements: [[UInt8]]
   /// Whether every field name is ASCII: then a key that is ASCII and matches no name bytewise
   /// names no field (Unicode equivalence cannot make it equal to one).
   let namesAreASCII: Bool
@@ -15,25 +18,25 @@ struct XMLFieldKeys {
   let required: [Int]
   /// The field found for each key position of the last row, -1 for none.
   var order: [Int] = []
+  /// For each key position, the gap before its value in the last row read element by element,
+  /// and the field position its key named (-1 for none).
+  private(set) var gaps: [(bytes: [UInt8], position: Int)] = []
+  /// Gaps longer than this (long comments) are not remembered.
+  private static let longestGap = 512
 
   init(_ schema: EntitySchema) {
     names = schema.fields.map { Array($0.name.utf8) }
     kinds = schema.fields.map(\.kind)
-    elements = names.map { name in
-      let plain = !name.contains {
-        [UInt8(ascii: "&"), UInt8(ascii: "<"), UInt8(ascii: ">"), 0x0D].contains($0)
-      }
-      return plain ? Array("<key>".utf8) + name + Array("</key>".utf8) : []
-    }
     namesAreASCII = names.allSatisfy { $0.allSatisfy { $0 < 0x80 } }
     required = schema.fields.indices.filter { !schema.fields[$0].isOptional }
   }
 
-  /// The field the key at this position named in the last row, if it has a plain key element.
-  @inline(__always)
-  func expected(_ entry: Int) -> Int? {
-    guard entry < order.count, order[entry] >= 0, !elements[order[entry]].isEmpty else { return nil }
-    return order[entry]
+  /// Remembers the gap before the value at a key position; `range` runs from the end of the
+  /// previous value to the start of this one.
+  mutating func learn(_ entry: Int, _ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, position: Int) {
+    guard entry <= gaps.count, range.count <= Self.longestGap else { return }
+    let gap = (bytes: Array(bytes[range]), position: position)
+    if entry < gaps.count { gaps[entry] = gap } else { gaps.append(gap) }
   }
 
   /// The position of the field named by the key bytes, or -1 when it names none.

@@ -169,21 +169,21 @@ struct XMLStoreDecoder {
     }
     var entry = 0
     while true {
-      reader.skipWhitespaceAndComments()
       let position: Int
-      if let expected = keys.expected(entry), reader.skip(keys.elements[expected]) {
-        position = expected
+      let gapStart = reader.index
+      if entry < keys.gaps.count, reader.skip(keys.gaps[entry].bytes) {
+        position = keys.gaps[entry].position
         reader.skipWhitespaceAndComments()
-      } else if reader.skip("</dict>") {
-        break
-      } else if let key = try nextRawKey() {
+      } else {
+        reader.skipWhitespaceAndComments()
+        if reader.skip("</dict>") { break }
+        guard let key = try nextRawKey() else { break }
         position =
           switch key {
           case .bytes(let range): keys.position(of: reader.bytes, range, entry: entry, schema: schema)
           case .text(let text): schema.position(of: text) ?? -1
           }
-      } else {
-        break
+        keys.learn(entry, reader.bytes, gapStart..<reader.index, position: position)
       }
       entry += 1
       guard position >= 0 else {
