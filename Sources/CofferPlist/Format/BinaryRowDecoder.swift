@@ -10,6 +10,8 @@ struct BinaryRowDecoder {
   /// Field position per key object number: -2 not yet seen, -1 not a field of the schema.
   private var keyPositions: [Int32]
   private let kinds: [FieldKind]
+  /// A row of nulls, one per field: copying it is cheaper than making one.
+  private let nullRow: [Value]
   /// The positions of the fields that may not be null.
   private let required: [Int]
 
@@ -18,6 +20,7 @@ struct BinaryRowDecoder {
     self.schema = schema
     self.keyPositions = Array(repeating: -2, count: reader.objectCount)
     self.kinds = schema.fields.map(\.kind)
+    self.nullRow = Array(repeating: .null, count: schema.fields.count)
     self.required = schema.fields.indices.filter { !schema.fields[$0].isOptional }
   }
 
@@ -40,7 +43,7 @@ struct BinaryRowDecoder {
     let (count, start) = try reader.length(marker, at: offset)
     let size = reader.referenceSize
     try reader.check(at: start, size: 2 * count * size)
-    var values = Array(repeating: Value.null, count: schema.fields.count)
+    var values = nullRow
     for entry in 0..<count {
       let key = Int(BinaryPlistReader.readUInt(reader.bytes, at: start + entry * size, size: size))
       let position = try fieldPosition(ofKey: key)

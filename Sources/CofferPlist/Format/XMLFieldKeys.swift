@@ -11,6 +11,8 @@ import Coffer
 struct XMLFieldKeys {
   let names: [[UInt8]]
   let kinds: [FieldKind]
+  /// A row of nulls, one per field: copying it is cheaper than making one.
+  let nullRow: [Value]
   /// Whether every field name is ASCII: then a key that is ASCII and matches no name bytewise
   /// names no field (Unicode equivalence cannot make it equal to one).
   let namesAreASCII: Bool
@@ -27,6 +29,7 @@ struct XMLFieldKeys {
   init(_ schema: EntitySchema) {
     names = schema.fields.map { Array($0.name.utf8) }
     kinds = schema.fields.map(\.kind)
+    nullRow = Array(repeating: .null, count: schema.fields.count)
     namesAreASCII = names.allSatisfy { $0.allSatisfy { $0 < 0x80 } }
     required = schema.fields.indices.filter { !schema.fields[$0].isOptional }
   }

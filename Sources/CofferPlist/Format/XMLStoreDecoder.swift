@@ -153,7 +153,7 @@ struct XMLStoreDecoder {
   }
 
   private mutating func row(_ schema: EntitySchema, keys: inout XMLFieldKeys, index: Int) throws -> Row {
-    var values = Array(repeating: Value.null, count: keys.kinds.count)
+    var values = keys.nullRow
     if !reader.skip("<dict>") {
       let start = reader.index
       let tag = try reader.readTag()
