@@ -30,15 +30,53 @@ struct StoreFile: Sendable {
   }
 
   /// The file's bytes, or `nil` when there is no file.
-  func read() throws -> Data? {
-    guard FileManager.default.fileExists(atPath: path) else { return nil }
-    do {
-      return try Data(contentsOf: URL(fileURLWithPath: path))
-    } catch {
-      throw CofferError(
-        .io, "Could not read the store file: \(error.localizedDescription). Check that it is readable.",
-        store: storeName, path: path, underlying: error)
+  ///
+  /// Read with plain `read(2)` into one array; on Linux the array is first marked for huge
+  /// pages, which makes filling a buffer of tens of megabytes several times cheaper (a few
+  /// hundred page faults instead of thousands).
+  func read() throws -> [UInt8]? {
+    func failure(_ number: Int32) -> CofferError {
+      error(.io, "Could not read the store file \(path). Check that it is a readable file.", errno: number)
     }
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else {
+      let number = errno
+      if number == ENOENT { return nil }
+      throw failure(number)
+    }
+    defer { close(descriptor) }
+    var status = stat()
+    guard fstat(descriptor, &status) == 0 else { throw failure(errno) }
+    guard (status.st_mode & S_IFMT) == S_IFREG else { throw failure(EISDIR) }
+    let size = Int(status.st_size)
+    var number: Int32 = 0
+    let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+      count = 0
+      guard let base = buffer.baseAddress else { return }
+      Self.adviseHugePages(base, size)
+      while count < size {
+        let got = systemRead(descriptor, base + count, size - count)
+        if got < 0, errno == EINTR { continue }
+        if got < 0 { number = errno }
+        if got <= 0 { return }
+        count += got
+      }
+    }
+    guard number == 0 else { throw failure(number) }
+    return bytes
+  }
+
+  /// Asks for huge pages under the whole 2 MiB blocks of a new buffer (Linux only; elsewhere
+  /// and on failure nothing changes).
+  private static func adviseHugePages(_ base: UnsafeMutablePointer<UInt8>, _ size: Int) {
+    #if os(Linux)
+      let block = 2 << 20
+      let start = (Int(bitPattern: base) + block - 1) / block * block
+      let end = (Int(bitPattern: base) + size) / block * block
+      if let pointer = UnsafeMutableRawPointer(bitPattern: start), end > start {
+        _ = madvise(pointer, end - start, MADV_HUGEPAGE)
+      }
+    #endif
   }
 
   /// Takes the advisory lock that says "a process has this store open for writing" and returns
@@ -144,4 +182,9 @@ struct StoreFile: Sendable {
       return error(.io, "\(what). The store file was not changed.", errno: number)
     }
   }
+}
+
+/// `read(2)`, under a name that ``StoreFile/read()`` does not hide.
+private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
+  read(descriptor, buffer, count)
 }

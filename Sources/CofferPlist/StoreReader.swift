@@ -6,7 +6,8 @@ import Foundation
 /// changed here.
 ///
 /// Binary files are read by reference: the header and schemas become small value trees, while
-/// rows are decoded straight into ``Row``s (``BinaryRowDecoder``). XML files are parsed whole.
+/// rows are decoded straight into ``Row``s (``BinaryRowDecoder``). XML files are read in one
+/// pass that decodes the rows straight into ``Row``s too (``XMLStoreDecoder``).
 enum StoreReader {
   struct Loaded {
     var format: PlistBackend.Format
@@ -14,7 +15,7 @@ enum StoreReader {
     var rows: [(entity: String, rows: [Row])]
   }
 
-  static func load(_ data: Data, file: StoreFile) throws -> Loaded {
+  static func load(_ data: [UInt8], file: StoreFile) throws -> Loaded {
     func corrupt(_ what: String) -> CofferError {
       file.error(
         .corruptStore,
@@ -38,33 +39,75 @@ enum StoreReader {
     throw corrupt("is not a property list")
   }
 
-  private static func loadXML(_ data: Data, file: StoreFile) throws -> Loaded {
-    let root = try XMLPlistReader.parse(data)
-    guard case .dict(let entries) = root else { throw LayoutError.notAStore }
-    let schemas = try header(
-      entries.first { $0.key == StoreLayout.marker }?.value, schemas: root["schemas"], file: file)
-    var rows: [(entity: String, rows: [Row])] = []
-    if let entities = root["entities"] {
-      guard case .dict(let list) = entities else {
-        throw LayoutError.layout("'entities' is not a dictionary")
-      }
-      for entry in list {
-        let schema = try schemaOf(entry.key, in: schemas)
-        guard case .array(let items) = entry.value else {
-          throw LayoutError.layout("entity '\(entry.key)' is not an array")
-        }
-        var decoded: [Row] = []
-        decoded.reserveCapacity(items.count)
-        for (index, item) in items.enumerated() {
-          decoded.append(try StoreLayout.row(item, schema: schema, index: index))
-        }
-        rows.append((entry.key, decoded))
-      }
+  static func loadXML(_ data: [UInt8], file: StoreFile) throws -> Loaded {
+    do {
+      return try decodeXML(data, file: file)
+    } catch is LayoutError {
+      // A file that breaks the layout is read again as one tree, so that the error reported is
+      // the one a whole parse finds first (a syntax error later in the file wins).
+      return try loadXMLTree(data, file: file)
     }
-    return Loaded(format: .xml, schemas: schemas, rows: rows)
   }
 
-  private static func loadBinary(_ data: Data, file: StoreFile) throws -> Loaded {
+  /// Reads an XML store in one pass, decoding rows straight into ``Row``s once the header and
+  /// schemas have been read and checked (``XMLStoreDecoder``).
+  static func decodeXML(_ data: [UInt8], file: StoreFile) throws -> Loaded {
+    var checked: [EntitySchema]?
+    let document = try XMLStoreDecoder.read(data) { entries in
+      guard let marker = first(StoreLayout.marker, in: entries), let schemas = first("schemas", in: entries)
+      else {
+        return nil
+      }
+      checked = try? header(marker, schemas: schemas, file: file)
+      return checked
+    }
+    guard let root = document.root else { throw LayoutError.notAStore }
+    let schemas =
+      try checked
+      ?? header(first(StoreLayout.marker, in: root), schemas: first("schemas", in: root), file: file)
+    if let rows = document.rows { return Loaded(format: .xml, schemas: schemas, rows: rows) }
+    return Loaded(
+      format: .xml, schemas: schemas, rows: try rows(first("entities", in: root), schemas: schemas))
+  }
+
+  /// Reads an XML store as one value tree, then converts it.
+  static func loadXMLTree(_ data: [UInt8], file: StoreFile) throws -> Loaded {
+    guard case .dict(let root) = try XMLPlistReader.parse(data) else { throw LayoutError.notAStore }
+    let schemas = try header(
+      first(StoreLayout.marker, in: root), schemas: first("schemas", in: root), file: file)
+    return Loaded(
+      format: .xml, schemas: schemas, rows: try rows(first("entities", in: root), schemas: schemas))
+  }
+
+  private static func first(_ key: String, in entries: [(key: String, value: PlistValue)]) -> PlistValue? {
+    entries.first { $0.key == key }?.value
+  }
+
+  /// The rows of an `entities` value tree.
+  private static func rows(_ entities: PlistValue?, schemas: [EntitySchema]) throws -> [(
+    entity: String, rows: [Row]
+  )] {
+    guard let entities else { return [] }
+    guard case .dict(let list) = entities else {
+      throw LayoutError.layout("'entities' is not a dictionary")
+    }
+    var rows: [(entity: String, rows: [Row])] = []
+    for entry in list {
+      let schema = try schemaOf(entry.key, in: schemas)
+      guard case .array(let items) = entry.value else {
+        throw LayoutError.layout("entity '\(entry.key)' is not an array")
+      }
+      var decoded: [Row] = []
+      decoded.reserveCapacity(items.count)
+      for (index, item) in items.enumerated() {
+        decoded.append(try StoreLayout.row(item, schema: schema, index: index))
+      }
+      rows.append((entry.key, decoded))
+    }
+    return rows
+  }
+
+  private static func loadBinary(_ data: [UInt8], file: StoreFile) throws -> Loaded {
     let reader = try BinaryPlistReader(data)
     let root: [(key: String, value: Int)]
     do {
@@ -107,14 +150,14 @@ enum StoreReader {
     return try entries.map { try StoreLayout.schema(named: $0.key, from: $0.value) }
   }
 
-  private static func schemaOf(_ entity: String, in schemas: [EntitySchema]) throws -> EntitySchema {
+  static func schemaOf(_ entity: String, in schemas: [EntitySchema]) throws -> EntitySchema {
     guard let schema = schemas.first(where: { $0.name == entity }) else {
       throw LayoutError.layout("entity '\(entity)' has rows but no schema")
     }
     return schema
   }
 
-  static func looksLikeXML(_ data: Data) -> Bool {
+  static func looksLikeXML(_ data: [UInt8]) -> Bool {
     var start = data.startIndex
     if data.starts(with: [0xEF, 0xBB, 0xBF]) { start += 3 }
     while start < data.endIndex, [0x20, 0x09, 0x0A, 0x0D].contains(data[start]) { start += 1 }

@@ -44,6 +44,15 @@ import Testing
     try await expectOpenFails(path, code: .corruptStore, mentioning: ["empty"])
   }
 
+  @Test func aDirectoryInPlaceOfTheStoreFileIsReported() async throws {
+    let folder = try TemporaryFolder()
+    let path = folder.file("store.plist")
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+    try await expectOpenFails(path, code: .io, mentioning: [path, "readable file"])
+    var isDirectory: ObjCBool = false
+    #expect(FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue)
+  }
+
   @Test func aFileThatIsNotAPlistIsReportedAndKept() async throws {
     let folder = try TemporaryFolder()
     let path = folder.file("notes.plist")

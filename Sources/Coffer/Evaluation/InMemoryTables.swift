@@ -39,16 +39,26 @@ public struct InMemoryTables: Sendable {
 
   /// Replaces the rows of an entity wholesale (used when loading a snapshot); checks unique
   /// constraints and duplicate ids.
+  ///
+  /// Builds what ``InMemoryTable/put(_:_:)`` would, hashing each id once for the rows and once
+  /// per lookup: the lookups' id sets are made whole at the end, not grown row by row.
   public mutating func load(_ rows: [Row], into entity: String) throws {
     var table = try table(entity)
     table.rows = Dictionary(minimumCapacity: rows.count)
     table.unique = table.unique.map { _ in Dictionary(minimumCapacity: rows.count) }
+    var lookups = table.lookupPositions.map { _ in [Value: [Value]]() }
     for row in rows {
       let id = row[table.schema.idPosition]
-      if table.rows[id] != nil { throw duplicate(table.schema, id) }
+      if table.rows.updateValue(row, forKey: id) != nil { throw duplicate(table.schema, id) }
       try table.checkUnique(row, store: storeName)
-      table.put(id, row)
+      for index in table.unique.indices {
+        if let key = table.uniqueKey(row, index: index) { table.unique[index][key] = id }
+      }
+      for (lookup, position) in table.lookupPositions.enumerated() where !row[position].isNull {
+        lookups[lookup][row[position], default: []].append(id)
+      }
     }
+    table.lookups = lookups.map { $0.mapValues { Set($0) } }
     tables[entity] = table
   }
 

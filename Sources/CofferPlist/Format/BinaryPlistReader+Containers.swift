@@ -10,7 +10,7 @@ extension BinaryPlistReader {
     }
     let (count, start) = try length(found, at: position)
     let total = marker == 0xD0 ? count * 2 : count
-    _ = try read(at: start, size: total * referenceSize)
+    try check(at: start, size: total * referenceSize)
     var references: [Int] = []
     references.reserveCapacity(total)
     for index in 0..<total {

@@ -14,16 +14,16 @@ struct BinaryPlistReader {
   private let tableOffset: Int
   private static let maximumDepth = 256
 
-  static func isBinary(_ data: Data) -> Bool { data.starts(with: Array("bplist".utf8)) }
+  static func isBinary(_ bytes: [UInt8]) -> Bool { bytes.starts(with: Array("bplist".utf8)) }
 
   static func parse(_ data: Data) throws -> PlistValue {
-    let reader = try BinaryPlistReader(data)
+    let reader = try BinaryPlistReader([UInt8](data))
     var visiting = Set<Int>()
     return try reader.object(reader.top, depth: 0, visiting: &visiting)
   }
 
-  init(_ data: Data) throws {
-    bytes = [UInt8](data)
+  init(_ bytes: [UInt8]) throws {
+    self.bytes = bytes
     guard bytes.count >= 8 + 32, bytes.starts(with: Array("bplist0".utf8)) else {
       throw PlistSyntaxError(offset: 0, reason: "too short to be a binary property list")
     }
@@ -47,16 +47,35 @@ struct BinaryPlistReader {
     tableOffset = Int(table)
   }
 
+  /// The big-endian unsigned integer of `size` bytes at `position`.
+  @inline(__always)
   static func readUInt(_ bytes: [UInt8], at position: Int, size: Int) -> UInt64 {
+    if position >= 0, position <= bytes.count - 8 {
+      // Eight bytes are there to load at once: keep the first `size` of them.
+      let word = bytes.withUnsafeBytes {
+        UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+      }
+      switch size {
+      case 1...7: return word >> (64 - 8 * UInt64(size))
+      case 8: return word
+      default: break
+      }
+    }
     var value: UInt64 = 0
     for offset in 0..<size { value = value << 8 | UInt64(bytes[position + offset]) }
     return value
   }
 
-  func read(at position: Int, size: Int) throws -> UInt64 {
-    guard position >= 0, size >= 0, position + size <= tableOffset else {
+  /// Fails unless `size` bytes at `position` lie in the object area.
+  @inline(__always)
+  func check(at position: Int, size: Int) throws {
+    guard position >= 0, size >= 0, position <= tableOffset - size else {
       throw PlistSyntaxError(offset: position, reason: "an object runs past the object area")
     }
+  }
+
+  func read(at position: Int, size: Int) throws -> UInt64 {
+    try check(at: position, size: size)
     return Self.readUInt(bytes, at: position, size: size)
   }
 
@@ -119,15 +138,15 @@ struct BinaryPlistReader {
         Date(timeIntervalSinceReferenceDate: Double(bitPattern: try read(at: position + 1, size: 8))))
     case 0x4:
       let (count, start) = try length(marker, at: position)
-      _ = try read(at: start, size: count)
+      try check(at: start, size: count)
       return .data(Data(bytes[start..<(start + count)]))
     case 0x5:
       let (count, start) = try length(marker, at: position)
-      _ = try read(at: start, size: count)
+      try check(at: start, size: count)
       return .string(String(decoding: bytes[start..<(start + count)], as: UTF8.self))
     case 0x6:
       let (count, start) = try length(marker, at: position)
-      _ = try read(at: start, size: count * 2)
+      try check(at: start, size: count * 2)
       var units: [UInt16] = []
       units.reserveCapacity(count)
       for index in 0..<count {
@@ -138,7 +157,7 @@ struct BinaryPlistReader {
       let (count, start) = try length(marker, at: position)
       let isDict = marker >> 4 == 0xD
       let referenceCount = isDict ? count * 2 : count
-      _ = try read(at: start, size: referenceCount * referenceSize)
+      try check(at: start, size: referenceCount * referenceSize)
       guard visiting.insert(number).inserted else {
         throw PlistSyntaxError(offset: position, reason: "object cycle")
       }

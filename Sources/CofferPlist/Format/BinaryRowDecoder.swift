@@ -9,11 +9,19 @@ struct BinaryRowDecoder {
   let schema: EntitySchema
   /// Field position per key object number: -2 not yet seen, -1 not a field of the schema.
   private var keyPositions: [Int32]
+  private let kinds: [FieldKind]
+  /// A row of nulls, one per field: copying it is cheaper than making one.
+  private let nullRow: [Value]
+  /// The positions of the fields that may not be null.
+  private let required: [Int]
 
   init(reader: BinaryPlistReader, schema: EntitySchema) {
     self.reader = reader
     self.schema = schema
     self.keyPositions = Array(repeating: -2, count: reader.objectCount)
+    self.kinds = schema.fields.map(\.kind)
+    self.nullRow = Array(repeating: .null, count: schema.fields.count)
+    self.required = schema.fields.indices.filter { !schema.fields[$0].isOptional }
   }
 
   mutating func rows(ofArray number: Int) throws -> [Row] {
@@ -34,23 +42,25 @@ struct BinaryRowDecoder {
     }
     let (count, start) = try reader.length(marker, at: offset)
     let size = reader.referenceSize
-    _ = try reader.read(at: start, size: 2 * count * size)
-    var values = Array(repeating: Value.null, count: schema.fields.count)
+    try reader.check(at: start, size: 2 * count * size)
+    var values = nullRow
     for entry in 0..<count {
       let key = Int(BinaryPlistReader.readUInt(reader.bytes, at: start + entry * size, size: size))
       let position = try fieldPosition(ofKey: key)
       guard position >= 0 else { continue }
-      let field = schema.fields[position]
       let object = Int(
         BinaryPlistReader.readUInt(reader.bytes, at: start + (count + entry) * size, size: size))
-      guard let value = try value(object, kind: field.kind) else {
+      guard let value = try value(object, kind: kinds[position]) else {
+        let field = schema.fields[position]
         throw LayoutError(
           "row \(index) of '\(schema.name)' has a value for field '\(field.name)' that is not a \(field.kind)"
         )
       }
       values[position] = value
     }
-    try StoreLayout.fillRequired(&values, schema: schema, index: index)
+    if required.contains(where: { values[$0].isNull }) {
+      try StoreLayout.fillRequired(&values, schema: schema, index: index)
+    }
     return Row(values)
   }
 
@@ -86,7 +96,7 @@ struct BinaryRowDecoder {
       return .bool(marker == 0x09)
     case (.string, 0x5), (.uuid, 0x5), (.document, 0x5):
       let (count, start) = try reader.length(marker, at: position)
-      _ = try reader.read(at: start, size: count)
+      try reader.check(at: start, size: count)
       let text = String(decoding: reader.bytes[start..<(start + count)], as: UTF8.self)
       switch kind {
       case .uuid: return UUID(uuidString: text).map(Value.uuid)
@@ -95,7 +105,7 @@ struct BinaryRowDecoder {
       }
     case (.bytes, 0x4):
       let (count, start) = try reader.length(marker, at: position)
-      _ = try reader.read(at: start, size: count)
+      try reader.check(at: start, size: count)
       return .bytes(Data(reader.bytes[start..<(start + count)]))
     default:
       break

@@ -10,20 +10,24 @@ import Foundation
 /// Element names are matched as bytes and plain text becomes a `String` straight from the
 /// buffer, so reading a large store allocates little beyond the values themselves.
 struct XMLPlistReader {
-  private let bytes: UnsafeBufferPointer<UInt8>
-  private var index = 0
+  let bytes: UnsafeBufferPointer<UInt8>
+  var index = 0
   private static let maximumDepth = 256
 
-  private init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+  init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
   static func parse(_ data: Data) throws -> PlistValue {
-    try data.withUnsafeBytes { raw in
-      var reader = XMLPlistReader(raw.bindMemory(to: UInt8.self))
+    try parse([UInt8](data))
+  }
+
+  static func parse(_ bytes: [UInt8]) throws -> PlistValue {
+    try bytes.withUnsafeBufferPointer { buffer in
+      var reader = XMLPlistReader(buffer)
       return try reader.parseDocument()
     }
   }
 
-  private func fail(_ reason: String) -> PlistSyntaxError { PlistSyntaxError(offset: index, reason: reason) }
+  func fail(_ reason: String) -> PlistSyntaxError { PlistSyntaxError(offset: index, reason: reason) }
 
   // MARK: Element names
 
@@ -75,18 +79,28 @@ struct XMLPlistReader {
   // MARK: Document
 
   mutating func parseDocument() throws -> PlistValue {
+    try openDocument()
+    let value = try parseValue(depth: 0)
+    try closeDocument()
+    return value
+  }
+
+  /// Reads everything before the top value: a byte order mark, the prolog and `<plist>`.
+  mutating func openDocument() throws {
     if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { index = 3 }
     try skipMisc()
     let open = try readTag()
     guard open.name == .plist, !open.isClosing else { throw fail("expected <plist>") }
     try skipMisc()
-    let value = try parseValue(depth: 0)
+  }
+
+  /// Reads everything after the top value: `</plist>` and nothing but white space or comments.
+  mutating func closeDocument() throws {
     try skipMisc()
     let close = try readTag()
     guard close.name == .plist, close.isClosing else { throw fail("expected </plist>") }
     try skipMisc()
     guard index == bytes.count else { throw fail("unexpected content after </plist>") }
-    return value
   }
 
   /// Skips white space, the XML declaration, DOCTYPE and comments.
@@ -105,16 +119,20 @@ struct XMLPlistReader {
     }
   }
 
+  @inline(__always)
   private mutating func skipWhitespace() {
-    while index < bytes.count {
-      switch bytes[index] {
-      case 0x20, 0x09, 0x0A, 0x0D: index += 1
-      default: return
+    var position = index
+    scan: while position < bytes.count {
+      switch bytes[position] {
+      case 0x20, 0x09, 0x0A, 0x0D: position += 1
+      default: break scan
       }
     }
+    index = position
   }
 
-  private func starts(with text: StaticString) -> Bool {
+  @inline(__always)
+  func starts(with text: StaticString) -> Bool {
     let count = text.utf8CodeUnitCount
     guard index + count <= bytes.count else { return false }
     return text.withUTF8Buffer { pattern in
@@ -134,7 +152,7 @@ struct XMLPlistReader {
     throw fail("unterminated markup (expected \(text))")
   }
 
-  private mutating func readTag() throws -> Tag {
+  mutating func readTag() throws -> Tag {
     guard index < bytes.count, bytes[index] == UInt8(ascii: "<") else { throw fail("expected an element") }
     index += 1
     var closing = false
@@ -160,7 +178,7 @@ struct XMLPlistReader {
 
   // MARK: Values
 
-  private mutating func parseValue(depth: Int) throws -> PlistValue {
+  mutating func parseValue(depth: Int) throws -> PlistValue {
     guard depth < Self.maximumDepth else { throw fail("nesting deeper than \(Self.maximumDepth)") }
     let tagStart = index
     let tag = try readTag()
@@ -240,7 +258,8 @@ struct XMLPlistReader {
     }
   }
 
-  private mutating func skipWhitespaceAndComments() {
+  @inline(__always)
+  mutating func skipWhitespaceAndComments() {
     while true {
       skipWhitespace()
       guard starts(with: "<!--") else { return }
@@ -250,35 +269,10 @@ struct XMLPlistReader {
 
   /// A decimal integer followed directly by its closing tag, read without making text; `nil`
   /// (with nothing consumed) for anything else, which the general path then reads.
-  private mutating func fastInteger() throws -> Int64? {
-    var position = index
-    var negative = false
-    if position < bytes.count, bytes[position] == UInt8(ascii: "-") {
-      negative = true
-      position += 1
-    }
-    let digitsStart = position
-    var magnitude: UInt64 = 0
-    while position < bytes.count, bytes[position] >= UInt8(ascii: "0"), bytes[position] <= UInt8(ascii: "9") {
-      let (times, overflow1) = magnitude.multipliedReportingOverflow(by: 10)
-      let (sum, overflow2) = times.addingReportingOverflow(UInt64(bytes[position] - UInt8(ascii: "0")))
-      if overflow1 || overflow2 { return nil }
-      magnitude = sum
-      position += 1
-    }
-    guard position > digitsStart, position < bytes.count, bytes[position] == UInt8(ascii: "<") else {
-      return nil
-    }
-    let value: Int64
-    if negative {
-      guard magnitude <= UInt64(Int64.max) + 1 else { return nil }
-      value = magnitude == UInt64(Int64.max) + 1 ? Int64.min : -Int64(magnitude)
-    } else {
-      guard magnitude <= UInt64(Int64.max) else { return nil }
-      value = Int64(magnitude)
-    }
+  mutating func fastInteger() throws -> Int64? {
+    guard let (value, end) = decimal(at: index) else { return nil }
     let saved = index
-    index = position
+    index = end
     let close = try readTag()
     guard close.isClosing, close.name == .integer else {
       index = saved
@@ -287,16 +281,83 @@ struct XMLPlistReader {
     return value
   }
 
-  /// Character data up to the closing tag, with entities and character references resolved.
-  private mutating func text(closing name: Name) throws -> String {
-    // Plain text (no markup, entities or carriage returns) becomes a string directly.
-    let start = index
-    var position = index
-    while position < bytes.count {
-      let byte = bytes[position]
-      if byte == UInt8(ascii: "<") || byte == UInt8(ascii: "&") || byte == 0x0D { break }
+  /// An optionally negative decimal integer at `start` that fits an `Int64` and is followed by
+  /// `<`, and the position of that `<`; `nil` for anything else.
+  func decimal(at start: Int) -> (value: Int64, end: Int)? {
+    var position = start
+    var negative = false
+    if position < bytes.count, bytes[position] == UInt8(ascii: "-") {
+      negative = true
       position += 1
     }
+    let digitsStart = position
+    var magnitude: UInt64 = 0
+    while position < bytes.count, bytes[position] &- UInt8(ascii: "0") < 10 {
+      // Up to 19 digits cannot overflow; the twentieth is checked.
+      if position - digitsStart < 19 {
+        magnitude = magnitude &* 10 &+ UInt64(bytes[position] &- UInt8(ascii: "0"))
+      } else {
+        let (times, overflow1) = magnitude.multipliedReportingOverflow(by: 10)
+        let (sum, overflow2) = times.addingReportingOverflow(UInt64(bytes[position] &- UInt8(ascii: "0")))
+        if overflow1 || overflow2 { return nil }
+        magnitude = sum
+      }
+      position += 1
+    }
+    guard position > digitsStart, position < bytes.count, bytes[position] == UInt8(ascii: "<") else {
+      return nil
+    }
+    if negative {
+      guard magnitude <= UInt64(Int64.max) + 1 else { return nil }
+      return (magnitude == UInt64(Int64.max) + 1 ? Int64.min : -Int64(magnitude), position)
+    }
+    guard magnitude <= UInt64(Int64.max) else { return nil }
+    return (Int64(magnitude), position)
+  }
+
+  /// The first position at or after `start` that holds `<`, `&` or a carriage return (the end
+  /// of plain character data), or the end of the document. Uses `memchr`, which looks at many
+  /// bytes at a time: first for `<`, then for the other two before it.
+  func plainTextEnd(from start: Int) -> Int {
+    guard start >= 0, start < bytes.count, let base = bytes.baseAddress else {
+      return max(start, bytes.count)
+    }
+    func find(_ byte: UInt8, before end: Int) -> Int {
+      guard let found = memchr(base + start, Int32(byte), end - start) else { return end }
+      return start + UnsafeRawPointer(base + start).distance(to: UnsafeRawPointer(found))
+    }
+    var end = find(UInt8(ascii: "<"), before: bytes.count)
+    end = find(UInt8(ascii: "&"), before: end)
+    return find(0x0D, before: end)
+  }
+
+  /// Moves past `literal` when the document continues with it.
+  @inline(__always)
+  mutating func skip(_ literal: StaticString) -> Bool {
+    guard starts(with: literal) else { return false }
+    index += literal.utf8CodeUnitCount
+    return true
+  }
+
+  /// Moves past `literal` when the document continues with it; never past an empty one.
+  mutating func skip(_ literal: [UInt8]) -> Bool {
+    guard !literal.isEmpty, index >= 0, literal.count <= bytes.count - index, let base = bytes.baseAddress
+    else {
+      return false
+    }
+    let equal = literal.withUnsafeBufferPointer { pattern in
+      pattern.baseAddress.map { memcmp(base + index, $0, pattern.count) == 0 } ?? false
+    }
+    guard equal else { return false }
+    index += literal.count
+    return true
+  }
+
+  /// Character data up to the closing tag, with entities and character references resolved.
+  mutating func text(closing name: Name) throws -> String {
+    // Plain text (no markup, entities or carriage returns) becomes a string directly.
+    let start = index
+    let position = plainTextEnd(from: index)
     if position + 1 < bytes.count, bytes[position] == UInt8(ascii: "<"),
       bytes[position + 1] == UInt8(ascii: "/")
     {
