@@ -111,16 +111,25 @@ struct XMLStoreDecoder {
 
   // MARK: Entities and rows
 
-  private mutating func entities(_ schemas: [EntitySchema]) throws -> [(entity: String, rows: [Row])] {
+  /// Opens a container of the layout (`<dict>` or `<array>`) and says whether it is empty. Any
+  /// other value is parsed, so that a syntax error in it is reported as such, and then it is a
+  /// layout error with `message`.
+  private mutating func open(_ name: XMLPlistReader.Name, depth: Int, otherwise message: String) throws
+    -> Bool
+  {
     let start = reader.index
     let tag = try reader.readTag()
-    guard tag.name == .dict, !tag.isClosing else {
+    guard tag.name == name, !tag.isClosing else {
       reader.index = start
-      _ = try reader.parseValue(depth: 1)
-      throw LayoutError.layout("'entities' is not a dictionary")
+      _ = try reader.parseValue(depth: depth)
+      throw LayoutError.layout(message)
     }
+    return tag.isEmpty
+  }
+
+  private mutating func entities(_ schemas: [EntitySchema]) throws -> [(entity: String, rows: [Row])] {
     var result: [(entity: String, rows: [Row])] = []
-    guard !tag.isEmpty else { return result }
+    if try open(.dict, depth: 1, otherwise: "'entities' is not a dictionary") { return result }
     while let entity = try nextKey() {
       let schema = try StoreReader.schemaOf(entity, in: schemas)
       result.append((entity, try rows(of: schema)))
@@ -129,15 +138,8 @@ struct XMLStoreDecoder {
   }
 
   private mutating func rows(of schema: EntitySchema) throws -> [Row] {
-    let start = reader.index
-    let tag = try reader.readTag()
-    guard tag.name == .array, !tag.isClosing else {
-      reader.index = start
-      _ = try reader.parseValue(depth: 2)
-      throw LayoutError.layout("entity '\(schema.name)' is not an array")
-    }
     var rows: [Row] = []
-    guard !tag.isEmpty else { return rows }
+    if try open(.array, depth: 2, otherwise: "entity '\(schema.name)' is not an array") { return rows }
     var keys = XMLFieldKeys(schema)
     while true {
       reader.skipWhitespaceAndComments()
