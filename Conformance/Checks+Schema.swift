@@ -15,6 +15,9 @@ extension ConformanceSuite {
         people,
         [PersonAddsOptional(id: 1, name: "Ann", age: 30), PersonAddsOptional(id: 2, name: "Bo", age: 41)],
         "people read with the new optional nickname")
+      try expectEqual(
+        try await store.get(PersonAddsOptional.self, id: 2), PersonAddsOptional(id: 2, name: "Bo", age: 41),
+        "person 2 read by id with the new optional nickname")
       try await store.insert(PersonAddsOptional(id: 3, name: "Cy", age: 5, nickname: "C"))
       try expectEqual(
         try await store.count(PersonAddsOptional.self, where: FieldRef("nickname") == nil), 2,

@@ -23,6 +23,34 @@ import Testing
     try await second.close()
   }
 
+  /// A backend still holding the old schema writes a row under the old layout after another
+  /// evolved the entity: the evolved backend's reads, in place or not, decode and evolve it.
+  @Test func rowsWrittenUnderAnOlderLayoutReadEvolved() async throws {
+    let folder = try TemporaryFolder()
+    let old = try EntitySchema(
+      name: "Note", fields: [Field("id", .int), Field("text", .string)], idField: "id")
+    let new = try EntitySchema(
+      name: "Note",
+      fields: [Field("id", .int), Field("text", .string), Field("stars", .int, isOptional: true)],
+      idField: "id")
+    let writer = try LMDBBackend(path: folder.path)
+    try await writer.prepare([old])
+    let reader = try LMDBBackend(path: folder.path)
+    try await reader.prepare([new])
+    try await writer.apply(ChangeSet([.insert(entity: "Note", row: Row([1, "old layout"]))]))
+    try await reader.apply(ChangeSet([.insert(entity: "Note", row: Row([2, "new layout", 5]))]))
+
+    var read: [Row] = []
+    try await reader.read(entity: new, ids: [2, 1]) { read.append(try Row($0)) }
+    #expect(read == [Row([2, "new layout", 5]), Row([1, "old layout", .null])])
+    read = []
+    try await reader.read(Query(entity: "Note")) { read.append(try Row($0)) }
+    #expect(read == [Row([1, "old layout", .null]), Row([2, "new layout", 5])])
+    #expect(try await reader.fetch(Query(entity: "Note")) == read)
+    try await writer.close()
+    try await reader.close()
+  }
+
   @Test func aLongIDIsAnInvalidValueAndNothingIsApplied() async throws {
     let folder = try TemporaryFolder()
     let schema = try EntitySchema(name: "Tag", fields: [Field("id", .string)], idField: "id")
