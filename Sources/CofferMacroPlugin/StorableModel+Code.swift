@@ -94,13 +94,16 @@ extension StorableModel {
     let reads = stored.enumerated().map { position, property in
       "  self.\(escaped(property.name)) = try reader.read(\(position), \(property.storedNameLiteral))"
     }
+    // The same reads twice: from a Row, whose values the reader reads directly, and from a
+    // backend's fields in place.
     return """
       public init(storedRow row: Coffer.Row) throws {
-        try self.init(storedFields: row)
+        let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: \(idPosition))
+      \(reads.joined(separator: "\n"))
       }
 
       public init(storedFields fields: any Coffer.StoredFields) throws {
-        let reader = Coffer.StoredRowReader(fields, entity: Self.entityName, idPosition: \(idPosition))
+        let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: \(idPosition))
       \(reads.joined(separator: "\n"))
       }
       """

@@ -56,11 +56,15 @@ import Testing
           }
 
           public init(storedRow row: Coffer.Row) throws {
-            try self.init(storedFields: row)
+            let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+            self.id = try reader.read(0, "id")
+            self.threadID = try reader.read(1, "threadID")
+            self.text = try reader.read(2, "text")
+            self.readAt = try reader.read(3, "readAt")
           }
 
           public init(storedFields fields: any Coffer.StoredFields) throws {
-            let reader = Coffer.StoredRowReader(fields, entity: Self.entityName, idPosition: 0)
+            let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
             self.id = try reader.read(0, "id")
             self.threadID = try reader.read(1, "threadID")
             self.text = try reader.read(2, "text")
@@ -154,11 +158,14 @@ import Testing
           }
 
           public init(storedRow row: Coffer.Row) throws {
-            try self.init(storedFields: row)
+            let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+            self.email = try reader.read(0, "mail")
+            self.handle = try reader.read(1, "handle")
+            self.mood = try reader.read(2, "mood")
           }
 
           public init(storedFields fields: any Coffer.StoredFields) throws {
-            let reader = Coffer.StoredRowReader(fields, entity: Self.entityName, idPosition: 0)
+            let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
             self.email = try reader.read(0, "mail")
             self.handle = try reader.read(1, "handle")
             self.mood = try reader.read(2, "mood")
@@ -227,11 +234,13 @@ import Testing
           }
 
           public init(storedRow row: Coffer.Row) throws {
-            try self.init(storedFields: row)
+            let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+            self.id = try reader.read(0, "id")
+            self.text = try reader.read(1, "body")
           }
 
           public init(storedFields fields: any Coffer.StoredFields) throws {
-            let reader = Coffer.StoredRowReader(fields, entity: Self.entityName, idPosition: 0)
+            let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
             self.id = try reader.read(0, "id")
             self.text = try reader.read(1, "body")
           }

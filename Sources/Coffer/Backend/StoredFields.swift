@@ -32,9 +32,14 @@ public protocol StoredFields {
   func string(at position: Int) -> String?
   /// The date at a position, or `nil` if the field holds anything else or null.
   func date(at position: Int) -> Date?
+  /// The fields as a ``Row`` when they are one (a default ``StorageBackend/read(_:_:)`` hands
+  /// over rows), so that a decoder can read the values directly; `nil` (the default) otherwise.
+  var row: Row? { get }
 }
 
 extension StoredFields {
+  /// `nil`: the fields are not a ``Row``.
+  public var row: Row? { nil }
   /// The value at a position, or `nil` past the last field or when it cannot be read.
   private func valueIfAny(at position: Int) -> Value? {
     position < count ? try? value(at: position) : nil
@@ -69,6 +74,8 @@ extension StoredFields {
 }
 
 extension Row: StoredFields {
+  /// The row itself.
+  @inlinable public var row: Row? { self }
   /// The value at a position.
   @inlinable public func value(at position: Int) -> Value { values[position] }
   /// Whether the value at a position is null.

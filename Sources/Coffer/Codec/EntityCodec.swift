@@ -63,6 +63,7 @@ public struct EntityCodec<T: Storable>: Sendable {
   ///   cannot read a stored value.
   @inlinable
   public func decode(_ fields: any StoredFields) throws -> T {
+    if let row = fields.row { return try decode(row) }
     if usesGeneratedCode { return try T(storedFields: fields) }
     return try decodeThroughCodable(Row(fields))
   }

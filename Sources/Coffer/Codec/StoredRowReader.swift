@@ -1,20 +1,65 @@
 import Foundation
 
-/// Reads the fields of a row for the initializers that `@Storable` generates, converting each
-/// value to its property's type, which the compiler picks from the property assigned to.
-///
-/// The row is any ``StoredFields``: a ``Row``, or a backend's row read in place. Each read
-/// tries the field's typed accessor first and reads a ``Value`` only when that declines.
+/// What the readers in `@Storable`'s generated initializers share: reading the stored value at a
+/// position and converting it to a property's type, which the compiler picks from the property
+/// assigned to. ``StoredRowReader`` reads a ``Row``; ``StoredFieldsReader`` reads a backend's
+/// row in place. Both are for generated code.
 ///
 /// Every failure is a ``CofferError/Code/decodingFailed`` (or
 /// ``CofferError/Code/valueOutOfRange``) naming the entity, the id and the field.
-public struct StoredRowReader {
+public protocol StoredValueReading {
+  /// The entity whose row is read, for errors.
+  var entity: String { get }
+  /// The id of the row, for errors.
+  var idText: String? { get }
+  /// The stored value at a position, or a missing-field error.
+  func stored(_ position: Int, _ name: String) throws -> Value
+  /// A scalar at a position read without making a ``Value``, or `nil` to read it as one.
+  func inPlace<V: StoredScalar>(_ position: Int, as type: V.Type) -> V?
+}
+
+/// Reads a ``Row`` for the `init(storedRow:)` that `@Storable` generates, value by value.
+public struct StoredRowReader: StoredValueReading {
   /// The row being read.
-  public let fields: any StoredFields
-  @usableFromInline let entity: String
+  public let row: Row
+  /// The entity whose row is read.
+  public let entity: String
   @usableFromInline let idPosition: Int
 
   /// A reader of a row of an entity whose id is at `idPosition`.
+  @inlinable
+  public init(_ row: Row, entity: String, idPosition: Int) {
+    self.row = row
+    self.entity = entity
+    self.idPosition = idPosition
+  }
+
+  /// The value at a position, or a missing-field error.
+  @inlinable
+  public func stored(_ position: Int, _ name: String) throws -> Value {
+    guard position < row.values.count else { throw missing(name) }
+    return row.values[position]
+  }
+
+  /// `nil`: a row's values are read as they are.
+  @inlinable
+  public func inPlace<V: StoredScalar>(_ position: Int, as type: V.Type) -> V? { nil }
+
+  /// The id's description.
+  public var idText: String? { idPosition < row.values.count ? row.values[idPosition].description : nil }
+}
+
+/// Reads a backend's row in place (``StoredFields``) for the `init(storedFields:)` that
+/// `@Storable` generates: each scalar through the fields' typed accessor first, as a ``Value``
+/// only when that declines.
+public struct StoredFieldsReader: StoredValueReading {
+  /// The row being read.
+  public let fields: any StoredFields
+  /// The entity whose row is read.
+  public let entity: String
+  @usableFromInline let idPosition: Int
+
+  /// A reader of the fields of an entity whose id is at `idPosition`.
   @inlinable
   public init(_ fields: any StoredFields, entity: String, idPosition: Int) {
     self.fields = fields
@@ -22,17 +67,31 @@ public struct StoredRowReader {
     self.idPosition = idPosition
   }
 
-  /// The stored value at a position, or a missing-field error.
+  /// The value at a position, or a missing-field error.
   @inlinable
-  func stored(_ position: Int, _ name: String) throws -> Value {
+  public func stored(_ position: Int, _ name: String) throws -> Value {
     guard position < fields.count else { throw missing(name) }
     return try fields.value(at: position)
   }
 
+  /// The fields' typed accessor for `V`.
+  @inlinable
+  public func inPlace<V: StoredScalar>(_ position: Int, as type: V.Type) -> V? {
+    V.read(from: fields, at: position)
+  }
+
+  /// The id's description.
+  public var idText: String? {
+    guard idPosition < fields.count, let id = try? fields.value(at: idPosition) else { return nil }
+    return id.description
+  }
+}
+
+extension StoredValueReading {
   /// A scalar property.
   @inlinable
   public func read<V: StoredScalar>(_ position: Int, _ name: String) throws -> V {
-    if let result = V.read(from: fields, at: position) { return result }
+    if let result = inPlace(position, as: V.self) { return result }
     let value = try stored(position, name)
     guard let result = V(storedScalar: value) else { throw mismatch(value, V.self, name) }
     return result
@@ -41,7 +100,7 @@ public struct StoredRowReader {
   /// An optional scalar property.
   @inlinable
   public func read<V: StoredScalar>(_ position: Int, _ name: String) throws -> V? {
-    if let result = V.read(from: fields, at: position) { return result }
+    if let result = inPlace(position, as: V.self) { return result }
     let value = try stored(position, name)
     if case .null = value { return nil }
     guard let result = V(storedScalar: value) else { throw mismatch(value, V.self, name) }
@@ -78,10 +137,11 @@ public struct StoredRowReader {
     if case .null = value, let optional = V.self as? any NullableField.Type, let none = optional.none as? V {
       return none
     }
-    return try decode(value, as: V.self, name)
+    return try decodeDocumentOrScalar(value, as: V.self, name)
   }
 
-  private func decode<V: Decodable>(_ value: Value, as type: V.Type, _ name: String) throws -> V {
+  @usableFromInline
+  func decodeDocumentOrScalar<V: Decodable>(_ value: Value, as type: V.Type, _ name: String) throws -> V {
     if case .document(let data) = value {
       do {
         return try DocumentCoding.decode(type, from: data)
@@ -100,12 +160,6 @@ public struct StoredRowReader {
     } catch {
       throw mismatch(value, V.self, name)
     }
-  }
-
-  @usableFromInline
-  var idText: String? {
-    guard idPosition < fields.count, let id = try? fields.value(at: idPosition) else { return nil }
-    return id.description
   }
 
   @usableFromInline
