@@ -9,33 +9,30 @@ import Coffer
 
 extension LMDBBackend {
   /// The rows the query selects, read in one read transaction. A query the plan reads in order
-  /// stops as soon as its limit is reached.
+  /// is read as ``read(_:_:)`` reads it and stops as soon as its limit is reached; any other is
+  /// collected whole and sorted.
   public func fetch(_ query: Query) async throws -> [Row] {
     let handle = try handle(query.entity)
     let plan = try QueryPlan(query, handle: handle)
-    let offset = max(0, query.offset)
+    if plan.isOrdered {
+      var rows: [Row] = []
+      try readInOrder(query, plan: plan, handle: handle) { rows.append(try Row($0)) }
+      return rows
+    }
+    return try sortedRows(query, plan: plan, handle: handle)
+  }
+
+  /// The rows of a query whose plan does not read in its order: every match, sorted, then sliced.
+  func sortedRows(_ query: Query, plan: QueryPlan, handle: EntityHandle) throws -> [Row] {
     if let limit = query.limit, limit <= 0 { return [] }
     return try environment.read { transaction in
       var rows: [Row] = []
-      if plan.isOrdered {
-        var skipped = 0
-        let wanted = query.limit ?? Int.max
-        try scan(plan, handle: handle, in: transaction) { _, values in
-          if skipped < offset {
-            skipped += 1
-            return true
-          }
-          rows.append(Row(values))
-          return rows.count < wanted
-        }
-        return rows
-      }
       try scan(plan, handle: handle, in: transaction) { _, values in
         rows.append(Row(values))
         return true
       }
       let ordering = try RowOrdering(query.sort, schema: handle.schema)
-      return ordering.orderedSlice(rows, offset: offset, limit: query.limit)
+      return ordering.orderedSlice(rows, offset: max(0, query.offset), limit: query.limit)
     }
   }
 
@@ -58,22 +55,13 @@ extension LMDBBackend {
     return query.limit.map { min(afterOffset, max(0, $0)) } ?? afterOffset
   }
 
-  /// The rows with these ids, each one B-tree lookup, in one read transaction.
+  /// The rows with these ids, each one B-tree lookup, in one read transaction: the rows
+  /// ``read(entity:ids:_:)`` hands over.
   public func get(entity: EntitySchema, ids: [Value]) async throws -> [Row] {
-    let handle = try handle(entity.name)
-    if ids.isEmpty { return [] }
-    return try environment.read { transaction in
-      var rows: [Row] = []
-      rows.reserveCapacity(ids.count)
-      for id in ids {
-        try KeyEncoding.withIDKey(id) { key in
-          if let bytes = try transaction.get(handle.rows, key) {
-            rows.append(Row(try decode(bytes, key: key, handle: handle, in: transaction)))
-          }
-        }
-      }
-      return rows
-    }
+    var rows: [Row] = []
+    rows.reserveCapacity(ids.count)
+    try await read(entity: entity, ids: ids) { rows.append(try Row($0)) }
+    return rows
   }
 
   /// Walks a plan and calls `visit` with the id key and values of each row the filter matches,

@@ -9,9 +9,17 @@ extension LMDBBackend {
     let handle = try handle(query.entity)
     let plan = try QueryPlan(query, handle: handle)
     guard plan.isOrdered else {
-      for row in try await fetch(query) { try visit(row) }
+      for row in try sortedRows(query, plan: plan, handle: handle) { try visit(row) }
       return
     }
+    try readInOrder(query, plan: plan, handle: handle, visit)
+  }
+
+  /// Walks a plan that reads in the query's order, skipping its offset and stopping at its
+  /// limit, and hands over each row that matches.
+  func readInOrder(
+    _ query: Query, plan: QueryPlan, handle: EntityHandle, _ visit: (any StoredFields) throws -> Void
+  ) throws {
     if let limit = query.limit, limit <= 0 { return }
     let offset = max(0, query.offset)
     let wanted = query.limit ?? Int.max

@@ -74,6 +74,33 @@ enum RowCodec {
   static func decode(_ bytes: UnsafeRawBufferPointer, kinds: [FieldKind], layout: Int, schema: EntitySchema)
     throws(RowDamage) -> [Value]
   {
+    var values: [Value] = []
+    values.reserveCapacity(kinds.count)
+    try slots(bytes, kinds: kinds, layout: layout, schema: schema) { _, slot in
+      values.append(value(slot, in: bytes))
+    }
+    return values
+  }
+
+  /// Where one value of a row lies, as ``slots(_:kinds:layout:schema:_:)`` found it.
+  struct Slot {
+    /// The value's tag; 0 (null) for a slot not yet found.
+    var tag: UInt8 = 0
+    /// A varint as stored (tags 3 and 7), or a double's bits (tag 4).
+    var number: UInt64 = 0
+    /// Where the payload of a string, bytes, document or UUID starts, and its length.
+    var start = 0
+    var length = 0
+  }
+
+  /// Walks a row written under layout `layout`, checking its header and every tag, length and
+  /// kind, and that each string is UTF-8, and calls `found` with each value's position and slot
+  /// in order. Throws ``RowDamage/otherLayout(_:)`` for a row of another layout. `schema` only
+  /// names fields in errors.
+  static func slots(
+    _ bytes: UnsafeRawBufferPointer, kinds: [FieldKind], layout: Int, schema: EntitySchema,
+    _ found: (Int, Slot) -> Void
+  ) throws(RowDamage) {
     var reader = ByteReader(bytes)
     let stored = try reader.header()
     guard stored == layout else { throw .otherLayout(stored) }
@@ -84,41 +111,65 @@ enum RowCodec {
     func name(_ position: Int) -> String {
       schema.fields.indices.contains(position) ? schema.fields[position].name : "#\(position)"
     }
-    var values: [Value] = []
-    values.reserveCapacity(count)
+    /// Notes where a payload of `length` bytes starts in the slot, and steps over it.
+    func span(_ slot: inout Slot, _ length: Int) throws(RowDamage) -> UnsafeRawBufferPointer {
+      slot.start = reader.position
+      slot.length = length
+      return try reader.bytes(length)
+    }
     for position in 0..<count {
-      let value = try self.value(from: &reader, named: name(position))
-      if let kind = value.kind, kind != kinds[position] {
+      var slot = Slot()
+      slot.tag = try reader.byte()
+      let kind: FieldKind?
+      switch slot.tag {
+      case 0: kind = nil
+      case 1, 2: kind = .bool
+      case 3, 7:
+        slot.number = try reader.varint()
+        kind = slot.tag == 3 ? .int : .date
+      case 4:
+        slot.number = UInt64(littleEndian: try reader.fixed(UInt64.self))
+        kind = .double
+      case 5:
+        guard UTF8Validation.isValid(try span(&slot, try reader.length())) else {
+          throw .malformed("field '\(name(position))' holds a string that is not UTF-8")
+        }
+        kind = .string
+      case 6:
+        _ = try span(&slot, try reader.length())
+        kind = .bytes
+      case 8:
+        _ = try span(&slot, 16)
+        kind = .uuid
+      case 9:
+        _ = try span(&slot, try reader.length())
+        kind = .document
+      default: throw .malformed("field '\(name(position))' has unknown value tag \(slot.tag)")
+      }
+      if let kind, kind != kinds[position] {
         throw .malformed("field '\(name(position))' holds a \(kind) but is declared \(kinds[position])")
       }
-      values.append(value)
+      found(position, slot)
     }
     guard reader.isAtEnd else { throw .malformed("it has \(reader.remaining) bytes after its last value") }
-    return values
   }
 
-  /// Reads one value (its tag and payload), checking its length and, for a string, its UTF-8.
-  static func value(from reader: inout ByteReader, named name: @autoclosure () -> String) throws(RowDamage)
-    -> Value
-  {
-    let tag = try reader.byte()
-    switch tag {
-    case 0: return .null
+  /// The value a slot of `bytes` stands for; the slot was checked when it was found.
+  static func value(_ slot: Slot, in bytes: UnsafeRawBufferPointer) -> Value {
+    func payload() -> UnsafeRawBufferPointer {
+      UnsafeRawBufferPointer(rebasing: bytes[slot.start..<(slot.start + slot.length)])
+    }
+    switch slot.tag {
     case 1: return .bool(false)
     case 2: return .bool(true)
-    case 3: return .int(unzigzag(try reader.varint()))
-    case 4: return .double(Double(bitPattern: UInt64(littleEndian: try reader.fixed(UInt64.self))))
-    case 5:
-      let text = try reader.bytes(try reader.length())
-      guard UTF8Validation.isValid(text) else {
-        throw .malformed("field '\(name())' holds a string that is not UTF-8")
-      }
-      return .string(String(decoding: text, as: UTF8.self))
-    case 6: return .bytes(Data(try reader.bytes(try reader.length())))
-    case 7: return .date(Value.date(microsecondsSince1970: unzigzag(try reader.varint())))
-    case 8: return .uuid(UUID(uuid: try reader.bytes(16).loadUnaligned(as: uuid_t.self)))
-    case 9: return .document(Data(try reader.bytes(try reader.length())))
-    default: throw .malformed("field '\(name())' has unknown value tag \(tag)")
+    case 3: return .int(unzigzag(slot.number))
+    case 4: return .double(Double(bitPattern: slot.number))
+    case 5: return .string(String(decoding: payload(), as: UTF8.self))
+    case 6: return .bytes(Data(payload()))
+    case 7: return .date(Value.date(microsecondsSince1970: unzigzag(slot.number)))
+    case 8: return .uuid(UUID(uuid: payload().loadUnaligned(as: uuid_t.self)))
+    case 9: return .document(Data(payload()))
+    default: return .null
     }
   }
 
@@ -153,10 +204,7 @@ struct ByteReader {
   private let buffer: UnsafeRawBufferPointer
   private var offset = 0
 
-  init(_ buffer: UnsafeRawBufferPointer, at offset: Int = 0) {
-    self.buffer = buffer
-    self.offset = offset
-  }
+  init(_ buffer: UnsafeRawBufferPointer) { self.buffer = buffer }
 
   /// How many bytes have been read.
   var position: Int { offset }

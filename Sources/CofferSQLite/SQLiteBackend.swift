@@ -99,8 +99,13 @@ public final class SQLiteBackend: StorageBackend {
   /// Runs the query on a reader connection.
   public func fetch(_ query: Query) async throws -> [Row] {
     let table = try table(query.entity)
-    let built = try SQLiteQuery.select(query, in: table)
-    return try readers.withReader { reader in
+    return try rows(of: query, built: try SQLiteQuery.select(query, in: table), in: table)
+  }
+
+  /// The rows of a query built as `built`, with runs of ties put back in id order when the
+  /// SQL read them reversed.
+  private func rows(of query: Query, built: SQLiteQuery, in table: SQLiteTable) throws -> [Row] {
+    try readers.withReader { reader in
       let rows = try reader.statement(built.sql).rows(built.parameters, kinds: table.kinds)
       guard let positions = built.reversedTies else { return rows }
       if SQLiteQuery.mayCutTies(rows, query, positions) {
@@ -121,7 +126,7 @@ public final class SQLiteBackend: StorageBackend {
     let table = try table(query.entity)
     let built = try SQLiteQuery.select(query, in: table)
     if built.reversedTies != nil {
-      for row in try await fetch(query) { try visit(row) }
+      for row in try rows(of: query, built: built, in: table) { try visit(row) }
       return
     }
     try readers.withReader { reader in
@@ -167,19 +172,13 @@ public final class SQLiteBackend: StorageBackend {
     return query.limit.map { min(afterOffset, max(0, $0)) } ?? afterOffset
   }
 
-  /// Looks each id up with one cached statement, in one read transaction.
+  /// Looks each id up with one cached statement, in one read transaction: the rows
+  /// ``read(entity:ids:_:)`` hands over.
   public func get(entity: EntitySchema, ids: [Value]) async throws -> [Row] {
-    let table = try table(entity.name)
-    return try readers.withReader { reader in
-      let statement = try reader.statement(for: table, .get)
-      if ids.count == 1 { return try statement.rows(ids, kinds: table.kinds) }
-      try reader.run("BEGIN")
-      defer { try? reader.run("COMMIT") }
-      var rows: [Row] = []
-      rows.reserveCapacity(ids.count)
-      for id in ids { rows.append(contentsOf: try statement.rows([id], kinds: table.kinds)) }
-      return rows
-    }
+    var rows: [Row] = []
+    rows.reserveCapacity(ids.count)
+    try await read(entity: entity, ids: ids) { rows.append(try Row($0)) }
+    return rows
   }
 
   /// Closes every connection; SQLite checkpoints the log into the database file.

@@ -78,40 +78,15 @@ extension Row: StoredFields {
   @inlinable public var row: Row? { self }
   /// The value at a position.
   @inlinable public func value(at position: Int) -> Value { values[position] }
-  /// Whether the value at a position is null.
-  @inlinable public func isNull(at position: Int) -> Bool {
-    position < values.count && values[position].isNull
-  }
-  /// The integer at a position.
-  @inlinable public func int(at position: Int) -> Int64? {
-    guard position < values.count, case .int(let number) = values[position] else { return nil }
-    return number
-  }
-  /// The double at a position.
-  @inlinable public func double(at position: Int) -> Double? {
-    guard position < values.count, case .double(let number) = values[position] else { return nil }
-    return number
-  }
-  /// The boolean at a position.
-  @inlinable public func bool(at position: Int) -> Bool? {
-    guard position < values.count, case .bool(let flag) = values[position] else { return nil }
-    return flag
-  }
-  /// The string at a position.
-  @inlinable public func string(at position: Int) -> String? {
-    guard position < values.count, case .string(let text) = values[position] else { return nil }
-    return text
-  }
-  /// The date at a position.
-  @inlinable public func date(at position: Int) -> Date? {
-    guard position < values.count, case .date(let date) = values[position] else { return nil }
-    return date
-  }
 }
 
 extension Row {
-  /// The row of every value of stored fields.
+  /// The row of every value of stored fields (the fields themselves when they are a row).
   public init(_ fields: any StoredFields) throws {
+    if let row = fields.row {
+      self = row
+      return
+    }
     var values: [Value] = []
     values.reserveCapacity(fields.count)
     for position in 0..<fields.count { values.append(try fields.value(at: position)) }
