@@ -98,7 +98,8 @@ let package = Package(
     .testTarget(
       name: "CofferLMDBTests",
       dependencies: [
-        "Coffer", "CofferLMDB", "CofferStores", "CofferConformance", "CofferTestSupport", "coffer",
+        "Coffer", "CofferLMDB", "CofferMacros", "CofferStores", "CofferConformance", "CofferTestSupport",
+        "coffer",
       ],
       swiftSettings: upcoming),
     .testTarget(

@@ -15,8 +15,8 @@ final class EntityHandle: Sendable {
   /// How rows written under other known layouts become rows of ``schema``, by layout;
   /// `nil` for layouts that cannot (a kind changed).
   let evolutions: [Int: SchemaEvolution?]
-  /// The declared fields' kinds, for decoding.
-  let kinds: [FieldKind]
+  /// The declared schema and the current layout, for decoding rows.
+  let shape: RowCodec.Shape
 
   init(
     schema: EntitySchema, layout: Int, rows: MDB_dbi, indexes: [IndexHandle],
@@ -27,7 +27,7 @@ final class EntityHandle: Sendable {
     self.rows = rows
     self.indexes = indexes
     self.evolutions = evolutions
-    self.kinds = schema.fields.map(\.kind)
+    self.shape = RowCodec.Shape(schema: schema, layout: layout)
   }
 
   /// Writes the id key of a row into `key`.

@@ -24,7 +24,7 @@ extension LMDBBackend {
     let offset = max(0, query.offset)
     let wanted = query.limit ?? Int.max
     try environment.read { transaction in
-      let fields = LMDBFields(handle: handle)
+      let fields = LMDBFields(handle: handle, backend: self)
       let inPlace: any StoredFields = fields
       var skipped = 0
       var visited = 0
@@ -53,7 +53,7 @@ extension LMDBBackend {
     let handle = try handle(entity.name)
     if ids.isEmpty { return }
     try environment.read { transaction in
-      let fields = LMDBFields(handle: handle)
+      let fields = LMDBFields(handle: handle, backend: self)
       let inPlace: any StoredFields = fields
       for id in ids {
         try KeyEncoding.withIDKey(id) { key in
@@ -76,7 +76,7 @@ extension LMDBBackend {
     let pinned = plan?.walkMatchesFilter ?? true
     if pinned {
       do {
-        try fields.load(bytes)
+        try fields.load(bytes, key: key)
         return inPlace
       } catch .otherLayout {
         // Decoded and evolved below.

@@ -11,7 +11,7 @@ extension LMDBBackend {
     throws -> [Value]
   {
     do {
-      return try RowCodec.decode(bytes, kinds: handle.kinds, layout: handle.layout, schema: handle.schema)
+      return try handle.shape.decode(bytes)
     } catch .otherLayout(let layout) {
       return try decode(bytes, key: key, layout: layout, handle: handle, in: transaction)
     } catch {

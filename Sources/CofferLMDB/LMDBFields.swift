@@ -1,24 +1,33 @@
 import Coffer
 import Foundation
 
-/// A stored row read in place from its bytes in the memory map: ``load(_:)`` checks the whole
-/// row once with ``RowCodec/slots(_:kinds:layout:schema:_:)``, the same walk the row decoder
-/// makes, and keeps each value's slot; the accessors then build each value straight from its
-/// slot, with no ``Coffer/Row`` in between.
+/// A stored row read in place from its bytes in the memory map: ``load(_:key:)`` checks the
+/// whole row once with ``RowCodec/Shape/slots(_:into:)``, the same walk the row
+/// decoder makes, and keeps each value's slot; the accessors then build each value straight
+/// from its slot, with no ``Coffer/Row`` in between. A string is checked to be UTF-8 as it is
+/// made, so a damaged one is reported by ``value(at:)`` when it is read.
 ///
 /// One instance is reused for every row of a read; it is valid until the next `load` or the end
 /// of the read transaction.
 final class LMDBFields: StoredFields {
   let handle: EntityHandle
+  /// The handle's shape, which every row loaded has.
+  private let shape: RowCodec.Shape
+  /// The backend, which names the store in errors.
+  private let backend: LMDBBackend
   let count: Int
   /// The slots, by field position. Only this instance writes them, and only in `load`.
   private let slots: UnsafeMutableBufferPointer<RowCodec.Slot>
   @exclusivity(unchecked) private var bytes = UnsafeRawBufferPointer(start: nil, count: 0)
+  /// The row's id key, which names it in errors.
+  @exclusivity(unchecked) private var key = UnsafeRawBufferPointer(start: nil, count: 0)
 
-  init(handle: EntityHandle) {
+  init(handle: EntityHandle, backend: LMDBBackend) {
     self.handle = handle
-    self.count = handle.kinds.count
-    self.slots = .allocate(capacity: handle.kinds.count)
+    self.backend = backend
+    self.shape = handle.shape
+    self.count = handle.shape.kinds.count
+    self.slots = .allocate(capacity: handle.shape.kinds.count)
     slots.initialize(repeating: RowCodec.Slot())
   }
 
@@ -26,20 +35,24 @@ final class LMDBFields: StoredFields {
 
   var schema: EntitySchema { handle.schema }
 
-  /// Takes the bytes of a row written under the handle's layout, checking them as the row
-  /// decoder does; throws ``RowDamage/otherLayout(_:)`` for a row of another layout.
-  func load(_ row: UnsafeRawBufferPointer) throws(RowDamage) {
-    try RowCodec.slots(row, kinds: handle.kinds, layout: handle.layout, schema: handle.schema) {
-      position, slot in
-      slots[position] = slot
-    }
+  /// Takes the bytes of a row written under the handle's layout, and its id key, checking them
+  /// as the row decoder does; throws ``RowDamage/otherLayout(_:)`` for a row of another layout.
+  func load(_ row: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer) throws(RowDamage) {
+    try shape.slots(row, into: slots)
     bytes = row
+    self.key = key
   }
 
   /// The slot of a position; a null one past the last field.
   private func slot(_ position: Int) -> RowCodec.Slot { position < count ? slots[position] : RowCodec.Slot() }
 
-  func value(at position: Int) -> Value { RowCodec.value(slots[position], in: bytes) }
+  func value(at position: Int) throws -> Value {
+    do {
+      return try RowCodec.value(slots[position], in: bytes, field: position, of: handle.schema)
+    } catch {
+      throw backend.damage(error, key: key, schema: handle.schema)
+    }
+  }
 
   func isNull(at position: Int) -> Bool { position < count && slots[position].tag == 0 }
 
@@ -64,9 +77,7 @@ final class LMDBFields: StoredFields {
   func string(at position: Int) -> String? {
     let slot = slot(position)
     guard slot.tag == 5 else { return nil }
-    return String(
-      decoding: UnsafeRawBufferPointer(rebasing: bytes[slot.start..<(slot.start + slot.length)]),
-      as: UTF8.self)
+    return RowCodec.text(UnsafeRawBufferPointer(rebasing: bytes[slot.start..<(slot.start + slot.length)]))
   }
 
   func date(at position: Int) -> Date? {

@@ -66,24 +66,118 @@ enum RowCodec {
   static func decode(_ bytes: UnsafeRawBufferPointer, schema: EntitySchema, layout: Int) throws(RowDamage)
     -> [Value]
   {
-    try decode(bytes, kinds: schema.fields.map(\.kind), layout: layout, schema: schema)
+    try Shape(schema: schema, layout: layout).decode(bytes)
   }
 
-  /// ``decode(_:schema:layout:)`` with the field kinds worked out once; `schema` only names
-  /// fields in errors.
-  static func decode(_ bytes: UnsafeRawBufferPointer, kinds: [FieldKind], layout: Int, schema: EntitySchema)
-    throws(RowDamage) -> [Value]
-  {
-    var values: [Value] = []
-    values.reserveCapacity(kinds.count)
-    try slots(bytes, kinds: kinds, layout: layout, schema: schema) { _, slot in
-      values.append(value(slot, in: bytes))
+  /// What reading a row needs to know of its entity: the schema and layout it was written
+  /// under, and for each field the value tags its kind allows, worked out once. A class, so that
+  /// the per-row walk reads them through one reference it does not retain.
+  final class Shape: @unchecked Sendable {
+    /// The fields, which also name them in errors.
+    let schema: EntitySchema
+    /// The layout number rows of this shape carry.
+    let layout: Int
+    /// The fields' kinds, by position.
+    let kinds: [FieldKind]
+    /// For each field, a bit for every tag its kind allows (null for any field). Written only
+    /// in `init`, so sharing the shape across tasks is safe.
+    private let allowedTags: UnsafeMutableBufferPointer<UInt16>
+
+    init(schema: EntitySchema, layout: Int) {
+      self.schema = schema
+      self.layout = layout
+      self.kinds = schema.fields.map(\.kind)
+      allowedTags = .allocate(capacity: kinds.count)
+      for (position, kind) in kinds.enumerated() {
+        allowedTags[position] = 1 | RowCodec.tags(of: kind).reduce(0) { $0 | 1 << $1 }
+      }
     }
-    return values
+
+    deinit { allowedTags.deallocate() }
+
+    /// Decodes a row of this shape, checking every length and kind; throws
+    /// ``RowDamage/otherLayout(_:)`` for a row of another layout.
+    func decode(_ bytes: UnsafeRawBufferPointer) throws(RowDamage) -> [Value] {
+      try withUnsafeTemporaryAllocation(of: Slot.self, capacity: kinds.count) { slots throws(RowDamage) in
+        try self.slots(bytes, into: slots)
+        var values: [Value] = []
+        values.reserveCapacity(slots.count)
+        for position in slots.indices {
+          values.append(try RowCodec.value(slots[position], in: bytes, field: position, of: schema))
+        }
+        return values
+      }
+    }
+
+    /// Walks a row written under this shape's layout, checking its header and every tag, length
+    /// and kind, and writes each value's slot into `slots` (which has room for every field).
+    /// Throws ``RowDamage/otherLayout(_:)`` for a row of another layout. A string's UTF-8 is
+    /// checked where the string is made (``RowCodec/text(_:)``), when its bytes are read anyway.
+    func slots(_ bytes: UnsafeRawBufferPointer, into slots: UnsafeMutableBufferPointer<Slot>)
+      throws(RowDamage)
+    {
+      var reader = ByteReader(bytes)
+      let stored = try reader.header()
+      guard stored == layout else { throw .otherLayout(stored) }
+      let count = try reader.length()
+      guard count == kinds.count, count <= slots.count else {
+        throw .malformed("it holds \(count) values but its schema has \(kinds.count) fields")
+      }
+      for position in 0..<count {
+        var slot = Slot()
+        slot.tag = try reader.byte()
+        guard slot.tag < 16, allowedTags[position] & 1 << slot.tag != 0 else {
+          throw mismatch(slot.tag, position)
+        }
+        switch slot.tag {
+        case 3, 7: slot.number = try reader.varint()
+        case 4: slot.number = UInt64(littleEndian: try reader.fixed(UInt64.self))
+        case 5, 6, 9:
+          slot.length = try reader.length()
+          slot.start = reader.position
+          try reader.skip(slot.length)
+        case 8:
+          slot.length = 16
+          slot.start = reader.position
+          try reader.skip(16)
+        default: break
+        }
+        slots[position] = slot
+      }
+      guard reader.isAtEnd else { throw .malformed("it has \(reader.remaining) bytes after its last value") }
+    }
+
+    /// The error for a tag the field at `position` does not allow.
+    private func mismatch(_ tag: UInt8, _ position: Int) -> RowDamage {
+      let name = RowCodec.name(position, in: schema)
+      guard let kind = RowCodec.kind(ofTag: tag) else {
+        return .malformed("field '\(name)' has unknown value tag \(tag)")
+      }
+      return .malformed("field '\(name)' holds a value of kind \(kind) but is declared \(kinds[position])")
+    }
   }
 
-  /// Where one value of a row lies, as ``slots(_:kinds:layout:schema:_:)`` found it.
-  struct Slot {
+  /// The non-null tags a value of a kind is written with.
+  static func tags(of kind: FieldKind) -> [UInt8] {
+    switch kind {
+    case .bool: [1, 2]
+    case .int: [3]
+    case .double: [4]
+    case .string: [5]
+    case .bytes: [6]
+    case .date: [7]
+    case .uuid: [8]
+    case .document: [9]
+    }
+  }
+
+  /// The kind a non-null tag stands for; `nil` for null and unknown tags.
+  static func kind(ofTag tag: UInt8) -> FieldKind? {
+    FieldKind.allCases.first { tags(of: $0).contains(tag) }
+  }
+
+  /// Where one value of a row lies, as ``Shape/slots(_:into:)`` found it.
+  struct Slot: Sendable {
     /// The value's tag; 0 (null) for a slot not yet found.
     var tag: UInt8 = 0
     /// A varint as stored (tags 3 and 7), or a double's bits (tag 4).
@@ -93,69 +187,16 @@ enum RowCodec {
     var length = 0
   }
 
-  /// Walks a row written under layout `layout`, checking its header and every tag, length and
-  /// kind, and that each string is UTF-8, and calls `found` with each value's position and slot
-  /// in order. Throws ``RowDamage/otherLayout(_:)`` for a row of another layout. `schema` only
-  /// names fields in errors.
-  static func slots(
-    _ bytes: UnsafeRawBufferPointer, kinds: [FieldKind], layout: Int, schema: EntitySchema,
-    _ found: (Int, Slot) -> Void
-  ) throws(RowDamage) {
-    var reader = ByteReader(bytes)
-    let stored = try reader.header()
-    guard stored == layout else { throw .otherLayout(stored) }
-    let count = try reader.length()
-    guard count == kinds.count else {
-      throw .malformed("it holds \(count) values but its schema has \(kinds.count) fields")
-    }
-    func name(_ position: Int) -> String {
-      schema.fields.indices.contains(position) ? schema.fields[position].name : "#\(position)"
-    }
-    /// Notes where a payload of `length` bytes starts in the slot, and steps over it.
-    func span(_ slot: inout Slot, _ length: Int) throws(RowDamage) -> UnsafeRawBufferPointer {
-      slot.start = reader.position
-      slot.length = length
-      return try reader.bytes(length)
-    }
-    for position in 0..<count {
-      var slot = Slot()
-      slot.tag = try reader.byte()
-      let kind: FieldKind?
-      switch slot.tag {
-      case 0: kind = nil
-      case 1, 2: kind = .bool
-      case 3, 7:
-        slot.number = try reader.varint()
-        kind = slot.tag == 3 ? .int : .date
-      case 4:
-        slot.number = UInt64(littleEndian: try reader.fixed(UInt64.self))
-        kind = .double
-      case 5:
-        guard UTF8Validation.isValid(try span(&slot, try reader.length())) else {
-          throw .malformed("field '\(name(position))' holds a string that is not UTF-8")
-        }
-        kind = .string
-      case 6:
-        _ = try span(&slot, try reader.length())
-        kind = .bytes
-      case 8:
-        _ = try span(&slot, 16)
-        kind = .uuid
-      case 9:
-        _ = try span(&slot, try reader.length())
-        kind = .document
-      default: throw .malformed("field '\(name(position))' has unknown value tag \(slot.tag)")
-      }
-      if let kind, kind != kinds[position] {
-        throw .malformed("field '\(name(position))' holds a \(kind) but is declared \(kinds[position])")
-      }
-      found(position, slot)
-    }
-    guard reader.isAtEnd else { throw .malformed("it has \(reader.remaining) bytes after its last value") }
+  /// The name of the field at a position, for errors.
+  static func name(_ position: Int, in schema: EntitySchema) -> String {
+    schema.fields.indices.contains(position) ? schema.fields[position].name : "#\(position)"
   }
 
-  /// The value a slot of `bytes` stands for; the slot was checked when it was found.
-  static func value(_ slot: Slot, in bytes: UnsafeRawBufferPointer) -> Value {
+  /// The value a slot of `bytes` stands for, the one at position `field` of `schema`'s fields;
+  /// the slot's span and kind were checked when it was found. Throws when a string is not UTF-8.
+  static func value(_ slot: Slot, in bytes: UnsafeRawBufferPointer, field: Int, of schema: EntitySchema)
+    throws(RowDamage) -> Value
+  {
     func payload() -> UnsafeRawBufferPointer {
       UnsafeRawBufferPointer(rebasing: bytes[slot.start..<(slot.start + slot.length)])
     }
@@ -164,13 +205,35 @@ enum RowCodec {
     case 2: return .bool(true)
     case 3: return .int(unzigzag(slot.number))
     case 4: return .double(Double(bitPattern: slot.number))
-    case 5: return .string(String(decoding: payload(), as: UTF8.self))
+    case 5:
+      guard let string = text(payload()) else {
+        throw .malformed("field '\(name(field, in: schema))' holds a string that is not UTF-8")
+      }
+      return .string(string)
     case 6: return .bytes(Data(payload()))
     case 7: return .date(Value.date(microsecondsSince1970: unzigzag(slot.number)))
     case 8: return .uuid(UUID(uuid: payload().loadUnaligned(as: uuid_t.self)))
     case 9: return .document(Data(payload()))
     default: return .null
     }
+  }
+
+  /// The string a row's string payload holds, or `nil` when the bytes are not well-formed UTF-8
+  /// (stray continuation bytes, overlong forms, surrogates, values above U+10FFFF, a sequence
+  /// cut off at the end).
+  ///
+  /// The standard library makes the string in one pass, replacing every ill-formed sequence
+  /// with U+FFFD; the bytes were well-formed exactly when the string's bytes equal them. That
+  /// comparison of bytes still in cache costs far less than a separate validating pass over
+  /// bytes read from the memory map for the first time.
+  static func text(_ bytes: UnsafeRawBufferPointer) -> String? {
+    var string = String(decoding: bytes, as: UTF8.self)
+    let unchanged = string.withUTF8 { utf8 in
+      guard utf8.count == bytes.count else { return false }
+      guard let made = utf8.baseAddress, let stored = bytes.baseAddress else { return true }
+      return memcmp(made, stored, bytes.count) == 0
+    }
+    return unchanged ? string : nil
   }
 
   static func appendVarint(_ number: UInt64, to bytes: inout [UInt8]) {
@@ -224,20 +287,23 @@ struct ByteReader {
 
   mutating func byte() throws(RowDamage) -> UInt8 {
     guard offset < buffer.count else { throw .malformed("it ends early") }
-    defer { offset += 1 }
-    return buffer[offset]
+    let next = buffer[offset]
+    offset += 1
+    return next
   }
 
   mutating func varint() throws(RowDamage) -> UInt64 {
     var result: UInt64 = 0
     var shift: UInt64 = 0
-    while true {
-      let next = try byte()
-      guard shift < 64, shift < 63 || next <= 1 else { throw .malformed("a number is too long") }
+    while offset < buffer.count {
+      let next = buffer[offset]
+      offset += 1
+      guard shift < 63 || (shift == 63 && next <= 1) else { throw .malformed("a number is too long") }
       result |= UInt64(next & 0x7F) << shift
       if next & 0x80 == 0 { return result }
       shift += 7
     }
+    throw .malformed("it ends early")
   }
 
   /// A varint used as a length or count: at most what is left in the buffer.
@@ -251,6 +317,11 @@ struct ByteReader {
     guard count >= 0, count <= buffer.count - offset else { throw .malformed("it ends early") }
     defer { offset += count }
     return UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + count)])
+  }
+
+  mutating func skip(_ count: Int) throws(RowDamage) {
+    guard count >= 0, count <= buffer.count - offset else { throw .malformed("it ends early") }
+    offset += count
   }
 
   mutating func fixed<T: FixedWidthInteger>(_ type: T.Type) throws(RowDamage) -> T {

@@ -76,4 +76,58 @@ import Testing
       return false
     }
   }
+
+  /// The reason a damaged row gives, or `nil` when it decodes.
+  func reason(_ bytes: [UInt8]) -> String? {
+    do {
+      _ = try bytes.withUnsafeBytes { try RowCodec.decode($0, schema: schema, layout: 3) }
+      return nil
+    } catch {
+      guard case .malformed(let reason) = error as? RowDamage else { return "\(error)" }
+      return reason
+    }
+  }
+
+  @Test func aValueOfAnotherKindNamesTheFieldAndBothKinds() {
+    var changed = values
+    changed[2] = "text"
+    #expect(reason(encoded(changed)) == "field 'i' holds a value of kind string but is declared int")
+    changed = values
+    changed[4] = .int(1)
+    #expect(reason(encoded(changed)) == "field 's' holds a value of kind int but is declared string")
+  }
+
+  @Test func anUnknownTagNamesTheField() {
+    var bytes = encoded(values)
+    // The header is three bytes (version, layout 3, count 10); the id's tag follows.
+    bytes[3] = 12
+    #expect(reason(bytes) == "field 'id' has unknown value tag 12")
+    bytes[3] = 200
+    #expect(reason(bytes) == "field 'id' has unknown value tag 200")
+  }
+
+  @Test func nullIsAcceptedForEveryKind() throws {
+    for position in values.indices {
+      var changed = values
+      changed[position] = .null
+      #expect(reason(encoded(changed)) == nil, "field \(position)")
+    }
+  }
+
+  @Test func aNumberOfMoreThanSixtyFourBitsIsRefused() {
+    var bytes: [UInt8] = [RowCodec.version, 0, 2, 3, 2, 3]
+    bytes += Array(repeating: 0xFF, count: 9) + [0x02]
+    let schema = try! EntitySchema(name: "S", fields: [Field("id", .int), Field("n", .int)], idField: "id")
+    #expect {
+      try bytes.withUnsafeBytes { try RowCodec.decode($0, schema: schema, layout: 0) }
+    } throws: { error in
+      if case .malformed("a number is too long") = error as? RowDamage { return true }
+      return false
+    }
+    bytes[bytes.count - 1] = 0x01
+    #expect(
+      (try? bytes.withUnsafeBytes { try RowCodec.decode($0, schema: schema, layout: 0) }) == [
+        .int(1), .int(Int64.min),
+      ])
+  }
 }
