@@ -3,43 +3,68 @@ import Coffer
 import Foundation
 
 /// The current row of a statement, read column by column in place: a value is built straight
-/// from `sqlite3_column_*`, with no ``Coffer/Row`` in between. Valid until the statement steps.
-struct SQLiteFields: StoredFields {
-  let statement: SQLiteStatement
+/// from `sqlite3_column_*`, with no ``Coffer/Row`` in between. One instance serves every row of
+/// a read; it is valid until the statement steps.
+///
+/// A class, so that handing it over as `any StoredFields` copies one reference. The typed
+/// accessors ask SQLite for a column's type only when the value itself cannot tell: a text
+/// column's pointer is `NULL` exactly for a null, and a number other than zero is never one.
+final class SQLiteFields: StoredFields {
+  private let handle: OpaquePointer
+  private let statement: SQLiteStatement
   /// The field kinds, in column order.
-  let kinds: [FieldKind]
+  private let kinds: [FieldKind]
+  let count: Int
 
-  var count: Int { kinds.count }
+  init(statement: SQLiteStatement, kinds: [FieldKind]) {
+    self.statement = statement
+    self.handle = statement.handle
+    self.kinds = kinds
+    self.count = kinds.count
+  }
 
   func value(at position: Int) throws -> Value { try statement.value(at: Int32(position), kinds[position]) }
 
   func isNull(at position: Int) -> Bool {
-    position < kinds.count && sqlite3_column_type(statement.handle, Int32(position)) == SQLITE_NULL
+    position < count && sqlite3_column_type(handle, Int32(position)) == SQLITE_NULL
   }
 
-  /// Whether the column holds a non-null value of a field of `kind`.
-  private func holds(_ kind: FieldKind, at position: Int) -> Bool {
-    position < kinds.count && kinds[position] == kind
-      && sqlite3_column_type(statement.handle, Int32(position)) != SQLITE_NULL
+  /// Whether the field at a position is of `kind`.
+  private func declared(_ kind: FieldKind, at position: Int) -> Bool {
+    position < count && kinds[position] == kind
+  }
+
+  /// The column's integer, when it is not null.
+  private func number(at position: Int) -> Int64? {
+    let column = Int32(position)
+    let number = sqlite3_column_int64(handle, column)
+    return number != 0 || sqlite3_column_type(handle, column) != SQLITE_NULL ? number : nil
   }
 
   func int(at position: Int) -> Int64? {
-    holds(.int, at: position) ? statement.int(at: Int32(position)) : nil
+    declared(.int, at: position) ? number(at: position) : nil
   }
 
   func double(at position: Int) -> Double? {
-    holds(.double, at: position) ? sqlite3_column_double(statement.handle, Int32(position)) : nil
+    guard declared(.double, at: position) else { return nil }
+    let column = Int32(position)
+    let number = sqlite3_column_double(handle, column)
+    return number != 0 || sqlite3_column_type(handle, column) != SQLITE_NULL ? number : nil
   }
 
   func bool(at position: Int) -> Bool? {
-    holds(.bool, at: position) ? statement.int(at: Int32(position)) != 0 : nil
+    declared(.bool, at: position) ? number(at: position).map { $0 != 0 } : nil
   }
 
   func string(at position: Int) -> String? {
-    holds(.string, at: position) ? statement.string(at: Int32(position)) : nil
+    guard declared(.string, at: position), let text = sqlite3_column_text(handle, Int32(position)) else {
+      return nil
+    }
+    let count = Int(sqlite3_column_bytes(handle, Int32(position)))
+    return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
   }
 
   func date(at position: Int) -> Date? {
-    holds(.date, at: position) ? Value.date(microsecondsSince1970: statement.int(at: Int32(position))) : nil
+    declared(.date, at: position) ? number(at: position).map(Value.date(microsecondsSince1970:)) : nil
   }
 }
