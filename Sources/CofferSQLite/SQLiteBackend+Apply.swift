@@ -141,16 +141,25 @@ struct SQLiteApplier {
   /// Inserts a row into a table ``resolve(_:)`` returned.
   mutating func insert(_ row: Row, into table: SQLiteTable) throws {
     let code = try write(row, try statement(.insert, table))
-    // SQLite reports whichever constraint it checks first; a stored id comes first in Coffer.
-    if try code == constraintPrimaryKey || (code == constraintUnique && exists(row, table)) {
-      let id = row[table.schema.idPosition]
-      throw CofferError(
-        .duplicateID,
-        "A \(table.schema.name) with id \(id) is already stored. Use update or upsert to replace it. Nothing in the batch was applied.",
-        store: store, entity: table.schema.name, id: id.description)
-    }
-    if code == constraintUnique { throw try uniqueViolation(row, table) }
+    if code != SQLITE_DONE { throw try conflict(code, inserting: row, into: table) }
     summary.inserted += 1
+  }
+
+  /// The error for a row whose insert broke a constraint.
+  private mutating func conflict(_ code: Int32, inserting row: Row, into table: SQLiteTable) throws
+    -> CofferError
+  {
+    // SQLite reports whichever constraint it checks first; a stored id comes first in Coffer.
+    if code == constraintPrimaryKey { return duplicate(row, table) }
+    return try exists(row, table) ? duplicate(row, table) : uniqueViolation(row, table)
+  }
+
+  private func duplicate(_ row: Row, _ table: SQLiteTable) -> CofferError {
+    let id = row[table.schema.idPosition]
+    return CofferError(
+      .duplicateID,
+      "A \(table.schema.name) with id \(id) is already stored. Use update or upsert to replace it. Nothing in the batch was applied.",
+      store: store, entity: table.schema.name, id: id.description)
   }
 
   private mutating func exists(_ row: Row, _ table: SQLiteTable) throws -> Bool {

@@ -4,66 +4,82 @@ import Foundation
 
 /// A compiled statement of one ``SQLiteConnection``, reused for every call of the same shape.
 ///
-/// Values are bound straight from ``Coffer/Value``s with `sqlite3_bind_*`; strings and bytes
-/// are bound without copying (`SQLITE_STATIC`) for exactly as long as the caller's closure runs,
-/// and unbound before it returns. Rows are read straight into ``Coffer/Row``s.
+/// Values are bound straight from ``Coffer/Value``s with `sqlite3_bind_*`. The bytes of
+/// strings, documents, byte buffers and UUIDs are first copied into the statement's own
+/// scratch space and bound from there without SQLite copying them again (`SQLITE_STATIC`); the
+/// space stays unchanged until the statement is reset and its bindings cleared, before
+/// ``withBindings(_:_:)`` returns. Rows are read straight into ``Coffer/Row``s.
 final class SQLiteStatement {
   let handle: OpaquePointer
   unowned let connection: SQLiteConnection
+  /// Where bound bytes live while the statement runs; grown, never shrunk. Only the task that
+  /// holds the statement's connection uses it.
+  @exclusivity(unchecked) private var scratch = UnsafeMutableRawBufferPointer(start: nil, count: 0)
 
   init(_ handle: OpaquePointer, connection: SQLiteConnection) {
     self.handle = handle
     self.connection = connection
   }
 
+  deinit { scratch.deallocate() }
+
   func finalize() { sqlite3_finalize(handle) }
 
   /// Binds `values` to parameters 1…n, runs `body`, then resets the statement and clears the
-  /// bindings (so that no borrowed pointer outlives the values).
+  /// bindings (so that no pointer into the scratch space outlives the call).
   func withBindings<R>(_ values: [Value], _ body: () throws -> R) throws -> R {
     defer {
       sqlite3_reset(handle)
       sqlite3_clear_bindings(handle)
     }
-    return try bind(values, from: 0, body)
+    try bind(values)
+    return try body()
   }
 
-  /// Binds the values from `index` on, each borrowed string or byte buffer staying valid for the
-  /// rest of the recursion, and runs `body` once all are bound.
-  private func bind<R>(_ values: [Value], from index: Int, _ body: () throws -> R) throws -> R {
-    guard index < values.count else { return try body() }
-    let parameter = Int32(index + 1)
-    let code: Int32
-    switch values[index] {
-    case .null: code = sqlite3_bind_null(handle, parameter)
-    case .bool(let value): code = sqlite3_bind_int64(handle, parameter, value ? 1 : 0)
-    case .int(let value): code = sqlite3_bind_int64(handle, parameter, value)
-    case .double(let value): code = sqlite3_bind_double(handle, parameter, value)
-    case .date(let value):
-      code = sqlite3_bind_int64(handle, parameter, Value.microseconds(since1970: value))
-    case .string(var text):
-      return try text.withUTF8 { buffer in
-        try check(bindText(UnsafeRawBufferPointer(buffer), parameter))
-        return try bind(values, from: index + 1, body)
-      }
-    case .document(let data):
-      return try data.withUnsafeBytes { buffer in
-        try check(bindText(buffer, parameter))
-        return try bind(values, from: index + 1, body)
-      }
-    case .bytes(let data):
-      return try data.withUnsafeBytes { buffer in
-        try check(bindBlob(buffer, parameter))
-        return try bind(values, from: index + 1, body)
-      }
-    case .uuid(let uuid):
-      return try withUnsafeBytes(of: uuid.uuid) { buffer in
-        try check(bindBlob(buffer, parameter))
-        return try bind(values, from: index + 1, body)
-      }
+  /// Binds every value, copying the bytes of those SQLite would otherwise have to copy into
+  /// the scratch space, which is made large enough first so that it does not move.
+  private func bind(_ values: [Value]) throws {
+    var needed = 0
+    for value in values { needed += Self.byteCount(value) }
+    if needed > scratch.count {
+      scratch.deallocate()
+      scratch = .allocate(byteCount: max(needed, 2 * scratch.count, 256), alignment: 8)
     }
-    try check(code)
-    return try bind(values, from: index + 1, body)
+    var used = 0
+    /// Copies `bytes` into the scratch space and returns where they now are.
+    func place(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+      let target = UnsafeMutableRawBufferPointer(rebasing: scratch[used..<(used + bytes.count)])
+      target.copyMemory(from: bytes)
+      used += bytes.count
+      return UnsafeRawBufferPointer(target)
+    }
+    for (index, value) in values.enumerated() {
+      let parameter = Int32(index + 1)
+      let code: Int32
+      switch value {
+      case .null: code = sqlite3_bind_null(handle, parameter)
+      case .bool(let value): code = sqlite3_bind_int64(handle, parameter, value ? 1 : 0)
+      case .int(let value): code = sqlite3_bind_int64(handle, parameter, value)
+      case .double(let value): code = sqlite3_bind_double(handle, parameter, value)
+      case .date(let value):
+        code = sqlite3_bind_int64(handle, parameter, Value.microseconds(since1970: value))
+      case .string(var text): code = text.withUTF8 { bindText(place(UnsafeRawBufferPointer($0)), parameter) }
+      case .document(let data): code = data.withUnsafeBytes { bindText(place($0), parameter) }
+      case .bytes(let data): code = data.withUnsafeBytes { bindBlob(place($0), parameter) }
+      case .uuid(let uuid): code = withUnsafeBytes(of: uuid.uuid) { bindBlob(place($0), parameter) }
+      }
+      try check(code)
+    }
+  }
+
+  /// How many bytes of a value ``bind(_:)`` places in the scratch space.
+  private static func byteCount(_ value: Value) -> Int {
+    switch value {
+    case .string(let text): text.utf8.count
+    case .document(let data), .bytes(let data): data.count
+    case .uuid: 16
+    default: 0
+    }
   }
 
   private func bindText(_ buffer: UnsafeRawBufferPointer, _ parameter: Int32) -> Int32 {
