@@ -9,7 +9,7 @@ extension LMDBBackend {
     let handle = try handle(query.entity)
     let plan = try QueryPlan(query, handle: handle)
     guard plan.isOrdered else {
-      for row in try sortedRows(query, plan: plan, handle: handle) { try visit(row) }
+      try RowFields.handOver(try sortedRows(query, plan: plan, handle: handle), to: visit)
       return
     }
     try readInOrder(query, plan: plan, handle: handle, visit)
@@ -25,12 +25,12 @@ extension LMDBBackend {
     let wanted = query.limit ?? Int.max
     try environment.read { transaction in
       let fields = LMDBFields(handle: handle, backend: self)
-      let inPlace: any StoredFields = fields
+      let decoded = RowFields(Row([]))
       var skipped = 0
       var visited = 0
       try walk(plan, handle: handle, in: transaction) { key, bytes in
         guard
-          let row = try self.fields(bytes, key: key, plan: plan, into: fields, as: inPlace, in: transaction)
+          let row = try self.fields(bytes, key: key, plan: plan, into: fields, or: decoded, in: transaction)
         else {
           return true
         }
@@ -54,12 +54,14 @@ extension LMDBBackend {
     if ids.isEmpty { return }
     try environment.read { transaction in
       let fields = LMDBFields(handle: handle, backend: self)
-      let inPlace: any StoredFields = fields
+      let decoded = RowFields(Row([]))
       for id in ids {
         try KeyEncoding.withIDKey(id) { key in
           guard let bytes = try transaction.get(handle.rows, key) else { return }
-          let row = try self.fields(bytes, key: key, plan: nil, into: fields, as: inPlace, in: transaction)
-          try visit(row ?? inPlace)
+          guard
+            let row = try self.fields(bytes, key: key, plan: nil, into: fields, or: decoded, in: transaction)
+          else { return }
+          try visit(row)
         }
       }
     }
@@ -67,17 +69,17 @@ extension LMDBBackend {
 
   /// The row at `bytes` as fields to hand over, or `nil` when the plan's filter rejects it
   /// (no plan: a lookup by id, which takes every row): `fields` loaded in place when the walk
-  /// pins the filter and the row has the current layout (handed over as `inPlace`, the same
-  /// fields made existential once per read), a decoded ``Coffer/Row`` otherwise.
+  /// pins the filter and the row has the current layout, otherwise `decoded` carrying the row
+  /// decoded (and evolved).
   private func fields(
     _ bytes: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, plan: QueryPlan?, into fields: LMDBFields,
-    as inPlace: any StoredFields, in transaction: Transaction
+    or decoded: RowFields, in transaction: Transaction
   ) throws -> (any StoredFields)? {
     let pinned = plan?.walkMatchesFilter ?? true
     if pinned {
       do {
         try fields.load(bytes, key: key)
-        return inPlace
+        return fields
       } catch .otherLayout {
         // Decoded and evolved below.
       } catch {
@@ -85,6 +87,8 @@ extension LMDBBackend {
       }
     }
     let row = Row(try decode(bytes, key: key, handle: fields.handle, in: transaction))
-    return pinned || plan?.filter.matches(row) != false ? row : nil
+    guard pinned || plan?.filter.matches(row) != false else { return nil }
+    decoded.current = row
+    return decoded
   }
 }

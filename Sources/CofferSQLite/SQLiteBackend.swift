@@ -126,13 +126,13 @@ public final class SQLiteBackend: StorageBackend {
     let table = try table(query.entity)
     let built = try SQLiteQuery.select(query, in: table)
     if built.reversedTies != nil {
-      for row in try rows(of: query, built: built, in: table) { try visit(row) }
+      try RowFields.handOver(try rows(of: query, built: built, in: table), to: visit)
       return
     }
     try readers.withReader { reader in
       let statement = try reader.statement(built.sql)
       try statement.withBindings(built.parameters) {
-        let fields: any StoredFields = SQLiteFields(statement: statement, kinds: table.kinds)
+        let fields = SQLiteFields(statement: statement, kinds: table.kinds)
         while try statement.stepReading() { try visit(fields) }
       }
     }
@@ -146,7 +146,7 @@ public final class SQLiteBackend: StorageBackend {
     let table = try table(entity.name)
     try readers.withReader { reader in
       let statement = try reader.statement(for: table, .get)
-      let fields: any StoredFields = SQLiteFields(statement: statement, kinds: table.kinds)
+      let fields = SQLiteFields(statement: statement, kinds: table.kinds)
       let several = ids.count > 1
       if several { try reader.run("BEGIN") }
       defer { if several { try? reader.run("COMMIT") } }

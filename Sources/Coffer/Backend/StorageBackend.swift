@@ -117,14 +117,14 @@ extension StorageBackend {
 
   /// Fetches the rows, then hands over each.
   public func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
-    for row in try await fetch(query) { try visit(row) }
+    try RowFields.handOver(try await fetch(query), to: visit)
   }
 
   /// Gets the rows, then hands over each.
   public func read(entity: EntitySchema, ids: [Value], _ visit: (any StoredFields) throws -> Void)
     async throws
   {
-    for row in try await get(entity: entity, ids: ids) { try visit(row) }
+    try RowFields.handOver(try await get(entity: entity, ids: ids), to: visit)
   }
 
   /// Fetches with an `isIn` filter on the id and puts the rows in the order of `ids`.

@@ -11,8 +11,10 @@ import Foundation
 /// ``value(at:)``. A backend implements ``count`` and
 /// ``value(at:)``, and the typed accessors it can answer without building a ``Value``.
 ///
-/// A value of this type is only valid during the call it is passed to; never keep it.
-public protocol StoredFields {
+/// Fields are an object, so that handing them over copies one reference; a backend usually
+/// makes one for a read and loads each row into it. An instance is only valid during the call
+/// it is passed to; never keep it.
+public protocol StoredFields: AnyObject {
   /// The number of fields.
   var count: Int { get }
   /// The value at a position (which is less than ``count``).
@@ -73,11 +75,32 @@ extension StoredFields {
   }
 }
 
-extension Row: StoredFields {
+/// A ``Row`` handed over as ``StoredFields``: what the default ``StorageBackend/read(_:_:)``
+/// passes, and what a backend passes for a row it had to decode first. One instance can carry
+/// row after row.
+public final class RowFields: StoredFields {
+  /// The row being handed over.
+  public var current: Row
+
+  /// Fields holding `row`.
+  public init(_ row: Row) { current = row }
+
+  /// The row's number of values.
+  public var count: Int { current.values.count }
   /// The row itself.
-  @inlinable public var row: Row? { self }
+  public var row: Row? { current }
   /// The value at a position.
-  @inlinable public func value(at position: Int) -> Value { values[position] }
+  public func value(at position: Int) -> Value { current.values[position] }
+
+  /// Hands over each row in turn, through one instance.
+  public static func handOver(_ rows: [Row], to visit: (any StoredFields) throws -> Void) rethrows {
+    guard let first = rows.first else { return }
+    let fields = RowFields(first)
+    for row in rows {
+      fields.current = row
+      try visit(fields)
+    }
+  }
 }
 
 extension Row {
