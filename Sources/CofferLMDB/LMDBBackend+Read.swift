@@ -24,23 +24,25 @@ extension LMDBBackend {
     let offset = max(0, query.offset)
     let wanted = query.limit ?? Int.max
     try environment.read { transaction in
-      let fields = LMDBFields(handle: handle, backend: self)
-      let decoded = RowFields(Row([]))
-      var skipped = 0
-      var visited = 0
-      try walk(plan, handle: handle, in: transaction) { key, bytes in
-        guard
-          let row = try self.fields(bytes, key: key, plan: plan, into: fields, or: decoded, in: transaction)
-        else {
-          return true
+      try LMDBFields.with(handle, backend: self) { fields in
+        var decoded: RowFields?
+        var skipped = 0
+        var visited = 0
+        try walk(plan, handle: handle, in: transaction) { key, bytes in
+          guard
+            let row = try self.fields(
+              bytes, key: key, plan: plan, into: fields, or: &decoded, in: transaction)
+          else {
+            return true
+          }
+          if skipped < offset {
+            skipped += 1
+            return true
+          }
+          try visit(row)
+          visited += 1
+          return visited < wanted
         }
-        if skipped < offset {
-          skipped += 1
-          return true
-        }
-        try visit(row)
-        visited += 1
-        return visited < wanted
       }
     }
   }
@@ -53,15 +55,16 @@ extension LMDBBackend {
     let handle = try handle(entity.name)
     if ids.isEmpty { return }
     try environment.read { transaction in
-      let fields = LMDBFields(handle: handle, backend: self)
-      let decoded = RowFields(Row([]))
-      for id in ids {
-        try KeyEncoding.withIDKey(id) { key in
-          guard let bytes = try transaction.get(handle.rows, key) else { return }
-          guard
-            let row = try self.fields(bytes, key: key, plan: nil, into: fields, or: decoded, in: transaction)
-          else { return }
-          try visit(row)
+      try LMDBFields.with(handle, backend: self) { fields in
+        var decoded: RowFields?
+        for id in ids {
+          try KeyEncoding.withIDKey(id) { key in
+            guard let bytes = try transaction.get(handle.rows, key),
+              let row = try self.fields(
+                bytes, key: key, plan: nil, into: fields, or: &decoded, in: transaction)
+            else { return }
+            try visit(row)
+          }
         }
       }
     }
@@ -69,11 +72,11 @@ extension LMDBBackend {
 
   /// The row at `bytes` as fields to hand over, or `nil` when the plan's filter rejects it
   /// (no plan: a lookup by id, which takes every row): `fields` loaded in place when the walk
-  /// pins the filter and the row has the current layout, otherwise `decoded` carrying the row
-  /// decoded (and evolved).
+  /// pins the filter and the row has the current layout, otherwise `decoded` (made the first
+  /// time it is needed) carrying the row decoded and evolved.
   private func fields(
     _ bytes: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, plan: QueryPlan?, into fields: LMDBFields,
-    or decoded: RowFields, in transaction: Transaction
+    or decoded: inout RowFields?, in transaction: Transaction
   ) throws -> (any StoredFields)? {
     let pinned = plan?.walkMatchesFilter ?? true
     if pinned {
@@ -88,7 +91,12 @@ extension LMDBBackend {
     }
     let row = Row(try decode(bytes, key: key, handle: fields.handle, in: transaction))
     guard pinned || plan?.filter.matches(row) != false else { return nil }
-    decoded.current = row
-    return decoded
+    guard let reused = decoded else {
+      let made = RowFields(row)
+      decoded = made
+      return made
+    }
+    reused.current = row
+    return reused
   }
 }

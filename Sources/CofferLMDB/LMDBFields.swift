@@ -16,22 +16,31 @@ final class LMDBFields: StoredFields {
   /// The backend, which names the store in errors.
   private let backend: LMDBBackend
   let count: Int
-  /// The slots, by field position. Only this instance writes them, and only in `load`.
+  /// The slots, by field position: memory the creator lends for as long as the instance is
+  /// used. Only this instance writes them, and only in `load`.
   private let slots: UnsafeMutableBufferPointer<RowCodec.Slot>
   @exclusivity(unchecked) private var bytes = UnsafeRawBufferPointer(start: nil, count: 0)
   /// The row's id key, which names it in errors.
   @exclusivity(unchecked) private var key = UnsafeRawBufferPointer(start: nil, count: 0)
 
-  init(handle: EntityHandle, backend: LMDBBackend) {
+  private init(handle: EntityHandle, backend: LMDBBackend, slots: UnsafeMutableBufferPointer<RowCodec.Slot>) {
     self.handle = handle
     self.backend = backend
     self.shape = handle.shape
     self.count = handle.shape.kinds.count
-    self.slots = .allocate(capacity: handle.shape.kinds.count)
-    slots.initialize(repeating: RowCodec.Slot())
+    self.slots = slots
   }
 
-  deinit { slots.deallocate() }
+  /// Runs `body` with fields for rows of `handle`'s entity, their slots on the stack.
+  static func with<R>(
+    _ handle: EntityHandle, backend: LMDBBackend, _ body: (LMDBFields) throws -> R
+  ) rethrows -> R {
+    try withUnsafeTemporaryAllocation(of: RowCodec.Slot.self, capacity: max(1, handle.shape.kinds.count)) {
+      slots in
+      slots.initialize(repeating: RowCodec.Slot())
+      return try body(LMDBFields(handle: handle, backend: backend, slots: slots))
+    }
+  }
 
   var schema: EntitySchema { handle.schema }
 
