@@ -11,7 +11,9 @@ import Foundation
 package final class LockedState<State>: @unchecked Sendable {
   // `@unchecked Sendable`: `state` is read and written only inside `withLock`, under `lock`.
   private let lock = NSLock()
-  private var state: State
+  /// Unchecked exclusivity: the lock already makes every access exclusive, so the runtime's
+  /// own check of each access would only repeat it.
+  @exclusivity(unchecked) private var state: State
 
   package init(_ state: State) { self.state = state }
 
