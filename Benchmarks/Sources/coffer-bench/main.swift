@@ -103,7 +103,7 @@ do {
   var lines = [
     "# Performance",
     "",
-    "Written by `\(command)`; every figure below was printed by that run. Medians of several",
+    "Written by `\(command)`; every figure below was printed by that run. Medians of five",
     "repetitions (one at 1,000,000 rows); ratios are taken within the same run, with the systems",
     "interleaved. Machine: \(machineDescription()).",
     "",
