@@ -18,7 +18,7 @@ extension SQLiteBackend {
     let known = catalog.withLock { $0.tables }
     return try withWriter { connection in
       try transaction(on: connection, while: "applying a batch") {
-        var applier = SQLiteApplier(connection: connection, tables: known, store: name)
+        let applier = SQLiteApplier(connection: connection, tables: known, store: name)
         for operation in changes.operations { try applier.apply(operation) }
         return applier.summary
       }
@@ -34,7 +34,7 @@ extension SQLiteBackend {
     let known = catalog.withLock { $0.tables }
     return try withWriter { connection in
       try transaction(on: connection, while: "applying a batch") {
-        var applier = SQLiteApplier(connection: connection, tables: known, store: name)
+        let applier = SQLiteApplier(connection: connection, tables: known, store: name)
         let table = try applier.resolve(entity.name)
         for position in 0..<count { try applier.insert(try row(position), into: table) }
         return applier.summary
@@ -68,14 +68,16 @@ extension SQLiteBackend {
 }
 
 /// Applies the operations of one batch, reusing the statements of the entity it is working on.
-struct SQLiteApplier {
+/// A class: the per-row calls of a bulk insert would otherwise copy it. One batch uses it, on
+/// the thread that holds the writer, so its state needs no runtime exclusivity checks.
+final class SQLiteApplier {
   let connection: SQLiteConnection
   let tables: [String: SQLiteTable]
   let store: String
-  var summary = ChangeSummary()
-  private var current: (entity: String, table: SQLiteTable)?
+  @exclusivity(unchecked) var summary = ChangeSummary()
+  @exclusivity(unchecked) private var current: (entity: String, table: SQLiteTable)?
   /// The statements of the current table, by ``SQLiteTable/Operation``.
-  private var statements: [SQLiteStatement?] = Array(
+  @exclusivity(unchecked) private var statements: [SQLiteStatement?] = Array(
     repeating: nil, count: SQLiteTable.Operation.allCases.count)
 
   init(connection: SQLiteConnection, tables: [String: SQLiteTable], store: String) {
@@ -84,7 +86,7 @@ struct SQLiteApplier {
     self.store = store
   }
 
-  mutating func apply(_ operation: ChangeSet.Operation) throws {
+  func apply(_ operation: ChangeSet.Operation) throws {
     let table = try resolve(operation.entity)
     switch operation {
     case .insert(_, let row):
@@ -115,7 +117,7 @@ struct SQLiteApplier {
   }
 
   /// The table of an entity, whose statements the applier then keeps at hand.
-  mutating func resolve(_ entity: String) throws -> SQLiteTable {
+  func resolve(_ entity: String) throws -> SQLiteTable {
     if let current, current.entity == entity { return current.table }
     guard let table = tables[entity] else {
       throw CofferError(
@@ -129,7 +131,7 @@ struct SQLiteApplier {
     return table
   }
 
-  private mutating func statement(_ operation: SQLiteTable.Operation, _ table: SQLiteTable) throws
+  private func statement(_ operation: SQLiteTable.Operation, _ table: SQLiteTable) throws
     -> SQLiteStatement
   {
     if let statement = statements[operation.rawValue] { return statement }
@@ -139,14 +141,14 @@ struct SQLiteApplier {
   }
 
   /// Inserts a row into a table ``resolve(_:)`` returned.
-  mutating func insert(_ row: Row, into table: SQLiteTable) throws {
+  func insert(_ row: Row, into table: SQLiteTable) throws {
     let code = try write(row, try statement(.insert, table))
     if code != SQLITE_DONE { throw try conflict(code, inserting: row, into: table) }
     summary.inserted += 1
   }
 
   /// The error for a row whose insert broke a constraint.
-  private mutating func conflict(_ code: Int32, inserting row: Row, into table: SQLiteTable) throws
+  private func conflict(_ code: Int32, inserting row: Row, into table: SQLiteTable) throws
     -> CofferError
   {
     // SQLite reports whichever constraint it checks first; a stored id comes first in Coffer.
@@ -162,7 +164,7 @@ struct SQLiteApplier {
       store: store, entity: table.schema.name, id: id.description)
   }
 
-  private mutating func exists(_ row: Row, _ table: SQLiteTable) throws -> Bool {
+  private func exists(_ row: Row, _ table: SQLiteTable) throws -> Bool {
     let statement = try statement(.exists, table)
     return try statement.withBindings([row[table.schema.idPosition]]) {
       try statement.stepReading() && statement.int(at: 0) > 0
@@ -170,7 +172,7 @@ struct SQLiteApplier {
   }
 
   /// Replaces the stored row with the row's id; `false` when there is none.
-  private mutating func update(_ row: Row, _ table: SQLiteTable) throws -> Bool {
+  private func update(_ row: Row, _ table: SQLiteTable) throws -> Bool {
     let code = try write(row, try statement(.update, table))
     if code == constraintUnique { throw try uniqueViolation(row, table) }
     return connection.changes > 0
