@@ -223,17 +223,35 @@ enum RowCodec {
   /// cut off at the end).
   ///
   /// The standard library makes the string in one pass, replacing every ill-formed sequence
-  /// with U+FFFD; the bytes were well-formed exactly when the string's bytes equal them. That
-  /// comparison of bytes still in cache costs far less than a separate validating pass over
-  /// bytes read from the memory map for the first time.
+  /// with U+FFFD. Bytes that are all ASCII are well-formed; otherwise they were well-formed
+  /// exactly when the string's bytes equal them. Either check reads bytes the standard library
+  /// has just brought into the cache, which costs far less than a separate validating pass
+  /// over bytes read from the memory map for the first time.
   static func text(_ bytes: UnsafeRawBufferPointer) -> String? {
     var string = String(decoding: bytes, as: UTF8.self)
+    if isASCII(bytes) { return string }
     let unchanged = string.withUTF8 { utf8 in
       guard utf8.count == bytes.count else { return false }
       guard let made = utf8.baseAddress, let stored = bytes.baseAddress else { return true }
       return memcmp(made, stored, bytes.count) == 0
     }
     return unchanged ? string : nil
+  }
+
+  /// Whether every byte is below 0x80, eight at a time.
+  @inline(__always)
+  static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    var high: UInt64 = 0
+    var offset = 0
+    while offset + 8 <= bytes.count {
+      high |= bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+      offset += 8
+    }
+    while offset < bytes.count {
+      high |= UInt64(bytes[offset])
+      offset += 1
+    }
+    return high & 0x8080_8080_8080_8080 == 0
   }
 
   static func appendVarint(_ number: UInt64, to bytes: inout [UInt8]) {
