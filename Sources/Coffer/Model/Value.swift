@@ -61,6 +61,7 @@ public enum Value: Sendable {
 extension Value {
   /// The number of microseconds since 1970-01-01 00:00:00 UTC, rounded to the nearest, that a
   /// date is stored as. Backends that store dates as integers use exactly this.
+  @inlinable
   public static func microseconds(since1970 date: Date) -> Int64 {
     let micros = (date.timeIntervalSince1970 * 1_000_000).rounded()
     if micros >= 9.2e18 { return Int64.max }
@@ -70,6 +71,7 @@ extension Value {
 
   /// The date that a stored microsecond count stands for; the inverse of
   /// ``microseconds(since1970:)``.
+  @inlinable
   public static func date(microsecondsSince1970 micros: Int64) -> Date {
     Date(timeIntervalSince1970: Double(micros) / 1_000_000)
   }

@@ -79,6 +79,9 @@ public struct StoreQuery<T: Storable>: Sendable {
     if let keyPathError { throw keyPathError.inStore(store.backend.name) }
   }
 
+  /// The most room ``fetch()`` reserves up front for a query with a limit.
+  @usableFromInline static var reservedAtMost: Int { 1_024 }
+
   /// The values, in order.
   @inlinable
   public func fetch() async throws -> [T] {
@@ -86,6 +89,8 @@ public struct StoreQuery<T: Storable>: Sendable {
     let codec = try await store.codec(for: T.self)
     let checked = try store.rethrowing { try QueryValidator.validate(query, schema: codec.schema) }
     var values: [T] = []
+    // A page (a limit) gets its room at once rather than growing through every power of two.
+    if let limit = checked.limit, limit > 0 { values.reserveCapacity(min(limit, Self.reservedAtMost)) }
     try await store.rethrowing {
       try await store.backend.read(checked) { values.append(try codec.decode($0)) }
     }
