@@ -7,8 +7,9 @@ import Foundation
 /// from its slot, with no ``Coffer/Row`` in between. A string is checked to be UTF-8 as it is
 /// made, so a damaged one is reported by ``value(at:)`` when it is read.
 ///
-/// One instance is reused for every row of a read; it is valid until the next `load` or the end
-/// of the read transaction.
+/// One instance is reused for every row of a read (see ``with(_:backend:_:)``, which lends it
+/// its slots); it is valid until the next `load`, the end of the read transaction or the end of
+/// `with`, whichever comes first.
 final class LMDBFields: StoredFields {
   let handle: EntityHandle
   /// The handle's shape, which every row loaded has.
