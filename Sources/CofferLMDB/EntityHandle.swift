@@ -14,13 +14,13 @@ final class EntityHandle: Sendable {
   let indexes: [IndexHandle]
   /// How rows written under other known layouts become rows of ``schema``, by layout;
   /// `nil` for layouts that cannot (a kind changed).
-  let evolutions: [Int: SchemaEvolution?]
+  let evolutions: [Int: OlderLayout?]
   /// The declared schema and the current layout, for decoding rows.
   let shape: RowCodec.Shape
 
   init(
     schema: EntitySchema, layout: Int, rows: MDB_dbi, indexes: [IndexHandle],
-    evolutions: [Int: SchemaEvolution?]
+    evolutions: [Int: OlderLayout?]
   ) {
     self.schema = schema
     self.layout = layout
@@ -34,6 +34,21 @@ final class EntityHandle: Sendable {
   func idKey(_ values: [Value], into key: inout [UInt8]) {
     key.removeAll(keepingCapacity: true)
     KeyEncoding.append(values[schema.idPosition], to: &key)
+  }
+}
+
+/// A layout rows may still be stored under: how to walk such a row and how to evolve it into
+/// the declared schema, both worked out once.
+struct OlderLayout: Sendable {
+  let shape: RowCodec.Shape
+  let evolution: SchemaEvolution
+
+  /// Layout `layout`, whose fields are `stored`, read as `schema`; `nil` when it cannot be (a
+  /// field changed kind).
+  init?(_ layout: Int, stored: EntitySchema, as schema: EntitySchema, store: String) {
+    guard let evolution = try? SchemaEvolution(from: stored, to: schema, store: store) else { return nil }
+    self.shape = RowCodec.Shape(schema: evolution.stored, layout: layout)
+    self.evolution = evolution
   }
 }
 

@@ -82,11 +82,11 @@ extension LMDBBackend {
 
   /// How each stored layout other than `except` reads as `schema`.
   private func evolutions(_ record: Catalog.EntityRecord, to schema: EntitySchema, except: Int) -> [Int:
-    SchemaEvolution?]
+    OlderLayout?]
   {
-    var evolutions: [Int: SchemaEvolution?] = [:]
+    var evolutions: [Int: OlderLayout?] = [:]
     for (layout, stored) in record.layouts.enumerated() where layout != except {
-      evolutions[layout] = .some(try? SchemaEvolution(from: stored, to: schema, store: name))
+      evolutions[layout] = .some(OlderLayout(layout, stored: stored, as: schema, store: name))
     }
     return evolutions
   }

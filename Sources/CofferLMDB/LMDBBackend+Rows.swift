@@ -24,10 +24,10 @@ extension LMDBBackend {
     _ bytes: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, layout: Int, handle: EntityHandle,
     in transaction: Transaction
   ) throws -> [Value] {
-    let evolution: SchemaEvolution
+    let older: OlderLayout
     if let known = handle.evolutions[layout] {
       guard let known else { throw mismatch(layout, handle) }
-      evolution = known
+      older = known
     } else {
       guard let record = try Catalog.record(handle.schema.name, in: transaction, catalog: catalog),
         record.layouts.indices.contains(layout)
@@ -36,15 +36,14 @@ extension LMDBBackend {
           .malformed("it names layout \(layout), which the catalog does not list"), key: key,
           schema: handle.schema)
       }
-      guard let made = try? SchemaEvolution(from: record.layouts[layout], to: handle.schema, store: name)
+      guard let made = OlderLayout(layout, stored: record.layouts[layout], as: handle.schema, store: name)
       else {
         throw mismatch(layout, handle)
       }
-      evolution = made
+      older = made
     }
     do {
-      let stored = try RowCodec.decode(bytes, schema: evolution.stored, layout: layout)
-      return evolution.migrate(Row(stored)).values
+      return older.evolution.migrate(Row(try older.shape.decode(bytes))).values
     } catch {
       throw damage(error, key: key, schema: handle.schema)
     }

@@ -57,11 +57,7 @@ final class SQLiteFields: StoredFields {
   }
 
   func string(at position: Int) -> String? {
-    guard declared(.string, at: position), let text = sqlite3_column_text(handle, Int32(position)) else {
-      return nil
-    }
-    let count = Int(sqlite3_column_bytes(handle, Int32(position)))
-    return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+    declared(.string, at: position) ? statement.text(at: Int32(position)) : nil
   }
 
   func date(at position: Int) -> Date? {

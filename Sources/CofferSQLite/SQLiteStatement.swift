@@ -178,8 +178,11 @@ final class SQLiteStatement {
   }
 
   /// A column's text, byte for byte.
-  func string(at column: Int32) -> String {
-    guard let text = sqlite3_column_text(handle, column) else { return "" }
+  func string(at column: Int32) -> String { text(at: column) ?? "" }
+
+  /// A column's text, byte for byte, or `nil` when SQLite gives no text pointer (a null).
+  func text(at column: Int32) -> String? {
+    guard let text = sqlite3_column_text(handle, column) else { return nil }
     let count = Int(sqlite3_column_bytes(handle, column))
     return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
   }
