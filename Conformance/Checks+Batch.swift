@@ -40,6 +40,28 @@ extension ConformanceSuite {
       try expectEqual(try await store.all(Item.self), Item.sample, "all() after the failed insert")
     },
     ConformanceCheck(
+      "batch.insert-many-first-failure-decides",
+      "Inserting many values at once, the first value that fails decides the error: a stored id before an "
+        + "unencodable value is duplicateID naming that id, and the reverse is invalidValue; none is inserted."
+    ) { context in
+      let store = try await context.store(with: Item.sample)
+      var values = (Int64(400)..<440).map { Item(id: $0, name: "n\($0)", rank: $0, score: 1.5, flag: false) }
+      values[10] = Item(id: 3, name: "dup", rank: nil, score: nil, flag: true)
+      values[25].score = .nan
+      let duplicate = try await expectThrows(.duplicateID, "insert with a stored id at 10 and a NaN at 25") {
+        try await store.insert(values)
+      }
+      try expectEqual(duplicate.entity, "Item", "error.entity")
+      try expectEqual(duplicate.id, "3", "error.id")
+      values[10] = Item(id: 410, name: "n410", rank: 410, score: 1.5, flag: false)
+      values[5].score = .nan
+      values[30] = Item(id: 3, name: "dup", rank: nil, score: nil, flag: true)
+      try await expectThrows(.invalidValue, "insert with a NaN at 5 and a stored id at 30") {
+        try await store.insert(values)
+      }
+      try expectEqual(try await store.all(Item.self), Item.sample, "all() after the failed inserts")
+    },
+    ConformanceCheck(
       "batch.duplicate-within-batch",
       "Inserting one id twice in the same batch is a duplicate and applies nothing."
     ) { context in

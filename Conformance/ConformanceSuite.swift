@@ -18,7 +18,8 @@ public enum ConformanceSuite {
   public static let checks: [ConformanceCheck] =
     crudChecks + batchChecks + filterChecks + stringFilterChecks + sortChecks + pagingChecks
     + valueChecks + identityChecks + errorChecks + schemaChecks + durabilityChecks
-    + concurrencyChecks + multiProcessChecks + scaleChecks + readChecks + differentialChecks
+    + concurrencyChecks + multiProcessChecks + scaleChecks + readChecks + schemaRaceChecks
+    + differentialChecks
 
   /// Runs one check on a target in a scratch folder of its own, removed afterwards.
   public static func run(_ check: ConformanceCheck, on target: ConformanceTarget) async -> ConformanceResult {

@@ -10,11 +10,13 @@ extension LMDBBackend {
   {
     try checkOpen()
     if count == 0 { return ChangeSummary() }
-    let handle = try self.handle(entity.name)
     return try environment.write { transaction in
+      // Under the writer lock, so the handle is the one the entity's latest prepare made.
+      let handle = try self.handle(entity.name)
+      let reshape = try RowReshaper(entity, storedAs: handle.schema, store: name)
       var buffer = Scratch()
       for position in 0..<count {
-        try insert(try row(position).values, handle: handle, buffer: &buffer, in: transaction)
+        try insert(reshape(try row(position)).values, handle: handle, buffer: &buffer, in: transaction)
       }
       var summary = ChangeSummary()
       summary.inserted = count
@@ -31,28 +33,34 @@ extension LMDBBackend {
     return try environment.write { transaction in
       var summary = ChangeSummary()
       var buffer = Scratch()
-      var current: (entity: String, handle: EntityHandle)?
+      var current: (entity: String, handle: EntityHandle, reshape: RowReshaper)?
       for operation in changes.operations {
         let entity = operation.entity
         let handle: EntityHandle
+        let reshape: RowReshaper
         if let current, current.entity == entity {
-          handle = current.handle
+          (handle, reshape) = (current.handle, current.reshape)
         } else {
           handle = try self.handle(entity)
-          current = (entity, handle)
+          reshape = try changes.reshaper(for: handle.schema, store: name)
+          current = (entity, handle, reshape)
         }
         switch operation {
         case .insert(_, let row):
-          try insert(row.values, handle: handle, buffer: &buffer, in: transaction)
+          try insert(reshape(row).values, handle: handle, buffer: &buffer, in: transaction)
           summary.inserted += 1
         case .update(_, let row):
-          guard try replace(row.values, handle: handle, mustExist: true, buffer: &buffer, in: transaction)
+          guard
+            try replace(
+              reshape(row).values, handle: handle, mustExist: true, buffer: &buffer, in: transaction)
           else {
             continue
           }
           summary.updated += 1
         case .upsert(_, let row):
-          if try replace(row.values, handle: handle, mustExist: false, buffer: &buffer, in: transaction) {
+          if try replace(
+            reshape(row).values, handle: handle, mustExist: false, buffer: &buffer, in: transaction)
+          {
             summary.updated += 1
           } else {
             summary.inserted += 1

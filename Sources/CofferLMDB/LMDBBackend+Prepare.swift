@@ -9,11 +9,12 @@ extension LMDBBackend {
   /// its indexes are rebuilt from the rows (checking unique ones).
   public func prepare(_ schemas: [EntitySchema]) async throws {
     try checkOpen()
-    let handles = try environment.write { transaction in
+    try environment.write { transaction in
       try schemas.map { try prepare($0, in: transaction) }
-    }
-    entities.withLock { entities in
-      for handle in handles { entities[handle.schema.name] = handle }
+    } committed: { handles in
+      entities.withLock { entities in
+        for handle in handles { entities[handle.schema.name] = handle }
+      }
     }
   }
 

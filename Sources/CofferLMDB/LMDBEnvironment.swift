@@ -113,8 +113,12 @@ final class LMDBEnvironment: @unchecked Sendable {
   /// Runs `body` in a write transaction and commits it; when the map fills up, aborts, grows the
   /// map and runs `body` again, up to the maximum map size. `body` must not keep effects outside
   /// the transaction, since it may run more than once.
+  ///
+  /// `committed` runs with the result once the transaction is committed, while this process
+  /// still holds the writer lock, so no other write sees the state between the two (a
+  /// prepare publishes its new entity handles there).
   @discardableResult
-  func write<R>(_ body: (Transaction) throws -> R) throws -> R {
+  func write<R>(_ body: (Transaction) throws -> R, committed: (R) -> Void = { _ in }) throws -> R {
     try writer.withLock {
       while true {
         gate.enterShared()
@@ -153,6 +157,7 @@ final class LMDBEnvironment: @unchecked Sendable {
         }
         if code == EIO, Self.isDiskFull(context.path) { code = ENOSPC }
         try context.check(code, "commit the batch")
+        committed(result)
         return result
       }
     }

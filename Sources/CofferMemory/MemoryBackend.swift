@@ -62,6 +62,16 @@ public final class MemoryBackend: StorageBackend {
     return try storage.tables.withLock { try $0.apply(changes) }
   }
 
+  /// Inserts the rows under the lock one at a time, so the first failing row decides the
+  /// error; all or nothing.
+  @discardableResult
+  public func insert(into entity: EntitySchema, count: Int, row: (Int) throws -> Row) async throws
+    -> ChangeSummary
+  {
+    try checkOpen()
+    return try storage.tables.withLock { try $0.insert(into: entity, count: count, row: row) }
+  }
+
   /// Marks this handle closed; a named store's data stays for other handles.
   public func close() async throws { isClosed.store(true, ordering: .releasing) }
 

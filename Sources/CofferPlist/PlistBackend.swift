@@ -125,6 +125,28 @@ public final class PlistBackend: StorageBackend {
     }
   }
 
+  /// Inserts the rows one at a time, so the first failing row decides the error; all or
+  /// nothing, written as ``apply(_:)`` writes. Each row is asked for once: the replay on the
+  /// readers' copy uses the rows the first run kept.
+  @discardableResult
+  public func insert(into entity: EntitySchema, count: Int, row: (Int) throws -> Row) async throws
+    -> ChangeSummary
+  {
+    var made: [Row] = []
+    return try mutate { tables, cache in
+      if cache == nil {
+        return (made.count, true, try tables.insert(into: entity, count: made.count) { made[$0] })
+      }
+      made.reserveCapacity(count)
+      let summary = try tables.insert(into: entity, count: count) { position in
+        let next = try row(position)
+        made.append(next)
+        return next
+      }
+      return (count, count > 0, summary)
+    }
+  }
+
   /// Writes unsaved changes now, whatever the persistence policy.
   public func persist() async throws {
     try writer.withLock { state in

@@ -15,10 +15,12 @@ extension SQLiteBackend {
       try checkOpen()
       return ChangeSummary()
     }
-    let known = catalog.withLock { $0.tables }
     return try withWriter { connection in
-      try transaction(on: connection, while: "applying a batch") {
-        let applier = SQLiteApplier(connection: connection, tables: known, store: name)
+      // Read under the writer lock: `prepare` changes the catalog only while holding it.
+      let known = catalog.withLock { $0.tables }
+      return try transaction(on: connection, while: "applying a batch") {
+        let applier = SQLiteApplier(
+          connection: connection, tables: known, layouts: changes.layouts, store: name)
         for operation in changes.operations { try applier.apply(operation) }
         return applier.summary
       }
@@ -31,12 +33,13 @@ extension SQLiteBackend {
   public func insert(into entity: EntitySchema, count: Int, row: (Int) throws -> Row) async throws
     -> ChangeSummary
   {
-    let known = catalog.withLock { $0.tables }
     return try withWriter { connection in
-      try transaction(on: connection, while: "applying a batch") {
-        let applier = SQLiteApplier(connection: connection, tables: known, store: name)
+      let known = catalog.withLock { $0.tables }
+      return try transaction(on: connection, while: "applying a batch") {
+        let applier = SQLiteApplier(
+          connection: connection, tables: known, layouts: [entity.name: entity], store: name)
         let table = try applier.resolve(entity.name)
-        for position in 0..<count { try applier.insert(try row(position), into: table) }
+        for position in 0..<count { try applier.insert(applier.reshape(try row(position)), into: table) }
         return applier.summary
       }
     }
@@ -73,25 +76,34 @@ extension SQLiteBackend {
 final class SQLiteApplier {
   let connection: SQLiteConnection
   let tables: [String: SQLiteTable]
+  /// The schemas the batch's rows were made for (see ``ChangeSet/layouts``).
+  let layouts: [String: EntitySchema]
   let store: String
   @exclusivity(unchecked) var summary = ChangeSummary()
   @exclusivity(unchecked) private var current: (entity: String, table: SQLiteTable)?
+  /// Puts the current entity's rows in the shape of its table.
+  @exclusivity(unchecked) private(set) var reshape = RowReshaper.identity
   /// The statements of the current table, by ``SQLiteTable/Operation``.
   @exclusivity(unchecked) private var statements: [SQLiteStatement?] = Array(
     repeating: nil, count: SQLiteTable.Operation.allCases.count)
 
-  init(connection: SQLiteConnection, tables: [String: SQLiteTable], store: String) {
+  init(
+    connection: SQLiteConnection, tables: [String: SQLiteTable], layouts: [String: EntitySchema],
+    store: String
+  ) {
     self.connection = connection
     self.tables = tables
+    self.layouts = layouts
     self.store = store
   }
 
   func apply(_ operation: ChangeSet.Operation) throws {
     let table = try resolve(operation.entity)
     switch operation {
-    case .insert(_, let row):
-      try insert(row, into: table)
-    case .update(_, let row):
+    case .insert(_, let made):
+      try insert(reshape(made), into: table)
+    case .update(_, let made):
+      let row = reshape(made)
       guard try update(row, table) else {
         let id = row[table.schema.idPosition]
         throw CofferError(
@@ -100,7 +112,8 @@ final class SQLiteApplier {
           store: store, entity: table.schema.name, id: id.description)
       }
       summary.updated += 1
-    case .upsert(_, let row):
+    case .upsert(_, let made):
+      let row = reshape(made)
       if try update(row, table) {
         summary.updated += 1
       } else {
@@ -126,6 +139,7 @@ final class SQLiteApplier {
           + "Nothing in the batch was applied.",
         store: store, entity: entity)
     }
+    reshape = try RowReshaper(layouts[entity], storedAs: table.schema, store: store)
     current = (entity, table)
     for index in statements.indices { statements[index] = nil }
     return table

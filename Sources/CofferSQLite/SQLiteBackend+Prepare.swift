@@ -15,19 +15,20 @@ extension SQLiteBackend {
       try checkOpen()
       return
     }
-    let prepared = try withWriter { connection in
-      try transaction(on: connection, while: "preparing entities") {
+    try withWriter { connection in
+      let prepared = try transaction(on: connection, while: "preparing entities") {
         try connection.execute(SQLiteCatalog.createSQL)
         if try connection.text("PRAGMA user_version") == "0" {
           try connection.execute("PRAGMA user_version = \(SQLiteCatalog.formatVersion)")
         }
         return try schemas.map { try prepareEntity($0, on: connection) }
       }
-    }
-    catalog.withLock { catalog in
-      for table in prepared where catalog.tables[table.schema.name]?.schema != table.schema {
-        catalog.tables[table.schema.name] = table.numbered(catalog.nextSerial)
-        catalog.nextSerial += 1
+      // Still under the writer lock, so no batch is applied between the commit and this.
+      catalog.withLock { catalog in
+        for table in prepared where catalog.tables[table.schema.name]?.schema != table.schema {
+          catalog.tables[table.schema.name] = table.numbered(catalog.nextSerial)
+          catalog.nextSerial += 1
+        }
       }
     }
   }

@@ -105,14 +105,47 @@ public protocol StorageBackend: AnyObject, Sendable {
 
 extension StorageBackend {
   /// Asks for every row, then applies them as one ``ChangeSet``.
+  ///
+  /// When `row` throws at some position, the rows before it are tried first — in a batch
+  /// that ends by inserting its first row again, so it can never be applied — because a
+  /// failure among them comes first and is the error to throw. Nothing is applied either way.
   @discardableResult
   public func insert(into entity: EntitySchema, count: Int, row: (Int) throws -> Row) async throws
     -> ChangeSummary
   {
-    var operations: [ChangeSet.Operation] = []
-    operations.reserveCapacity(count)
-    for position in 0..<count { operations.append(.insert(entity: entity.name, row: try row(position))) }
-    return try await apply(ChangeSet(operations))
+    var rows: [Row] = []
+    rows.reserveCapacity(count)
+    do {
+      for position in 0..<count { rows.append(try row(position)) }
+    } catch {
+      try await throwFirstFailure(of: rows, into: entity, before: error)
+    }
+    return try await apply(
+      ChangeSet(rows.map { .insert(entity: entity.name, row: $0) }, layouts: [entity.name: entity]))
+  }
+
+  /// Throws the error the first of `rows` that cannot be inserted would give, or else `later`,
+  /// the error of the row after them; applies nothing.
+  private func throwFirstFailure(of rows: [Row], into entity: EntitySchema, before later: any Error)
+    async throws -> Never
+  {
+    guard let first = rows.first else { throw later }
+    let id = first[entity.idPosition]
+    let trial =
+      rows.map { ChangeSet.Operation.insert(entity: entity.name, row: $0) } + [
+        .insert(entity: entity.name, row: first)
+      ]
+    do {
+      try await apply(ChangeSet(trial, layouts: [entity.name: entity]))
+    } catch let failure as CofferError where failure.code == .duplicateID && failure.entity == entity.name {
+      // The closing insert fails like this too: tell the two apart by whether the first row's
+      // id was stored before, or appears twice among the rows.
+      if failure.id != id.description { throw failure }
+      let repeated = rows.count { $0[entity.idPosition] == id } > 1
+      if repeated { throw failure }
+      if try await !get(entity: entity, ids: [id]).isEmpty { throw failure }
+    }
+    throw later
   }
 
   /// Fetches the rows, then hands over each.

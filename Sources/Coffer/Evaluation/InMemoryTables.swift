@@ -62,29 +62,65 @@ public struct InMemoryTables: Sendable {
     tables[entity] = table
   }
 
-  /// Applies a batch all or nothing (see ``StorageBackend/apply(_:)``).
+  /// Applies a batch all or nothing (see ``StorageBackend/apply(_:)``). Rows made for another
+  /// schema than their entity's current one are reshaped (see ``ChangeSet/layouts``).
   public mutating func apply(_ changes: ChangeSet) throws -> ChangeSummary {
     var undo: [(entity: String, id: Value, row: Row?)] = []
     var summary = ChangeSummary()
+    var current: (entity: String, schema: EntitySchema, reshape: RowReshaper)?
     do {
       for operation in changes.operations {
-        try apply(operation, undo: &undo, summary: &summary)
+        let entity = operation.entity
+        if current?.entity != entity {
+          let schema = try table(entity).schema
+          current = (entity, schema, try changes.reshaper(for: schema, store: storeName))
+        }
+        guard let current else { continue }
+        try apply(operation, schema: current.schema, reshape: current.reshape, undo: &undo, summary: &summary)
       }
     } catch {
-      for step in undo.reversed() { tables[step.entity]?.put(step.id, step.row) }
+      rollBack(undo)
       throw error
     }
     return summary
   }
 
+  /// Inserts `count` rows of an entity all or nothing, asking `row` for each in turn and
+  /// applying it before asking for the next, so the first failing row decides the error (see
+  /// ``StorageBackend/insert(into:count:row:)``). `entity` is the schema the rows are made for.
+  public mutating func insert(
+    into entity: EntitySchema, count: Int, row: (Int) throws -> Row
+  ) throws -> ChangeSummary {
+    var undo: [(entity: String, id: Value, row: Row?)] = []
+    var summary = ChangeSummary()
+    do {
+      let schema = try table(entity.name).schema
+      let reshape = try RowReshaper(entity, storedAs: schema, store: storeName)
+      undo.reserveCapacity(count)
+      for position in 0..<count {
+        try apply(
+          .insert(entity: entity.name, row: try row(position)), schema: schema, reshape: reshape, undo: &undo,
+          summary: &summary)
+      }
+    } catch {
+      rollBack(undo)
+      throw error
+    }
+    return summary
+  }
+
+  private mutating func rollBack(_ undo: [(entity: String, id: Value, row: Row?)]) {
+    for step in undo.reversed() { tables[step.entity]?.put(step.id, step.row) }
+  }
+
   private mutating func apply(
-    _ operation: ChangeSet.Operation, undo: inout [(entity: String, id: Value, row: Row?)],
-    summary: inout ChangeSummary
+    _ operation: ChangeSet.Operation, schema: EntitySchema, reshape: RowReshaper,
+    undo: inout [(entity: String, id: Value, row: Row?)], summary: inout ChangeSummary
   ) throws {
     let entity = operation.entity
-    let schema = try table(entity).schema
     switch operation {
-    case .insert(_, let row), .update(_, let row), .upsert(_, let row):
+    case .insert(_, let made), .update(_, let made), .upsert(_, let made):
+      let row = reshape(made)
       let id = row[schema.idPosition]
       let exists = tables[entity]?.rows[id] != nil
       switch operation {

@@ -31,7 +31,8 @@ extension ModelGraph {
     switch source {
     case .store(let store):
       var changes = ChangeSet()
-      for (key, entry, _) in plan {
+      for (key, entry, adapter) in plan {
+        changes.layouts[key.entity] = adapter.schema
         switch (entry.stored, entry.current?.row) {
         case (nil, let row?): changes.insert(row, into: key.entity)
         case (_?, let row?): changes.update(row, in: key.entity)

@@ -17,7 +17,10 @@ extension Store {
     if record.isNew, record.entity.schema.idField.kind == .uuid {
       try record.set(record.entity.idAttribute, Value.uuid(UUID()))
     }
-    try await apply(ChangeSet([.insert(entity: record.entity.name, row: try await rowPreparing(record))]))
+    try await apply(
+      ChangeSet(
+        [.insert(entity: record.entity.name, row: try await rowPreparing(record))],
+        layouts: record.entity.schema.layouts))
     return record
   }
 
@@ -25,19 +28,26 @@ extension Store {
   ///
   /// - Throws: ``CofferError/Code/notFound`` if no record with its id is stored.
   public func update(_ record: DynamicRecord) async throws {
-    try await apply(ChangeSet([.update(entity: record.entity.name, row: try await rowPreparing(record))]))
+    try await apply(
+      ChangeSet(
+        [.update(entity: record.entity.name, row: try await rowPreparing(record))],
+        layouts: record.entity.schema.layouts))
   }
 
   /// Inserts the record, or replaces the stored one with its id.
   public func save(_ record: DynamicRecord) async throws {
-    try await apply(ChangeSet([.upsert(entity: record.entity.name, row: try await rowPreparing(record))]))
+    try await apply(
+      ChangeSet(
+        [.upsert(entity: record.entity.name, row: try await rowPreparing(record))],
+        layouts: record.entity.schema.layouts))
   }
 
   /// Removes the stored record with the record's id; nothing happens if there is none.
   public func delete(_ record: DynamicRecord) async throws {
     guard let id = record.id else { return }
     try await prepareIfNeeded(record.entity)
-    try await apply(ChangeSet([.delete(entity: record.entity.name, id: id)]))
+    try await apply(
+      ChangeSet([.delete(entity: record.entity.name, id: id)], layouts: record.entity.schema.layouts))
   }
 
   /// The stored record of an entity with an id, or `nil`.

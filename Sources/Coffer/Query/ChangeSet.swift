@@ -31,8 +31,33 @@ public struct ChangeSet: Sendable, Hashable {
   /// The operations, in the order they apply.
   public var operations: [Operation]
 
-  /// A batch of operations.
-  public init(_ operations: [Operation] = []) { self.operations = operations }
+  /// The schema each entity's rows were made for, by entity name.
+  ///
+  /// ``Store`` records the schema it encoded and checked each entity's rows against. A
+  /// backend compares it with the entity's current schema inside its write transaction and,
+  /// when another task prepared the entity with a different schema in between, passes the
+  /// rows through a ``RowReshaper`` — so a row is never stored in a layout it was not made
+  /// for. An entity missing here has rows in its current shape.
+  public var layouts: [String: EntitySchema]
+
+  /// A batch of operations whose rows have their entities' current shape.
+  public init(_ operations: [Operation] = []) {
+    self.operations = operations
+    self.layouts = [:]
+  }
+
+  /// A batch of operations whose rows were made for the given schemas.
+  public init(_ operations: [Operation], layouts: [String: EntitySchema]) {
+    self.operations = operations
+    self.layouts = layouts
+  }
+
+  /// A reshaper for an entity's rows in this batch, to the schema the entity has now.
+  ///
+  /// - Throws: ``CofferError/Code/schemaMismatch`` when the rows cannot take that shape.
+  public func reshaper(for current: EntitySchema, store: String?) throws -> RowReshaper {
+    try RowReshaper(layouts[current.name], storedAs: current, store: store)
+  }
 
   /// Whether there is nothing to apply.
   public var isEmpty: Bool { operations.isEmpty }
@@ -74,4 +99,9 @@ public struct ChangeSummary: Sendable, Hashable {
     self.updated = updated
     self.deleted = deleted
   }
+}
+
+extension EntitySchema {
+  /// This schema as the layout of its entity's rows in a ``ChangeSet``.
+  var layouts: [String: EntitySchema] { [name: self] }
 }

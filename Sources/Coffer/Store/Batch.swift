@@ -47,7 +47,8 @@ public struct Batch: Sendable {
     changes.deleteMatching(try QueryValidator.validate(filter, schema: codec.schema), from: codec.schema.name)
   }
 
-  private func codec<T: Storable>(_ type: T.Type) throws -> EntityCodec<T> {
+  /// The codec of a type, noting the schema its rows are made for.
+  private mutating func codec<T: Storable>(_ type: T.Type) throws -> EntityCodec<T> {
     guard let codec = codecs[ObjectIdentifier(type)].map({ CodecBox<T>.unbox($0) }) else {
       throw CofferError(
         .unknownEntity,
@@ -55,6 +56,7 @@ public struct Batch: Sendable {
           + "or prepare it first with store.prepare([\(T.self).self]).",
         entity: T.entityName)
     }
+    changes.layouts[codec.schema.name] = codec.schema
     return codec
   }
 }

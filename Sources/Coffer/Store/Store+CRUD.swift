@@ -8,7 +8,9 @@ extension Store {
   ///   ``CofferError/Code/valueOutOfRange``.
   public func insert<T: Storable>(_ value: T) async throws {
     let codec = try await codec(for: T.self)
-    try await apply(ChangeSet([.insert(entity: codec.schema.name, row: try codec.encode(value))]))
+    try await apply(
+      ChangeSet(
+        [.insert(entity: codec.schema.name, row: try codec.encode(value))], layouts: codec.schema.layouts))
   }
 
   /// Adds values in one atomic batch.
@@ -33,13 +35,17 @@ extension Store {
   /// - Throws: ``CofferError/Code/notFound`` if no value with its id is stored.
   public func update<T: Storable>(_ value: T) async throws {
     let codec = try await codec(for: T.self)
-    try await apply(ChangeSet([.update(entity: codec.schema.name, row: try codec.encode(value))]))
+    try await apply(
+      ChangeSet(
+        [.update(entity: codec.schema.name, row: try codec.encode(value))], layouts: codec.schema.layouts))
   }
 
   /// Inserts the value, or replaces the stored one with its id.
   public func upsert<T: Storable>(_ value: T) async throws {
     let codec = try await codec(for: T.self)
-    try await apply(ChangeSet([.upsert(entity: codec.schema.name, row: try codec.encode(value))]))
+    try await apply(
+      ChangeSet(
+        [.upsert(entity: codec.schema.name, row: try codec.encode(value))], layouts: codec.schema.layouts))
   }
 
   /// Removes the stored value with the value's id; nothing happens if there is none.
@@ -50,14 +56,17 @@ extension Store {
   /// Removes the value of a type with an id; nothing happens if there is none.
   public func delete<T: Storable>(_ type: T.Type, id: T.ID) async throws {
     let codec = try await codec(for: type)
-    try await apply(ChangeSet([.delete(entity: codec.schema.name, id: id.storedValue)]))
+    try await apply(
+      ChangeSet([.delete(entity: codec.schema.name, id: id.storedValue)], layouts: codec.schema.layouts))
   }
 
   /// Removes every value of a type that matches a filter, and returns how many were removed.
   @discardableResult
   public func deleteAll<T: Storable>(_ type: T.Type, where filter: Filter = .all) async throws -> Int {
     let codec = try await codec(for: type)
-    return try await apply(ChangeSet([.deleteMatching(entity: codec.schema.name, filter: filter)])).deleted
+    return try await apply(
+      ChangeSet([.deleteMatching(entity: codec.schema.name, filter: filter)], layouts: codec.schema.layouts)
+    ).deleted
   }
 
   /// The value of a type with an id, or `nil`.

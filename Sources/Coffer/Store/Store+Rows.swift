@@ -4,6 +4,10 @@ extension Store {
   /// Applies a batch of row changes atomically, after checking every row, id and filter against
   /// the prepared schemas.
   ///
+  /// Rows are checked against the schema ``ChangeSet/layouts`` names for their entity or, when
+  /// it names none, the schema the entity is prepared with now; the backend stores them in
+  /// the shape the entity has when the batch is applied (see ``RowReshaper``).
+  ///
   /// - Throws: ``CofferError/Code/unknownEntity``, ``CofferError/Code/invalidValue``,
   ///   ``CofferError/Code/invalidQuery``, or the backend's error (nothing applied).
   @discardableResult
@@ -17,7 +21,7 @@ extension Store {
       if let known = schemas[operation.entity] {
         schema = known
       } else {
-        schema = try preparedSchema(operation.entity)
+        schema = try changes.layouts[operation.entity] ?? preparedSchema(operation.entity)
         schemas[operation.entity] = schema
       }
       do {
@@ -38,7 +42,7 @@ extension Store {
         throw error.inStore(backend.name)
       }
     }
-    let summary = try await rethrowing { try await backend.apply(ChangeSet(checked)) }
+    let summary = try await rethrowing { try await backend.apply(ChangeSet(checked, layouts: schemas)) }
     notifyObservers(of: checked)
     return summary
   }
