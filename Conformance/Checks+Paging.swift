@@ -81,5 +81,41 @@ extension ConformanceSuite {
       for try await item in query.stream(pageSize: 4) { streamed.append(item.id) }
       try expectEqual(streamed, try await ids(query), "ids streamed with offset 3, limit 11")
     },
+    ConformanceCheck(
+      "paging.extreme-offset-and-limit",
+      "Offsets and limits up to Int.max never crash: offset 1 with limit Int.max skips one row, a huge offset gives none."
+    ) { context in
+      let store = try await context.store(with: Item.sample)
+      let all = store.query(Item.self)
+      try await expectIDs(all.offset(1).limit(.max), [2, 3, 4, 5, 6, 7, 8], "offset 1, limit Int.max")
+      try expectEqual(try await all.offset(1).limit(.max).count(), 7, "count with offset 1, limit Int.max")
+      let byScore = all.sort(FieldRef("score").descending)
+      try await expectIDs(
+        byScore.offset(1).limit(.max), [8, 1, 4, 2, 7, 3, 6], "score desc, offset 1, limit Int.max")
+      let byName = all.sort(FieldRef("name").ascending)
+      try await expectIDs(
+        byName.offset(1).limit(.max), [5, 2, 1, 4, 3, 8, 7], "name asc, offset 1, limit Int.max")
+      let ranked = all.filter(FieldRef("rank") != nil).sort(FieldRef("rank").ascending)
+      try await expectIDs(
+        ranked.offset(1).limit(.max), [8, 5, 1, 4, 7], "rank != nil by rank, offset 1, limit Int.max")
+      try expectEqual(
+        try await ranked.offset(1).limit(.max).count(), 5, "count(rank != nil) with offset 1, limit Int.max")
+      let byID = all.filter(FieldRef("flag") == true).sort(FieldRef("id").ascending)
+      try await expectIDs(byID.offset(2).limit(.max), [5, 7], "flag by id, offset 2, limit Int.max")
+      try expectEqual(
+        try await byID.offset(2).limit(.max).count(), 2, "count(flag) by id, offset 2, limit Int.max")
+      for offset in [Int.max, Int.max - 1, Int.max / 2] {
+        for query in [all, byScore, ranked, byID] {
+          try await expectIDs(query.offset(offset), [], "offset \(offset)")
+          try await expectIDs(query.offset(offset).limit(.max), [], "offset \(offset), limit Int.max")
+          try await expectIDs(query.offset(offset).limit(2), [], "offset \(offset), limit 2")
+          try expectEqual(
+            try await query.offset(offset).limit(.max).count(), 0, "count with offset \(offset)")
+        }
+      }
+      var streamed: [Int64] = []
+      for try await item in byScore.offset(1).limit(.max).stream(pageSize: 3) { streamed.append(item.id) }
+      try expectEqual(streamed, [8, 1, 4, 2, 7, 3, 6], "ids streamed with offset 1, limit Int.max")
+    },
   ]
 }

@@ -44,10 +44,15 @@ extension LMDBBackend {
     let total = try environment.read { transaction in
       if plan.matchesAll { return try transaction.entryCount(handle.rows) }
       var count = 0
-      let enough = plan.isOrdered ? query.limit.map { max(0, query.offset) + max(0, $0) } : nil
+      // Rows in order can stop at offset + limit; a sum past Int.max (limit: .max) is no bound.
+      var bound = Int.max
+      if plan.isOrdered, let limit = query.limit {
+        let (sum, overflow) = max(0, query.offset).addingReportingOverflow(max(0, limit))
+        if !overflow { bound = sum }
+      }
       try scan(plan, handle: handle, in: transaction) { _, _ in
         count += 1
-        return count < (enough ?? Int.max)
+        return count < bound
       }
       return count
     }

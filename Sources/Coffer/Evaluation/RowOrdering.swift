@@ -37,7 +37,8 @@ public struct RowOrdering: Sendable {
     guard start < rows.count else { return [] }
     var sorted = rows
     sorted.sort { compare($0, $1) < 0 }
-    let end = limit.map { min(rows.count, start + max(0, $0)) } ?? rows.count
+    // start < rows.count, so this cannot overflow however large the limit.
+    let end = limit.map { start + min(rows.count - start, max(0, $0)) } ?? rows.count
     return Array(sorted[start..<end])
   }
 }
