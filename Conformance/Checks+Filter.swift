@@ -141,5 +141,64 @@ extension ConformanceSuite {
         (FieldRef("id") > 6, [7, 8], "id > 6"),
         (!(FieldRef("id") == 5), [1, 2, 3, 4, 6, 7, 8], "not(id == 5)"),
       ]),
+    ConformanceCheck(
+      "filter.deep-nesting",
+      "Filters nesting and/or/not up to QueryValidator.maximumFilterDepth levels work; deeper ones are invalidQuery."
+    ) { context in
+      let store = try await context.store(with: Item.sample)
+      for (depth, negateEvery) in [
+        (60, 0), (QueryValidator.maximumFilterDepth, 7), (QueryValidator.maximumFilterDepth, 1),
+      ] {
+        let (filter, expected) = deepItemFilter(depth: depth, negateEvery: negateEvery)
+        try await expectItems(store, filter, expected, "a filter \(depth) levels deep")
+      }
+      let sameKind = (1...QueryValidator.maximumFilterDepth).reduce(FieldRef("rank") == 3) { inner, level in
+        level.isMultiple(of: 2)
+          ? .and([inner, FieldRef("id") != 99]) : .and([FieldRef("flag") != nil, inner])
+      }
+      try await expectItems(store, sameKind, [1, 4], "and nested in and, the deepest allowed")
+      let (tooDeep, _) = deepItemFilter(depth: QueryValidator.maximumFilterDepth + 1, negateEvery: 0)
+      let what = "a filter \(QueryValidator.maximumFilterDepth + 1) levels deep"
+      let error = try await expectThrows(.invalidQuery, "fetch with \(what)") {
+        _ = try await store.query(Item.self).filter(tooDeep).fetch()
+      }
+      try expectEqual(error.entity, "Item", "error.entity")
+      try await expectThrows(.invalidQuery, "count with \(what)") {
+        _ = try await store.count(Item.self, where: tooDeep)
+      }
+      try await expectThrows(.invalidQuery, "delete with \(what)") {
+        _ = try await store.query(Item.self).filter(tooDeep).delete()
+      }
+      let (deleting, deleted) = deepItemFilter(depth: 60, negateEvery: 0)
+      try expectEqual(
+        try await store.query(Item.self).filter(deleting).delete(), deleted.count, "rows deleted")
+      try await expectIDs(
+        store.query(Item.self), Item.sample.map(\.id).filter { !deleted.contains($0) }, "ids after the delete"
+      )
+    },
   ]
+}
+
+/// A filter over ``Item/sample`` nesting `depth` levels of alternating and/or (every
+/// `negateEvery`th level a not instead, when that is not 0), and the ids it selects, worked out
+/// with sets rather than by any backend.
+func deepItemFilter(depth: Int, negateEvery: Int) -> (Filter, [Int64]) {
+  let every = Set(Item.sample.map(\.id))
+  var filter: Filter = FieldRef("rank") == 3
+  var selected: Set<Int64> = [1, 4]
+  for level in 1...depth {
+    let id = Int64(level * 5 % 8 + 1)
+    if negateEvery > 0, level.isMultiple(of: negateEvery) {
+      filter = .not(filter)
+      selected = every.subtracting(selected)
+    } else if level.isMultiple(of: 2) {
+      filter =
+        level.isMultiple(of: 4) ? .or([filter, FieldRef("id") == id]) : .or([FieldRef("id") == id, filter])
+      selected.insert(id)
+    } else {
+      filter = .and([FieldRef("id") != id, filter])
+      selected.remove(id)
+    }
+  }
+  return (filter, selected.sorted())
 }

@@ -14,9 +14,20 @@ import Foundation
 ///   pattern bound as a BLOB), so they are case-sensitive and `%`, `_`, `*` are ordinary;
 /// - strings compare with SQLite's BINARY collation (byte order, which is code-point order);
 /// - ascending puts NULL first and descending last (SQLite's order), ties broken by id.
+///
+/// SQLite's parser holds only so many open parentheses, so and/or/not nested deeper than
+/// ``inlineDepth`` go into common table expressions (`WITH "T/filter 1" AS (SELECT id FROM T
+/// WHERE …) … WHERE id IN "T/filter 1"`), each parsed on its own: any depth
+/// `QueryValidator.maximumFilterDepth` allows compiles. `id IN part` is 1 where the part is 1 and
+/// 0 where it is 0 *or* NULL, which the and/or/not around it cannot tell apart.
 struct SQLiteQuery {
   var sql = ""
   var parameters: [Value] = []
+  /// The common table expressions of a deep filter, deepest first, and their parameters.
+  private var parts: [(sql: String, parameters: [Value])] = []
+
+  /// The most levels of and/or/not written inline, well within SQLite's parser stack.
+  static let inlineDepth = 12
 
   /// When set, the SQL orders ties by id *descending* and the caller must put each run of rows
   /// with equal sort keys back in id ascending order, then cut the offset and limit (see
@@ -99,13 +110,27 @@ struct SQLiteQuery {
     return built
   }
 
+  /// Appends ` WHERE …` and puts the filter's common table expressions, if any, in front of the
+  /// statement (with their parameters first, as their text comes first).
   private mutating func appendWhere(_ filter: Filter, _ table: SQLiteTable) throws {
     if case .all = filter { return }
     sql += " WHERE "
-    try append(filter, table)
+    try append(filter, table, depth: 0)
+    guard !parts.isEmpty else { return }
+    sql = "WITH " + parts.map(\.sql).joined(separator: ", ") + " " + sql
+    parameters = parts.flatMap(\.parameters) + parameters
+    parts = []
   }
 
-  private mutating func append(_ filter: Filter, _ table: SQLiteTable) throws {
+  private mutating func append(_ filter: Filter, _ table: SQLiteTable, depth: Int) throws {
+    if depth >= Self.inlineDepth {
+      switch filter {
+      case .and, .or, .not:
+        try appendPart(filter, table)
+        return
+      default: break
+      }
+    }
     switch filter {
     case .all:
       sql += "1"
@@ -153,28 +178,43 @@ struct SQLiteQuery {
         parameters.append(.int(Int64(pattern.utf8.count)))
         parameters.append(bytes)
       }
-    case .and(let parts):
-      try appendJoined(parts, "AND", empty: "1", table)
-    case .or(let parts):
-      try appendJoined(parts, "OR", empty: "0", table)
+    case .and(let operands):
+      try appendJoined(operands, "AND", empty: "1", table, depth: depth + 1)
+    case .or(let operands):
+      try appendJoined(operands, "OR", empty: "0", table, depth: depth + 1)
     case .not(let inner):
       sql += "(("
-      try append(inner, table)
+      try append(inner, table, depth: depth + 1)
       sql += ") IS NOT 1)"
     }
   }
 
+  /// Appends `id IN part`, where `part` is a new common table expression selecting the ids of
+  /// the rows the filter matches. Table expressions are named after the table, so they shadow
+  /// no other table the statement reads.
+  private mutating func appendPart(_ filter: Filter, _ table: SQLiteTable) throws {
+    let id = table.columns[table.schema.idPosition]
+    var part = SQLiteQuery()
+    part.parts = parts
+    part.sql = "SELECT \(id) FROM \(table.table) WHERE "
+    try part.append(filter, table, depth: 0)
+    let name = SQLiteIdentifier.quoted("\(table.tableName)/filter \(part.parts.count + 1)")
+    parts = part.parts
+    parts.append(("\(name) AS (\(part.sql))", part.parameters))
+    sql += "\(id) IN \(name)"
+  }
+
   private mutating func appendJoined(
-    _ parts: [Filter], _ joiner: String, empty: String, _ table: SQLiteTable
+    _ operands: [Filter], _ joiner: String, empty: String, _ table: SQLiteTable, depth: Int
   ) throws {
-    guard !parts.isEmpty else {
+    guard !operands.isEmpty else {
       sql += empty
       return
     }
     sql += "("
-    for (index, part) in parts.enumerated() {
+    for (index, operand) in operands.enumerated() {
       if index > 0 { sql += " \(joiner) " }
-      try append(part, table)
+      try append(operand, table, depth: depth)
     }
     sql += ")"
   }

@@ -5,11 +5,16 @@
 /// ``Store`` runs every query and change through this, so a ``StorageBackend`` can assume its
 /// input is valid.
 public enum QueryValidator {
+  /// The most levels of ``Filter/and(_:)``, ``Filter/or(_:)`` and ``Filter/not(_:)`` a filter may
+  /// nest, each counting one level; every backend answers filters up to this depth, and a deeper
+  /// one is ``CofferError/Code/invalidQuery`` everywhere.
+  public static let maximumFilterDepth = 100
+
   /// The query, normalized, or an error naming what is wrong.
   ///
   /// - Throws: ``CofferError/Code/invalidQuery`` for unknown fields, values of the wrong kind,
   ///   ordering comparisons with null or on documents, string matching on non-strings, negative
-  ///   limits or offsets.
+  ///   limits or offsets, filters nested deeper than ``maximumFilterDepth``.
   public static func validate(_ query: Query, schema: EntitySchema) throws -> Query {
     var query = query
     query.filter = try validate(query.filter, schema: schema)
@@ -29,8 +34,33 @@ public enum QueryValidator {
     return query
   }
 
-  /// The filter, normalized, or an error naming what is wrong.
+  /// The filter, normalized, or an error naming what is wrong. An and directly inside an and
+  /// (an or inside an or) is flattened into it.
+  ///
+  /// - Throws: ``CofferError/Code/invalidQuery`` as for a query, and for a filter nesting more
+  ///   than ``maximumFilterDepth`` levels of and/or/not.
   public static func validate(_ filter: Filter, schema: EntitySchema) throws -> Filter {
+    try checkDepth(filter, schema: schema)
+    return try normalize(filter, schema: schema)
+  }
+
+  /// Throws if the filter nests deeper than ``maximumFilterDepth``; never descends further.
+  private static func checkDepth(_ filter: Filter, schema: EntitySchema, depth: Int = 0) throws {
+    let parts: [Filter]
+    switch filter {
+    case .all, .compare, .isIn, .string: return
+    case .and(let operands), .or(let operands): parts = operands
+    case .not(let operand): parts = [operand]
+    }
+    guard depth < maximumFilterDepth else {
+      throw invalid(
+        "A filter nests and/or/not more than \(maximumFilterDepth) levels deep, the most every backend answers. "
+          + "Join conditions of one kind in one and/or list, or split the query.", schema, nil)
+    }
+    for part in parts { try checkDepth(part, schema: schema, depth: depth + 1) }
+  }
+
+  private static func normalize(_ filter: Filter, schema: EntitySchema) throws -> Filter {
     switch filter {
     case .all: return .all
     case .compare(let name, let op, let value):
@@ -59,9 +89,21 @@ public enum QueryValidator {
           schema, name)
       }
       return filter
-    case .and(let parts): return .and(try parts.map { try validate($0, schema: schema) })
-    case .or(let parts): return .or(try parts.map { try validate($0, schema: schema) })
-    case .not(let inner): return .not(try validate(inner, schema: schema))
+    case .and(let parts):
+      return .and(
+        try parts.flatMap { part -> [Filter] in
+          let normalized = try normalize(part, schema: schema)
+          if case .and(let inner) = normalized { return inner }
+          return [normalized]
+        })
+    case .or(let parts):
+      return .or(
+        try parts.flatMap { part -> [Filter] in
+          let normalized = try normalize(part, schema: schema)
+          if case .or(let inner) = normalized { return inner }
+          return [normalized]
+        })
+    case .not(let inner): return .not(try normalize(inner, schema: schema))
     }
   }
 
