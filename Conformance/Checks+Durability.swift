@@ -61,5 +61,23 @@ extension ConformanceSuite {
         try await reopened.insert(Account(id: 1, email: "z@x", name: "Z"))
       }
     },
+    ConformanceCheck(
+      "durability.reopen-after-freed-large-value", requires: [.reopenable, .schemaEvolution],
+      "A store whose last batch inserted a large value and deleted it again reopens with nothing in it."
+    ) { context in
+      let evolved = try await context.reopen(try await context.store(with: [BlobV1]()))
+      try await evolved.prepare([BlobAddsNote.self])
+      try await evolved.batch { batch in
+        try batch.insert(BlobAddsNote(id: 1, blob: Data(repeating: 0xA5, count: 70_000), note: nil))
+        try batch.delete(BlobAddsNote.self, id: 1)
+      }
+      let reopened = try await context.reopen(evolved)
+      try expectEqual(try await reopened.count(BlobAddsNote.self), 0, "rows after reopening")
+      let kept = BlobAddsNote(id: 2, blob: Data(repeating: 0x5A, count: 70_000), note: "n")
+      try await reopened.insert(kept)
+      let again = try await context.reopen(reopened)
+      try expectEqual(
+        try await again.all(BlobAddsNote.self), [kept], "rows after inserting and reopening again")
+    },
   ]
 }

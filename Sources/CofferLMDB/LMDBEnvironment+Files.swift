@@ -46,14 +46,28 @@ extension LMDBEnvironment {
 
   /// Refuses a data file shorter than the pages its header says are in use (a truncated copy),
   /// which liblmdb would otherwise fault on when reading past its end.
+  ///
+  /// The header's last page is the highest ever allocated, but a page allocated and freed again
+  /// within one transaction is never written, so a sound file may end before it. When it does,
+  /// the pages at the end that the free-page database lists are not needed; the rest must be there.
   static func checkLength(_ handle: OpaquePointer, path: String, context: StoreContext) throws {
-    var info = MDB_envinfo()
     var stat = MDB_stat()
-    try context.check(mdb_env_info(handle, &info), "read the store's header")
     try context.check(mdb_env_stat(handle, &stat), "read the store's header")
-    let needed = (info.me_last_pgno + 1) * Int(stat.ms_psize)
+    // A read transaction keeps the snapshot it reads, and its free pages, from being reused.
+    var reader: OpaquePointer?
+    try context.check(mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &reader), "read the store's header")
+    defer { mdb_txn_abort(reader) }
+    var info = MDB_envinfo()
+    try context.check(mdb_env_info(handle, &info), "read the store's header")
+    let pageSize = Int(stat.ms_psize)
     let dataPath = path + "/data.mdb"
     let length = (try? FileManager.default.attributesOfItem(atPath: dataPath)[.size] as? Int) ?? 0
+    var needed = (info.me_last_pgno + 1) * pageSize
+    if length < needed, let reader, let file = LMDBPageFile(path: dataPath, pageSize: pageSize),
+      let lastInUse = file.lastPageInUse(txnid: Int(mdb_txn_id(reader)), lastPage: info.me_last_pgno)
+    {
+      needed = (lastInUse + 1) * pageSize
+    }
     if length < needed {
       throw CofferError(
         .corruptStore,

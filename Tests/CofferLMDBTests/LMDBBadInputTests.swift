@@ -1,5 +1,6 @@
 import CLMDB
 import Coffer
+import CofferMacros
 import CofferTestSupport
 import Foundation
 import Testing
@@ -64,6 +65,42 @@ import Testing
     let dataPath = folder.file("data.mdb")
     let bytes = try #require(FileManager.default.contents(atPath: dataPath))
     let cut = bytes.prefix(bytes.count / 2)
+    try cut.write(to: URL(fileURLWithPath: dataPath))
+    await expectRefused(folder.path, saying: "truncated")
+    #expect(FileManager.default.contents(atPath: dataPath) == cut)
+  }
+
+  /// Pages allocated and freed again within one transaction (a large value inserted and deleted
+  /// in one batch, after a schema evolution) are never written, so the file may end before the
+  /// header's last page; the store is sound and opens, while a file cut into pages still in use
+  /// is refused.
+  @Test func pagesFreedUnwrittenAreNotTruncationButACutIs() async throws {
+    let folder = try TemporaryFolder()
+    let store = try await openStore(folder.path)
+    try await store.prepare([Attachment.self])
+    try await store.close()
+    let again = try await openStore(folder.path)
+    try await again.prepare([AttachmentWithNote.self])
+    try await again.batch { batch in
+      try batch.insert(AttachmentWithNote(id: 1, blob: Data(repeating: 0xA5, count: 70_000), note: nil))
+      try batch.delete(AttachmentWithNote.self, id: 1)
+    }
+    try await again.close()
+    let dataPath = folder.file("data.mdb")
+    let length = try #require(try FileManager.default.attributesOfItem(atPath: dataPath)[.size] as? Int)
+    let environment = try LMDBEnvironment(
+      path: folder.path, configuration: .init(), context: StoreContext(name: "test", path: folder.path))
+    var info = MDB_envinfo()
+    var stat = MDB_stat()
+    mdb_env_info(environment.handle, &info)
+    mdb_env_stat(environment.handle, &stat)
+    environment.close()
+    #expect(length < (info.me_last_pgno + 1) * Int(stat.ms_psize), "the batch left its freed pages unwritten")
+    let reopened = try await openStore(folder.path)
+    #expect(try await reopened.count(AttachmentWithNote.self) == 0)
+    try await reopened.close()
+    let bytes = try #require(FileManager.default.contents(atPath: dataPath))
+    let cut = bytes.prefix(3 * Int(stat.ms_psize))
     try cut.write(to: URL(fileURLWithPath: dataPath))
     await expectRefused(folder.path, saying: "truncated")
     #expect(FileManager.default.contents(atPath: dataPath) == cut)
@@ -143,4 +180,20 @@ import Testing
     try await reopened.insert(sampleNote(6))
     try await reopened.close()
   }
+}
+
+/// An entity holding optional bytes.
+@Storable
+struct Attachment {
+  var id: Int64
+  var blob: Data?
+}
+
+/// Attachment with a new optional field.
+@Storable
+struct AttachmentWithNote {
+  static var entityName: String { "Attachment" }
+  var id: Int64
+  var blob: Data?
+  var note: String?
 }
