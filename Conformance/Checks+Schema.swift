@@ -78,5 +78,58 @@ extension ConformanceSuite {
       try expectEqual(error.field, "email", "error.field")
       try expectEqual(try await store.all(PersonV1.self), peopleV1, "people after the mismatch")
     },
+    ConformanceCheck(
+      "schema.default-breaking-unique-is-violation", requires: [.reopenable, .schemaEvolution],
+      "A field made required whose default gives rows the same unique value fails at prepare with uniqueViolation naming entity, field and the smallest clashing id; nothing changes."
+    ) { context in
+      let badges = [BadgeV1(id: 3, code: nil), BadgeV1(id: 1, code: 7), BadgeV1(id: 2, code: nil)]
+      let store = try await context.reopen(try await context.store(with: badges))
+      let error = try await expectThrows(.uniqueViolation, "prepare making code required with default 5") {
+        try await store.prepare([BadgeRequiresCode.self])
+      }
+      try expectEqual(error.entity, "Badge", "error.entity")
+      try expectEqual(error.field, "code", "error.field")
+      try expectEqual(error.id, "2", "error.id (the smallest id of the rows that would clash)")
+      let again = try await context.reopen(store)
+      try expectEqual(
+        try await again.all(BadgeV1.self), badges.sorted { $0.id < $1.id }, "badges after the violation")
+      try await again.insert(BadgeV1(id: 4, code: nil))
+      try await expectThrows(.uniqueViolation, "insert of a taken code after the violation") {
+        try await again.insert(BadgeV1(id: 5, code: 7))
+      }
+    },
+    ConformanceCheck(
+      "schema.new-unique-index-names-smallest-clash", requires: [.reopenable, .schemaEvolution],
+      "A new unique index that stored rows break fails at prepare with uniqueViolation naming the smallest id among the clashing rows."
+    ) { context in
+      let labels = [
+        LabelV1(id: 9, text: "a"), LabelV1(id: 5, text: "b"), LabelV1(id: 3, text: "b"),
+        LabelV1(id: 2, text: "a"),
+        LabelV1(id: 4, text: nil), LabelV1(id: 1, text: nil), LabelV1(id: 7, text: "c"),
+      ]
+      let store = try await context.reopen(try await context.store(with: labels))
+      let error = try await expectThrows(.uniqueViolation, "prepare making Label.text unique") {
+        try await store.prepare([LabelUniqueText.self])
+      }
+      try expectEqual(error.entity, "Label", "error.entity")
+      try expectEqual(error.field, "text", "error.field")
+      try expectEqual(error.id, "2", "error.id (the smallest of the clashing ids 2, 3, 5, 9)")
+      let named = [
+        NamedLabelV1(id: "zed", text: "x"), NamedLabelV1(id: "b", text: "y"),
+        NamedLabelV1(id: "a9", text: "x"),
+        NamedLabelV1(id: "a10", text: "y"), NamedLabelV1(id: "a", text: "z"),
+        NamedLabelV1(id: "A", text: nil),
+        NamedLabelV1(id: "0", text: nil),
+      ]
+      try await store.insert(named)
+      let reopened = try await context.reopen(store)
+      let other = try await expectThrows(.uniqueViolation, "prepare making NamedLabel.text unique") {
+        try await reopened.prepare([NamedLabelUniqueText.self])
+      }
+      try expectEqual(other.entity, "NamedLabel", "error.entity")
+      try expectEqual(
+        other.id, Value.string("a10").description, "error.id (the smallest clashing id by code point)")
+      try expectEqual(try await reopened.count(LabelV1.self), labels.count, "labels after the violations")
+    },
   ]
 }

@@ -108,7 +108,14 @@ extension LMDBBackend {
         try transaction.put(handle.rows, row.key, buffer.row)
       }
       for index in handle.indexes {
-        try index.add(row.values, idKey: row.key, schema: handle.schema, key: &buffer.index, in: transaction)
+        do {
+          try index.add(
+            row.values, idKey: row.key, schema: handle.schema, key: &buffer.index, in: transaction)
+        } catch let error as CofferError where error.code == .uniqueViolation {
+          // Name the row every backend names, not the first one met in key order.
+          let clash = UniqueClash.smallest(in: rows.map { Row($0.values) }, schema: handle.schema)
+          throw clash?.error(entity: handle.schema.name, store: name) ?? error
+        }
       }
     }
   }

@@ -44,10 +44,21 @@ extension SQLiteBackend {
     let table = SQLiteIdentifier.quoted(record.tableName)
     var physical = try SQLiteCatalog.columnNames(of: record.tableName, on: connection)
     var columns: [String] = []
+    var uniqueDropped = false
     for (field, source) in zip(schema.fields, evolution.sources) {
       if let source {
         let column = record.columns[source]
         if record.schema.fields[source].isOptional, !field.isOptional, let value = field.defaultValue {
+          // Filling nulls with the default may give rows the same unique value: drop the unique
+          // indexes first, so that rebuilding them below reports the clash as every backend does.
+          if !uniqueDropped {
+            uniqueDropped = true
+            let unique = record.tableName + "/unique/"
+            for index in try SQLiteCatalog.indexNames(of: record.tableName, on: connection).sorted()
+            where index.hasPrefix(unique) {
+              try connection.execute("DROP INDEX \(SQLiteIdentifier.quoted(index))")
+            }
+          }
           let quoted = SQLiteIdentifier.quoted(column)
           try connection.run("UPDATE \(table) SET \(quoted) = ?1 WHERE \(quoted) IS NULL", [value])
         }
@@ -120,13 +131,7 @@ extension SQLiteBackend {
       do {
         try connection.execute(sql)
       } catch let error as CofferError where error.code == .backendFailure && entry.index.isUnique {
-        let fields = entry.index.fields.joined(separator: ", ")
-        throw CofferError(
-          .uniqueViolation,
-          "\(table.schema.name) rows already stored share values of \(fields), so they cannot be made unique. "
-            + "Remove or change the duplicates first. Nothing was changed.",
-          store: name, entity: table.schema.name, field: entry.index.fields.joined(separator: ","),
-          underlying: error.underlying)
+        throw uniqueClash(in: table, on: connection, failed: entry.index, underlying: error)
       }
     }
   }

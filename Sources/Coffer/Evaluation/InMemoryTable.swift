@@ -116,10 +116,20 @@ struct InMemoryTable: Sendable {
   func evolved(to declared: EntitySchema, store: String?) throws -> InMemoryTable {
     let evolution = try SchemaEvolution(from: schema, to: declared, store: store)
     var table = InMemoryTable(schema: declared)
+    var firstClash: (any Error)?
     for (id, row) in rows {
       let migrated = evolution.isIdentity ? row : evolution.migrate(row)
-      try table.checkUnique(migrated, store: store)
+      if firstClash == nil {
+        do { try table.checkUnique(migrated, store: store) } catch { firstClash = error }
+      }
       table.put(id, migrated)
+    }
+    if let firstClash {
+      // Name the row every backend names, not the first one met in hash order.
+      guard let clash = UniqueClash.smallest(in: Array(table.rows.values), schema: declared) else {
+        throw firstClash
+      }
+      throw clash.error(entity: declared.name, store: store)
     }
     return table
   }
