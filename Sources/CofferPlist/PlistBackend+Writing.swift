@@ -28,14 +28,17 @@ extension PlistBackend {
       }
       state.cache = cache ?? [:]
       guard outcome.changed else { return outcome.result }
+      let (wasDirty, wasUnsaved) = (state.isDirty, state.unsavedOperations)
       state.unsavedOperations += outcome.operations
       state.isDirty = true
       do {
         try writeIfDue(&state, operations: outcome.operations)
       } catch {
-        // The file still holds the published state: go back to it.
+        // The file still holds the published state: go back to it, and to whether that state
+        // had anything unsaved, so that closing does not write a change that never happened.
         state.working = published.withLock { $0.tables }
         state.cache = [:]
+        (state.isDirty, state.unsavedOperations) = (wasDirty, wasUnsaved)
         throw error
       }
       var previous = published.withLock { published in

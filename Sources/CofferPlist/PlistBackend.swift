@@ -157,18 +157,23 @@ public final class PlistBackend: StorageBackend {
   }
 
   /// Writes unsaved changes and releases the file. Closing twice is harmless.
+  ///
+  /// The store is closed and its lock released also when writing the unsaved changes fails;
+  /// the error then says so, and the file holds the last state written.
   public func close() async throws {
     try writer.withLock { state in
       guard let lock = state.lock else { return }
-      if state.isDirty { try Self.write(&state, to: file, format: format) }
-      state.lock = nil
-      state.working = InMemoryTables()
-      state.cache = [:]
-      published.withLock {
-        $0.isOpen = false
-        $0.tables = InMemoryTables()
+      defer {
+        state.lock = nil
+        state.working = InMemoryTables()
+        state.cache = [:]
+        published.withLock {
+          $0.isOpen = false
+          $0.tables = InMemoryTables()
+        }
+        file.unlock(lock)
       }
-      file.unlock(lock)
+      if state.isDirty { try Self.write(&state, to: file, format: format) }
     }
   }
 

@@ -100,7 +100,8 @@ struct StoreFile: Sendable {
       if number == EWOULDBLOCK {
         throw error(
           .locked,
-          "Another process has this store open for writing. Close it there first; only one process may write a plist store."
+          "This store is already open for writing, by another process or by another handle in this process. "
+            + "Close that one first, or share one Store: a plist store has one writer at a time."
         )
       }
       throw error(.io, "Could not lock \(lockPath).", errno: number)

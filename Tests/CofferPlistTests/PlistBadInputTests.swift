@@ -113,7 +113,7 @@ import Testing
     } throws: { error in
       let error = error as? CofferError
       return error?.code == .locked && error?.path == path
-        && error?.message.contains("Another process") == true
+        && error?.message.contains("another process") == true
     }
     try await first.close()
     let second = try PlistBackend(path: path)

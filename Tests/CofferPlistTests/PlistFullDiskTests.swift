@@ -43,4 +43,73 @@ import Testing
     try await reopened.close()
   }
 
+  @Test func aCommitThatFilledTheDiskLeavesNothingToWriteAtClose() async throws {
+    let folder = try TemporaryFolder()
+    guard let tiny = try SmallFileSystem.mount(in: folder, size: "96k") else {
+      print("Skipped: mounting a 96 KiB tmpfs needs root; the full-disk path was not exercised.")
+      try Test.cancel("mounting a tmpfs is not permitted here")
+    }
+    defer { tiny.unmount() }
+    let path = tiny.path + "/store.plist"
+    let store = try await Store.open(url: "plist://\(path)", registry: plistRegistry())
+    try await store.insert((1...5).map(samplePost))
+    var big = samplePost(6)
+    big.blob = Data(repeating: 7, count: 200_000)
+    await #expect(throws: CofferError.self) { try await store.insert(big) }
+    // Whatever room is left goes to another file, so any rewrite of the store would fail now.
+    fill(tiny.path + "/filler")
+
+    try await store.close()
+    let reopened = try await Store.open(url: "plist://\(path)", registry: plistRegistry())
+    #expect(try await reopened.count(Post.self) == 5)
+    try await reopened.close()
+  }
+
+  @Test func closeReleasesTheLockEvenWhenItsWriteFails() async throws {
+    let folder = try TemporaryFolder()
+    guard let tiny = try SmallFileSystem.mount(in: folder, size: "96k") else {
+      print("Skipped: mounting a 96 KiB tmpfs needs root; the full-disk path was not exercised.")
+      try Test.cancel("mounting a tmpfs is not permitted here")
+    }
+    defer { tiny.unmount() }
+    let path = tiny.path + "/store.plist"
+    let store = try await Store.open(url: "plist://\(path)?persist=manual", registry: plistRegistry())
+    try await store.insert((1...5).map(samplePost))
+    fill(tiny.path + "/filler")
+
+    await #expect {
+      try await store.close()
+    } throws: { error in
+      (error as? CofferError)?.code == .storageFull
+    }
+    await #expect(throws: CofferError.self) { try await store.count(Post.self) }
+    try FileManager.default.removeItem(atPath: tiny.path + "/filler")
+    let reopened = try await Store.open(url: "plist://\(path)", registry: plistRegistry())
+    #expect(try await reopened.count(Post.self) == 0)
+    try await reopened.close()
+  }
+
+  @Test func theLockedErrorDoesNotBlameAnotherProcessAlone() async throws {
+    let folder = try TemporaryFolder()
+    let path = folder.file("store.plist")
+    let store = try await Store.open(url: "plist://\(path)", registry: plistRegistry())
+    await #expect {
+      _ = try await Store.open(url: "plist://\(path)", registry: plistRegistry())
+    } throws: { error in
+      guard let error = error as? CofferError, error.code == .locked else { return false }
+      return error.message.contains("another handle in this process")
+    }
+    try await store.close()
+  }
+
+  /// Writes to `path` until the file system is full.
+  private func fill(_ path: String) {
+    guard
+      let handle = FileManager.default.createFile(atPath: path, contents: nil)
+        ? FileHandle(forWritingAtPath: path) : nil
+    else { return }
+    let chunk = Data(repeating: 0, count: 4096)
+    while (try? handle.write(contentsOf: chunk)) != nil {}
+    try? handle.close()
+  }
 }
