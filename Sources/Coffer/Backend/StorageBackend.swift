@@ -61,6 +61,11 @@ public protocol StorageBackend: AnyObject, Sendable {
   /// id (and for unique violations the fields): ``CofferError/Code/duplicateID``,
   /// ``CofferError/Code/notFound`` or ``CofferError/Code/uniqueViolation``. On a backend that
   /// declares ``BackendCapabilities/durable``, the changes survive a crash once this returns.
+  ///
+  /// Rows are stored in the shape their entity has when the batch is applied: when
+  /// ``ChangeSet/layouts`` names another schema for an entity (it was prepared again while
+  /// the batch waited), pass its rows through ``ChangeSet/reshaper(for:store:)``, made inside
+  /// the write transaction. ``InMemoryTables`` does this itself.
   @discardableResult
   func apply(_ changes: ChangeSet) async throws -> ChangeSummary
 
@@ -93,8 +98,9 @@ public protocol StorageBackend: AnyObject, Sendable {
   /// insert never holds every row in memory at once. The guarantees are those of
   /// ``apply(_:)`` with one `insert` per row, in order: all of them or none. An error thrown by
   /// `row` aborts the whole insert and is rethrown as it is. `row` may be called again for the
-  /// same position if the backend retries its transaction. The default implementation asks
-  /// for every row, then calls ``apply(_:)``.
+  /// same position if the backend retries its transaction. `entity` is the schema the rows are
+  /// made for: reshape them as ``apply(_:)`` does when the entity has another one now. The
+  /// default implementation asks for every row, then calls ``apply(_:)``.
   @discardableResult
   func insert(into entity: EntitySchema, count: Int, row: (Int) throws -> Row) async throws -> ChangeSummary
 
