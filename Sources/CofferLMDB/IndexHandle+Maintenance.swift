@@ -21,7 +21,19 @@ extension IndexHandle {
         store: transaction.context.name, entity: schema.name, id: id.description,
         field: fields.joined(separator: ","))
     }
-    try transaction.put(database, key, idKey, flags: MDB_NODUPDATA)
+    do {
+      try transaction.put(database, key, idKey, flags: MDB_NODUPDATA)
+    } catch let error as CofferError where error.code == .invalidValue {
+      // The index key (or the id stored under it) is too long: say which field of which row.
+      let id = values[schema.idPosition]
+      throw CofferError(
+        .invalidValue,
+        "\(schema.name) \(id) makes an index key of \(key.count) bytes from \(index.fields.joined(separator: ", ")) "
+          + "(and an id key of \(idKey.count) bytes); LMDB holds at most \(LMDBEnvironment.maxKeySize) bytes in each. "
+          + "Shorten the value or remove the index. Nothing in the batch was applied.",
+        store: error.store, entity: schema.name, id: id.description,
+        field: index.fields.joined(separator: ","), path: error.path)
+    }
   }
 
   /// Removes a row's entry. `key` is scratch space.
