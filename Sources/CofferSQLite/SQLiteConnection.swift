@@ -13,6 +13,9 @@ final class SQLiteConnection: @unchecked Sendable {
   let busyTimeout: Int
   private var statements: [String: SQLiteStatement] = [:]
   private var tableStatements: [Int: SQLiteStatement] = [:]
+  /// The serial of the table whose statements are cached, by table name: an evolved entity's
+  /// table is published under a new serial, and the statements of the old one are dropped.
+  private var tableSerials: [String: Int] = [:]
 
   /// The most statements kept compiled; past it the cache starts again (rare: it takes that
   /// many different query shapes).
@@ -65,6 +68,7 @@ final class SQLiteConnection: @unchecked Sendable {
   func statement(for table: SQLiteTable, _ operation: SQLiteTable.Operation) throws -> SQLiteStatement {
     let key = table.serial &* 8 &+ operation.rawValue
     if let cached = tableStatements[key] { return cached }
+    forgetStaleStatements(of: table)
     var compiled: OpaquePointer?
     let code = sqlite3_prepare_v3(
       handle, table.sql(operation), -1, UInt32(SQLITE_PREPARE_PERSISTENT), &compiled, nil)
@@ -73,6 +77,25 @@ final class SQLiteConnection: @unchecked Sendable {
     tableStatements[key] = statement
     return statement
   }
+
+  /// Finalizes the cached statements of an earlier version of `table` (another serial under the
+  /// same table name), and all of them when there are as many as ``statementLimit``, so that
+  /// schema evolutions and many entities leave no unbounded trail of compiled statements.
+  private func forgetStaleStatements(of table: SQLiteTable) {
+    if let serial = tableSerials.updateValue(table.serial, forKey: table.tableName), serial != table.serial {
+      for operation in SQLiteTable.Operation.allCases {
+        tableStatements.removeValue(forKey: serial &* 8 &+ operation.rawValue)?.finalize()
+      }
+    }
+    if tableStatements.count >= Self.statementLimit {
+      for statement in tableStatements.values { statement.finalize() }
+      tableStatements.removeAll(keepingCapacity: true)
+      tableSerials = [table.tableName: table.serial]
+    }
+  }
+
+  /// How many statements of tables' fixed operations are compiled (for tests).
+  var tableStatementCount: Int { tableStatements.count }
 
   /// Runs SQL that returns no rows, through the statement cache.
   func run(_ sql: String, _ parameters: [Value] = []) throws {
