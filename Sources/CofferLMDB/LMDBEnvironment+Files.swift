@@ -34,6 +34,22 @@ extension LMDBEnvironment {
           + "Name a new or empty directory for the store; nothing in it was changed.",
         store: context.name, path: path)
     }
+    if entries.contains("data.mdb") { try refuseEmptyDataFile(path + "/data.mdb", context) }
+  }
+
+  /// Refuses a data file of zero bytes, which liblmdb would take for a new store and write
+  /// over. A process creating the store right now has an empty file for a moment, so this
+  /// waits up to 0.2 s for it to fill before refusing.
+  private static func refuseEmptyDataFile(_ dataPath: String, _ context: StoreContext) throws {
+    for _ in 0..<20 {
+      guard (try? FileManager.default.attributesOfItem(atPath: dataPath))?[.size] as? Int == 0 else { return }
+      usleep(10_000)
+    }
+    throw CofferError(
+      .corruptStore,
+      "data.mdb is empty (0 bytes), so the store it held is gone; it was left untouched. Restore the directory "
+        + "from a backup, or delete data.mdb to start a new store there.",
+      store: context.name, path: dataPath)
   }
 
   /// Whether the file system holding `path` has (next to) no room left: liblmdb reports a write

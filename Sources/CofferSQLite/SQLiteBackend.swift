@@ -52,6 +52,7 @@ public final class SQLiteBackend: StorageBackend {
     if configuration.synchronous != .off { capabilities.insert(.durable) }
     self.capabilities = capabilities
 
+    try Self.refuseEmptyFile(path, store: name)
     let connection = try SQLiteConnection(path: path, storeName: name, configuration: configuration)
     try Self.configureWriter(connection, configuration)
     self.writer = LockedState(connection)
@@ -65,6 +66,27 @@ public final class SQLiteBackend: StorageBackend {
       closed: {
         CofferError(.closed, "This store was closed. Open it again to use it.", store: name, path: path)
       })
+  }
+
+  /// Refuses an existing file of zero bytes, which SQLite would take for a new database and
+  /// write over: a store emptied by another program is damage to report, not a place to start
+  /// again. A zero-byte file whose write-ahead log holds pages is sound (nothing was moved into
+  /// the file yet) and opens as usual, and so does a file that another process is creating
+  /// (it stops being empty within a moment). Blocks for up to 0.2 s on an empty file.
+  private static func refuseEmptyFile(_ path: String, store: String) throws {
+    func size(_ file: String) -> Int? {
+      (try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? Int
+    }
+    // A process creating the store right now has an empty file for a moment: give it time.
+    for _ in 0..<20 {
+      guard size(path) == 0, (size(path + "-wal") ?? 0) == 0 else { return }
+      usleep(10_000)
+    }
+    throw CofferError(
+      .corruptStore,
+      "The database file is empty (0 bytes), so the store it held is gone; it was left untouched. Restore it "
+        + "from a backup, or delete the file to start a new store there.",
+      store: store, path: path)
   }
 
   private static func configureWriter(_ connection: SQLiteConnection, _ configuration: Configuration) throws {

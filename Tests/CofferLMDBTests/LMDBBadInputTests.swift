@@ -70,6 +70,17 @@ import Testing
     #expect(FileManager.default.contents(atPath: dataPath) == cut)
   }
 
+  @Test func anEmptiedDataFileIsRefusedAndKept() async throws {
+    let folder = try TemporaryFolder()
+    let store = try await openStore(folder.path)
+    try await store.insert((1...20).map(sampleNote))
+    try await store.close()
+    let dataPath = folder.file("data.mdb")
+    try Data().write(to: URL(fileURLWithPath: dataPath))
+    await expectRefused(folder.path, saying: "empty (0 bytes)")
+    #expect(FileManager.default.contents(atPath: dataPath) == Data())
+  }
+
   /// Pages allocated and freed again within one transaction (a large value inserted and deleted
   /// in one batch, after a schema evolution) are never written, so the file may end before the
   /// header's last page; the store is sound and opens, while a file cut into pages still in use

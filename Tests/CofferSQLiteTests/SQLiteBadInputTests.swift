@@ -23,6 +23,35 @@ import Testing
     #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["notes.sqlite"])
   }
 
+  @Test func anEmptiedDatabaseFileIsACorruptStoreAndIsLeftUntouched() async throws {
+    let folder = try TemporaryFolder()
+    let path = folder.file("emptied.sqlite")
+    let store = try await Store.open(url: "sqlite://\(path)", registry: sqliteRegistry())
+    try await store.insert((1...20).map(sampleMessage))
+    try await store.close()
+    try Data().write(to: URL(fileURLWithPath: path))
+    #expect {
+      _ = try SQLiteBackend(path: path)
+    } throws: { error in
+      let error = error as? CofferError
+      return error?.code == .corruptStore && error?.path == path
+        && error?.message.contains("empty (0 bytes)") == true
+    }
+    #expect(FileManager.default.contents(atPath: path) == Data())
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["emptied.sqlite"])
+  }
+
+  @Test func aNewDatabaseFileIsMadeWhereNoneExists() async throws {
+    let folder = try TemporaryFolder()
+    let path = folder.file("new.sqlite")
+    let store = try await Store.open(url: "sqlite://\(path)", registry: sqliteRegistry())
+    try await store.insert(sampleMessage(1))
+    try await store.close()
+    let reopened = try await Store.open(url: "sqlite://\(path)", registry: sqliteRegistry())
+    #expect(try await reopened.count(Message.self) == 1)
+    try await reopened.close()
+  }
+
   @Test func aDamagedDatabaseIsACorruptStoreAndIsLeftUntouched() async throws {
     let folder = try TemporaryFolder()
     let path = folder.file("damaged.sqlite")
