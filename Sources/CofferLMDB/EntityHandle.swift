@@ -35,6 +35,18 @@ final class EntityHandle: Sendable {
     key.removeAll(keepingCapacity: true)
     KeyEncoding.append(values[schema.idPosition], to: &key)
   }
+
+  /// Throws `invalidValue` naming the entity, the row and its id field when the id's key (in
+  /// `key`) is longer than an LMDB key holds.
+  func checkIDKey(_ key: [UInt8], _ values: [Value], store: String) throws {
+    guard key.count > LMDBEnvironment.maxKeySize else { return }
+    let id = values[schema.idPosition]
+    throw CofferError(
+      .invalidValue,
+      "\(schema.name) \(id) has an id whose key is \(key.count) bytes; LMDB holds at most "
+        + "\(LMDBEnvironment.maxKeySize) bytes in a key. Use a shorter id. Nothing in the batch was applied.",
+      store: store, entity: schema.name, id: id.description, field: schema.idField.name)
+  }
 }
 
 /// A layout rows may still be stored under: how to walk such a row and how to evolve it into

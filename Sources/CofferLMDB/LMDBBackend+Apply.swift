@@ -91,6 +91,7 @@ extension LMDBBackend {
     throws
   {
     handle.idKey(values, into: &buffer.id)
+    try handle.checkIDKey(buffer.id, values, store: name)
     Self.encode(values, handle: handle, into: &buffer.row)
     guard try transaction.put(handle.rows, buffer.id, buffer.row, flags: MDB_NOOVERWRITE) else {
       let id = values[handle.schema.idPosition]

@@ -32,3 +32,28 @@ struct Headline: Equatable {
     try await store.close()
   }
 }
+
+/// A record with a string id, which can outgrow an LMDB key.
+@Storable
+struct Slug: Equatable {
+  var id: String
+  var count: Int64
+}
+
+extension LMDBKeySizeTests {
+  @Test func anIDTooLongForAKeyNamesEntityIDFieldAndIsNeverFound() async throws {
+    let folder = try TemporaryFolder()
+    let store = try await openStore(folder.path)
+    let long = String(repeating: "s", count: 600)
+    let error = await #expect(throws: CofferError.self) {
+      try await store.insert([Slug(id: "a", count: 1), Slug(id: long, count: 2)])
+    }
+    #expect(error?.code == .invalidValue)
+    #expect(error?.entity == "Slug")
+    #expect(error?.field == "id")
+    #expect(try await store.all(Slug.self) == [])
+    #expect(try await store.get(Slug.self, id: long) == nil)
+    await #expect(throws: CofferError.self) { try await store.upsert(Slug(id: long, count: 3)) }
+    try await store.close()
+  }
+}
