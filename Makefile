@@ -9,13 +9,14 @@ BREW_PACKAGES := pkg-config sqlite lmdb
 # Folders `make format` rewrites.
 SWIFT_SOURCES := Package.swift Sources Tests Examples Conformance
 
-.PHONY: all deps demo test docs format help
+.PHONY: all deps demo test docs format help differential
 
 all: test
 
 help:
 	@echo "make demo    install missing system libraries, then run the chat demo (swift run coffer demo)"
 	@echo "make test    install missing system libraries, then run every test (swift test)"
+	@echo "make differential  run the randomized differential check on every backend side by side for long"
 	@echo "make docs    regenerate Docs/Conformance.md from 'coffer conformance --list'"
 	@echo "make format  format the Swift sources with swift format"
 	@echo "make deps    only install missing system libraries"
@@ -61,3 +62,45 @@ docs:
 
 format:
 	$(SWIFT) format -i -r $(SWIFT_SOURCES)
+
+# The randomized differential check on every backend side by side, for a long time: set
+# COFFER_DIFFERENTIAL_SECONDS (600 when neither it nor COFFER_DIFFERENTIAL_SEQUENCES is set) or
+# COFFER_DIFFERENTIAL_SEQUENCES, COFFER_DIFFERENTIAL_STEPS (steps per sequence, 150), and
+# COFFER_CONFORMANCE_SEED for the first seed (by default one from the clock, so each run covers
+# new seeds); COFFER_DIFFERENTIAL_EXCLUDE leaves out kinds of step and COFFER_DIFFERENTIAL_URLS
+# chooses the backends (see DifferentialSideBySideTests.swift). It prints each seed as it runs,
+# every disagreement with its seed, and a summary line. A sequence that crashes the process is
+# recorded by its seed and the run goes on from the next one; the whole output, crash reports
+# included, is kept in COFFER_DIFFERENTIAL_LOG (default /tmp/coffer-differential-SEED.log).
+differential: deps
+	@set -u; \
+	$(SWIFT) build --build-tests || exit 1; \
+	seed="$${COFFER_CONFORMANCE_SEED:-$$(date +%s)000}"; first="$$seed"; \
+	sequences="$${COFFER_DIFFERENTIAL_SEQUENCES:-}"; seconds="$${COFFER_DIFFERENTIAL_SECONDS:-}"; \
+	if [ -z "$$sequences$$seconds" ]; then seconds=600; fi; \
+	log="$${COFFER_DIFFERENTIAL_LOG:-/tmp/coffer-differential-$$first.log}"; : > "$$log"; \
+	chunk="$$log.part"; started=$$(date +%s); crashes=""; ran=0; \
+	echo "differential: first seed $$first, $${sequences:-unlimited} sequences, $${seconds:-unlimited} seconds; log $$log"; \
+	while :; do \
+	  left=""; if [ -n "$$sequences" ]; then left=$$((sequences - ran)); [ "$$left" -gt 0 ] || break; fi; \
+	  remaining=""; if [ -n "$$seconds" ]; then remaining=$$((seconds - $$(date +%s) + started)); [ "$$remaining" -gt 0 ] || break; fi; \
+	  env COFFER_CONFORMANCE_SEED="$$seed" COFFER_DIFFERENTIAL_VERBOSE=1 \
+	    $${left:+COFFER_DIFFERENTIAL_SEQUENCES=$$left} $${remaining:+COFFER_DIFFERENTIAL_SECONDS=$$remaining} \
+	    $(SWIFT) test --skip-build --filter DifferentialSideBySide 2>&1 | tee "$$chunk" | \
+	    awk '/\*\*\* Program crashed/ { crashed = 1 } !crashed && /^(done seed|  DISAGREEMENT|  [0-9]+\. |At step|Other backends|In the whole|[^ ].* and the reference disagree|differential)/ { print; fflush() }'; \
+	  cat "$$chunk" >> "$$log"; \
+	  ran=$$((ran + $$(grep -a -c '^done seed' "$$chunk"))); \
+	  if grep -a -q '^differential: [0-9]* sequences' "$$chunk"; then break; fi; \
+	  crashed=$$(grep -a '^starting seed' "$$chunk" | tail -n 1 | awk '{ print $$3 }'); \
+	  if [ -z "$$crashed" ]; then echo "differential: the test process failed before any sequence; see $$log"; exit 1; fi; \
+	  echo "CRASH at seed $$crashed (the process died; its report is in $$log)"; \
+	  crashes="$$crashes $$crashed"; ran=$$((ran + 1)); seed=$$((crashed + 1)); \
+	done; \
+	rm -f "$$chunk"; \
+	awk -v crashes="$$crashes" ' \
+	  /^done seed/ { sequences++; for (i = 5; i <= NF - 2; i++) { k = $$i; sub(/=[0-9]+$$/, "", k); v = $$i; sub(/.*=/, "", v); steps[k] += v; if (!(k in order)) { order[k] = ++n; names[n] = k } } } \
+	  /^  DISAGREEMENT on/ { found++ } \
+	  /^starting seed/ { if (firstseed == "") firstseed = $$3; lastseed = $$3 } \
+	  END { line = "differential total: " sequences + split(crashes, c, " ") " sequences (seeds " firstseed "…" lastseed "); steps"; \
+	        for (i = 1; i <= n; i++) line = line " " names[i] " " steps[names[i]]; \
+	        print line "; " found + 0 " disagreements; crashes at seeds:" (crashes == "" ? " none" : crashes) }' "$$log"

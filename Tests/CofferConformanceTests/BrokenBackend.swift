@@ -39,7 +39,7 @@ final class BrokenBackend: StorageBackend {
     let rows = try await inner.fetch(whole)
     let reordered = rows.filter { !$0[position].isNull } + rows.filter { $0[position].isNull }
     let start = min(query.offset, reordered.count)
-    let end = query.limit.map { min(reordered.count, start + $0) } ?? reordered.count
+    let end = query.limit.map { start + min(reordered.count - start, $0) } ?? reordered.count
     return Array(reordered[start..<end])
   }
 

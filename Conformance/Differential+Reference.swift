@@ -1,0 +1,240 @@
+import Coffer
+import Foundation
+
+/// What one step gave: a summary, rows, a count, or an error by code, entity, id and field.
+enum DifferentialOutcome: Sendable {
+  case summary(ChangeSummary)
+  case rows([Row])
+  case count(Int)
+  case prepared
+  case error(code: String, entity: String?, id: String?, field: String?)
+  case unexpected(String)
+  /// A race of a prepare and a batch: what each gave, then every row of the entity by id.
+  indirect case race(prepare: DifferentialOutcome, batch: DifferentialOutcome, rows: DifferentialOutcome)
+
+  init(_ error: any Error) {
+    if let error = error as? CofferError {
+      self = .error(code: error.code.name, entity: error.entity, id: error.id, field: error.field)
+    } else {
+      self = .unexpected("\(error)")
+    }
+  }
+
+  var isError: Bool {
+    if case .error = self { return true }
+    return false
+  }
+
+  /// Equal bit for bit: doubles by bit pattern (so -0.0 is not 0.0), strings by UTF-8, dates by
+  /// microsecond.
+  func same(as other: DifferentialOutcome) -> Bool {
+    switch (self, other) {
+    case (.summary(let a), .summary(let b)): a == b
+    case (.rows(let a), .rows(let b)):
+      a.count == b.count
+        && zip(a, b).allSatisfy { x, y in
+          x.count == y.count && zip(x.values, y.values).allSatisfy(Self.exactlyEqual)
+        }
+    case (.count(let a), .count(let b)): a == b
+    case (.prepared, .prepared): true
+    case (.error(let c1, let e1, let i1, let f1), .error(let c2, let e2, let i2, let f2)):
+      c1 == c2 && e1 == e2 && i1 == i2 && f1 == f2
+    case (.unexpected(let a), .unexpected(let b)): a == b
+    case (.race(let p1, let b1, let r1), .race(let p2, let b2, let r2)):
+      p1.same(as: p2) && b1.same(as: b2) && r1.same(as: r2)
+    default: false
+    }
+  }
+
+  static func exactlyEqual(_ a: Value, _ b: Value) -> Bool {
+    switch (a, b) {
+    case (.double(let x), .double(let y)): x.bitPattern == y.bitPattern
+    default: a == b
+    }
+  }
+
+  func rendered(_ schema: EntitySchema?) -> String {
+    switch self {
+    case .summary(let s): "applied (inserted \(s.inserted), updated \(s.updated), deleted \(s.deleted))"
+    case .rows(let rows):
+      "\(rows.count) rows ["
+        + rows.prefix(12).map { DifferentialRendering.row($0, schema) }.joined(separator: ", ")
+        + (rows.count > 12 ? ", …" : "") + "]"
+    case .count(let count): "count \(count)"
+    case .prepared: "prepared"
+    case .error(let code, let entity, let id, let field):
+      "\(code) error (entity \(entity.map(DifferentialRendering.name) ?? "not named"), id \(id ?? "not named"), "
+        + "field \(field.map(DifferentialRendering.name) ?? "not named"))"
+    case .unexpected(let text): "unexpected error: \(text)"
+    case .race(let prepare, let batch, let rows):
+      "prepare: \(prepare.rendered(schema)); batch: \(batch.rendered(schema)); then \(rows.rendered(schema))"
+    }
+  }
+}
+
+/// The reference: ``InMemoryTables`` behind the checks ``Store`` makes before a backend sees a
+/// row or query, so that it answers each step as a correct backend under a ``Store`` must.
+struct DifferentialReference: Sendable {
+  var tables = InMemoryTables(storeName: "reference")
+  /// The schemas prepared through this store, as ``Store/schema(of:)`` gives them.
+  var prepared: [String: EntitySchema] = [:]
+
+  /// The schemas a reopened store is prepared with: those stored, in name order.
+  var stored: [EntitySchema] {
+    tables.schemas.values.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+  }
+
+  func schema(_ entity: String) throws -> EntitySchema {
+    guard let schema = prepared[entity] else {
+      throw CofferError(.unknownEntity, "Entity '\(entity)' was not prepared.", entity: entity)
+    }
+    return schema
+  }
+
+  mutating func prepare(_ schemas: [EntitySchema]) throws {
+    try tables.prepare(schemas)
+    for schema in schemas { prepared[schema.name] = schema }
+  }
+
+  /// ``Store/apply(_:)``: every operation checked in order, then the batch applied atomically.
+  mutating func apply(_ operations: [ChangeSet.Operation]) throws -> ChangeSummary {
+    if operations.isEmpty { return ChangeSummary() }
+    var checked: [ChangeSet.Operation] = []
+    for operation in operations {
+      let schema = try schema(operation.entity)
+      switch operation {
+      case .insert(let entity, let row):
+        checked.append(.insert(entity: entity, row: try QueryValidator.validate(row, schema: schema)))
+      case .update(let entity, let row):
+        checked.append(.update(entity: entity, row: try QueryValidator.validate(row, schema: schema)))
+      case .upsert(let entity, let row):
+        checked.append(.upsert(entity: entity, row: try QueryValidator.validate(row, schema: schema)))
+      case .delete(let entity, let id):
+        checked.append(.delete(entity: entity, id: try QueryValidator.validate(id: id, schema: schema)))
+      case .deleteMatching(let entity, let filter):
+        checked.append(
+          .deleteMatching(entity: entity, filter: try QueryValidator.validate(filter, schema: schema)))
+      }
+    }
+    return try tables.apply(ChangeSet(checked))
+  }
+
+  /// A bulk insert: rows checked and inserted one after another, the first failing row deciding
+  /// the error, all or nothing.
+  mutating func bulkInsert(_ entity: String, _ rows: [Row]) throws -> ChangeSummary {
+    let schema = try schema(entity)
+    var copy = tables
+    for row in rows {
+      _ = try copy.apply(
+        ChangeSet([.insert(entity: entity, row: try QueryValidator.validate(row, schema: schema))]))
+    }
+    tables = copy
+    return ChangeSummary(inserted: rows.count)
+  }
+
+  func fetch(_ query: Query) throws -> [Row] {
+    try tables.fetch(QueryValidator.validate(query, schema: schema(query.entity)))
+  }
+
+  func count(_ query: Query) throws -> Int {
+    try tables.count(QueryValidator.validate(query, schema: schema(query.entity)))
+  }
+
+  func get(_ entity: String, _ ids: [Value]) throws -> [Row] {
+    let schema = try schema(entity)
+    return try tables.get(
+      entity: entity, ids: ids.map { try QueryValidator.validate(id: $0, schema: schema) })
+  }
+
+  /// Every row of an entity, by id.
+  func everyRow(_ entity: String) -> DifferentialOutcome {
+    do {
+      return .rows(try fetch(Query(entity: entity, sort: [])))
+    } catch {
+      return DifferentialOutcome(error)
+    }
+  }
+
+  /// Runs one step; a race is answered as if the batch ran wholly before the prepare.
+  mutating func run(_ step: DifferentialStep) -> DifferentialOutcome {
+    do {
+      switch step {
+      case .prepare(let schemas):
+        try prepare(schemas)
+        return .prepared
+      case .apply(let operations): return .summary(try apply(operations))
+      case .bulkInsert(let entity, let rows): return .summary(try bulkInsert(entity, rows))
+      case .fetch(let query): return .rows(try fetch(query))
+      case .count(let query): return .count(try count(query))
+      case .get(let entity, let ids): return .rows(try get(entity, ids))
+      case .reopen:
+        prepared = Dictionary(uniqueKeysWithValues: stored.map { ($0.name, $0) })
+        return .prepared
+      case .race(let schema, let batch):
+        return raceCandidates(schema, batch)[0].outcome
+      }
+    } catch {
+      return DifferentialOutcome(error)
+    }
+  }
+
+  /// The outcomes a race of `prepare(schema)` with `batch` may correctly have, each with the
+  /// reference state it leaves: the batch applied before the prepare; after it, checked against
+  /// the new schema or against the old one and stored in the new layout; or rejected.
+  func raceCandidates(_ schema: EntitySchema, _ batch: [ChangeSet.Operation])
+    -> [(outcome: DifferentialOutcome, state: DifferentialReference)]
+  {
+    var before = self
+    let batchFirst = before.runOutcome { .summary(try $0.apply(batch)) }
+    let prepareAfter = before.runOutcome {
+      try $0.prepare([schema]); return .prepared
+    }
+    var rejected = self
+    let prepareOnly = rejected.runOutcome {
+      try $0.prepare([schema]); return .prepared
+    }
+    // The prepare first, then the batch checked against the schema it was made for and stored
+    // in the new layout (as a backend that re-encodes a batch for the layout current does).
+    var after = self
+    let prepareFirst = after.runOutcome {
+      try $0.prepare([schema])
+      return .prepared
+    }
+    let batchAfter = after.runOutcome { reference in
+      guard let old = prepared[schema.name] else { return .summary(try reference.apply(batch)) }
+      let evolution = try SchemaEvolution(from: old, to: schema)
+      let reshaped = try batch.map { operation -> ChangeSet.Operation in
+        guard case .insert(let entity, let row) = operation, entity == schema.name else { return operation }
+        return .insert(entity: entity, row: evolution.migrate(try QueryValidator.validate(row, schema: old)))
+      }
+      return .summary(try reference.tables.apply(ChangeSet(reshaped)))
+    }
+    // The prepare first, then the batch checked against the new schema: it simply came second.
+    var second = self
+    let prepareBeforeBatch = second.runOutcome {
+      try $0.prepare([schema])
+      return .prepared
+    }
+    let batchSecond = second.runOutcome { .summary(try $0.apply(batch)) }
+    return [
+      (.race(prepare: prepareAfter, batch: batchFirst, rows: before.everyRow(schema.name)), before),
+      (.race(prepare: prepareBeforeBatch, batch: batchSecond, rows: second.everyRow(schema.name)), second),
+      (.race(prepare: prepareFirst, batch: batchAfter, rows: after.everyRow(schema.name)), after),
+      (
+        .race(
+          prepare: prepareOnly, batch: .error(code: "any", entity: nil, id: nil, field: nil),
+          rows: rejected.everyRow(schema.name)), rejected
+      ),
+    ]
+  }
+
+  private mutating func runOutcome(_ body: (inout DifferentialReference) throws -> DifferentialOutcome)
+    -> DifferentialOutcome
+  {
+    do {
+      return try body(&self)
+    } catch {
+      return DifferentialOutcome(error)
+    }
+  }
+}
