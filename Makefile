@@ -71,10 +71,18 @@ format:
 # chooses the backends (see DifferentialSideBySideTests.swift). It prints each seed as it runs,
 # every disagreement with its seed, and a summary line. A sequence that crashes the process is
 # recorded by its seed and the run goes on from the next one; the whole output, crash reports
-# included, is kept in COFFER_DIFFERENTIAL_LOG (default /tmp/coffer-differential-SEED.log).
+# included, is kept in COFFER_DIFFERENTIAL_LOG (default /tmp/coffer-differential-SEED.log). The
+# test binary is copied first where SwiftPM builds one executable, so rebuilds during the run do
+# not change what runs.
 differential: deps
 	@set -u; \
 	$(SWIFT) build --build-tests || exit 1; \
+	runner="$(SWIFT) test --skip-build"; \
+	binary="$$($(SWIFT) build --show-bin-path)/CofferPackageTests.xctest"; \
+	if [ -f "$$binary" ] && [ -x "$$binary" ]; then \
+	  snapshot="$$(mktemp -d)/CofferPackageTests.xctest"; cp "$$binary" "$$snapshot"; \
+	  runner="$$snapshot --testing-library swift-testing"; \
+	fi; \
 	seed="$${COFFER_CONFORMANCE_SEED:-$$(date +%s)000}"; first="$$seed"; \
 	sequences="$${COFFER_DIFFERENTIAL_SEQUENCES:-}"; seconds="$${COFFER_DIFFERENTIAL_SECONDS:-}"; \
 	if [ -z "$$sequences$$seconds" ]; then seconds=600; fi; \
@@ -86,7 +94,7 @@ differential: deps
 	  remaining=""; if [ -n "$$seconds" ]; then remaining=$$((seconds - $$(date +%s) + started)); [ "$$remaining" -gt 0 ] || break; fi; \
 	  env COFFER_CONFORMANCE_SEED="$$seed" COFFER_DIFFERENTIAL_VERBOSE=1 \
 	    $${left:+COFFER_DIFFERENTIAL_SEQUENCES=$$left} $${remaining:+COFFER_DIFFERENTIAL_SECONDS=$$remaining} \
-	    $(SWIFT) test --skip-build --filter DifferentialSideBySide 2>&1 | tee "$$chunk" | \
+	    $$runner --filter DifferentialSideBySide 2>&1 | tee "$$chunk" | \
 	    awk '/\*\*\* Program crashed/ { crashed = 1 } !crashed && /^(done seed|  DISAGREEMENT|  [0-9]+\. |At step|Other backends|In the whole|[^ ].* and the reference disagree|differential)/ { print; fflush() }'; \
 	  cat "$$chunk" >> "$$log"; \
 	  ran=$$((ran + $$(grep -a -c '^done seed' "$$chunk"))); \
@@ -96,7 +104,7 @@ differential: deps
 	  echo "CRASH at seed $$crashed (the process died; its report is in $$log)"; \
 	  crashes="$$crashes $$crashed"; ran=$$((ran + 1)); seed=$$((crashed + 1)); \
 	done; \
-	rm -f "$$chunk"; \
+	rm -f "$$chunk"; if [ -n "$${snapshot:-}" ]; then rm -rf "$$(dirname "$$snapshot")"; fi; \
 	awk -v crashes="$$crashes" ' \
 	  /^done seed/ { sequences++; for (i = 5; i <= NF - 2; i++) { k = $$i; sub(/=[0-9]+$$/, "", k); v = $$i; sub(/.*=/, "", v); steps[k] += v; if (!(k in order)) { order[k] = ++n; names[n] = k } } } \
 	  /^  DISAGREEMENT on/ { found++ } \
