@@ -94,9 +94,16 @@ enum DifferentialSchemas {
     let kind = random.pick(FieldKind.allCases)
     let optional = random.chance(55)
     // Mostly no default; sometimes one of the kind; rarely an explicit null (which the core accepts).
+    // (Spelled out: `Value` is `ExpressibleByNilLiteral`, so a bare `nil` here could mean `.null`.)
     let roll = random.below(100)
-    let fallback: Value? =
-      roll < 30 ? random.pick(DifferentialValues.pool(kind, key: true)) : roll < 32 ? Value.null : nil
+    let fallback: Value?
+    if roll < 30 {
+      fallback = .some(random.pick(DifferentialValues.pool(kind, key: true)))
+    } else if roll < 32 {
+      fallback = .some(.null)
+    } else {
+      fallback = .none
+    }
     return Field(fresh(avoiding: &used, &random), kind, isOptional: optional, default: fallback)
   }
 
@@ -143,7 +150,7 @@ enum DifferentialSchemas {
     case 40..<46:
       var field = field(avoiding: &used, &random)
       field.isOptional = false
-      field.defaultValue = nil
+      field.defaultValue = .none
       fields.append(field)
     case 46..<62 where !others.isEmpty:
       let dropped = fields.remove(at: random.pick(others)).name
@@ -161,7 +168,7 @@ enum DifferentialSchemas {
       let position = random.pick(others)
       let kind = random.pick(FieldKind.allCases.filter { $0 != fields[position].kind })
       fields[position].kind = kind
-      fields[position].defaultValue = nil
+      fields[position].defaultValue = .none
       indexes.removeAll { $0.fields.contains(fields[position].name) && kind == .document }
     case 84..<94 where features.has("unique-evolution"):
       let indexable = fields.filter {
