@@ -45,14 +45,19 @@ struct LMDBPageFile: ~Copyable {
   /// `nil` when the meta page or the free-page database cannot be read (a page past the end of
   /// the file, or a layout this does not know).
   func lastPageInUse(txnid: Int, lastPage: Int) -> Int? {
-    guard MemoryLayout<Int>.size == 8, let root = freeRoot(txnid: txnid, lastPage: lastPage) else {
-      return nil
-    }
-    guard root != Self.noPage else { return lastPage }
-    guard let free = freePages(root: Int(root), lastPage: lastPage) else { return nil }
+    guard let free = freePageNumbers(txnid: txnid, lastPage: lastPage) else { return nil }
     var last = lastPage
     while last > 1, free.contains(last) { last -= 1 }
     return last
+  }
+
+  /// Every page the free-page database lists in the snapshot of transaction `txnid`, or `nil`
+  /// when it cannot be read.
+  func freePageNumbers(txnid: Int, lastPage: Int) -> Set<Int>? {
+    guard MemoryLayout<Int>.size == 8, let root = freeRoot(txnid: txnid, lastPage: lastPage) else {
+      return nil
+    }
+    return root == Self.noPage ? [] : freePages(root: Int(root), lastPage: lastPage)
   }
 
   /// The root page of the free-page database in the meta page of transaction `txnid`.
