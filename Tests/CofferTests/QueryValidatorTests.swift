@@ -30,6 +30,26 @@ import Testing
     }
   }
 
+  @Test func nestedAndOrOfTheSameKindAreFlattened() throws {
+    let a = FieldRef("name") == "a"
+    let b = FieldRef("name") == "b"
+    let c = FieldRef("id") == 3
+    let filter = try QueryValidator.validate(
+      .and([.and([a, .and([b])]), .or([.or([a, b]), c])]), schema: schema)
+    #expect(filter == .and([a, b, .or([a, b, c])]))
+  }
+
+  @Test func filtersDeeperThanTheLimitAreRejected() {
+    func nested(_ depth: Int) -> Filter {
+      (0..<depth).reduce(FieldRef("id") == 1) { inner, level in
+        level.isMultiple(of: 2) ? .not(inner) : .or([FieldRef("id") == 2, inner])
+      }
+    }
+    #expect(code(nested(QueryValidator.maximumFilterDepth)) == nil)
+    #expect(code(nested(QueryValidator.maximumFilterDepth + 1)) == .invalidQuery)
+    #expect(code(nested(2_000)) == .invalidQuery)
+  }
+
   @Test func integerLiteralsAgainstDoubleFieldsBecomeDoubles() throws {
     let filter = try QueryValidator.validate(FieldRef("price") > 3, schema: schema)
     #expect(filter == .compare(field: "price", op: .greater, value: .double(3)))
