@@ -9,6 +9,9 @@ struct DifferentialGenerator {
   var random: SplitMix64
   let features: DifferentialFeatures
   private var shadow = DifferentialReference()
+  /// The fields of each entity that some schema of this sequence indexes: they never get values
+  /// too long for an LMDB key (511 bytes, a documented limit), whichever schema is in force.
+  private var everIndexed: [String: Set<String>] = [:]
 
   init(seed: UInt64, features: DifferentialFeatures) {
     random = SplitMix64(seed: seed)
@@ -21,6 +24,15 @@ struct DifferentialGenerator {
     var steps: [DifferentialStep] = []
     func add(_ step: DifferentialStep) {
       steps.append(step)
+      switch step {
+      case .prepare(let schemas):
+        for schema in schemas {
+          everIndexed[schema.name, default: []].formUnion(schema.indexes.flatMap(\.fields))
+        }
+      case .race(let schema, _):
+        everIndexed[schema.name, default: []].formUnion(schema.indexes.flatMap(\.fields))
+      default: break
+      }
       _ = shadow.run(step)
     }
     add(.prepare(DifferentialSchemas.entities(&random)))
@@ -45,6 +57,7 @@ struct DifferentialGenerator {
       return .prepare([evolved(schema)])
     case 97..<100 where features.has("race"):
       let evolved = evolved(schema)
+      everIndexed[schema.name, default: []].formUnion(evolved.indexes.flatMap(\.fields))
       return .race(
         schema: evolved,
         batch: (0..<(1 + random.below(4))).map { _ in .insert(entity: schema.name, row: row(schema)) })
@@ -136,7 +149,7 @@ struct DifferentialGenerator {
   /// A row of the schema; one in thirty is invalid (null where required, NaN, a wrong kind or
   /// a wrong length) unless `valid` says otherwise.
   mutating func row(_ schema: EntitySchema, valid: Bool? = nil) -> Row {
-    let indexed = Set(schema.indexes.flatMap(\.fields))
+    let indexed = Set(schema.indexes.flatMap(\.fields)).union(everIndexed[schema.name] ?? [])
     var values = schema.fields.enumerated().map { position, field in
       position == schema.idPosition ? id(schema) : value(field, key: indexed.contains(field.name))
     }

@@ -7,14 +7,16 @@ enum DifferentialOutcome: Sendable {
   case rows([Row])
   case count(Int)
   case prepared
-  case error(code: String, entity: String?, id: String?, field: String?)
+  /// An error; its message is shown, never compared.
+  case error(code: String, entity: String?, id: String?, field: String?, message: String = "")
   case unexpected(String)
   /// A race of a prepare and a batch: what each gave, then every row of the entity by id.
   indirect case race(prepare: DifferentialOutcome, batch: DifferentialOutcome, rows: DifferentialOutcome)
 
   init(_ error: any Error) {
     if let error = error as? CofferError {
-      self = .error(code: error.code.name, entity: error.entity, id: error.id, field: error.field)
+      self = .error(
+        code: error.code.name, entity: error.entity, id: error.id, field: error.field, message: error.message)
     } else {
       self = .unexpected("\(error)")
     }
@@ -37,7 +39,7 @@ enum DifferentialOutcome: Sendable {
         }
     case (.count(let a), .count(let b)): a == b
     case (.prepared, .prepared): true
-    case (.error(let c1, let e1, let i1, let f1), .error(let c2, let e2, let i2, let f2)):
+    case (.error(let c1, let e1, let i1, let f1, _), .error(let c2, let e2, let i2, let f2, _)):
       c1 == c2 && e1 == e2 && i1 == i2 && f1 == f2
     case (.unexpected(let a), .unexpected(let b)): a == b
     case (.race(let p1, let b1, let r1), .race(let p2, let b2, let r2)):
@@ -62,9 +64,10 @@ enum DifferentialOutcome: Sendable {
         + (rows.count > 12 ? ", …" : "") + "]"
     case .count(let count): "count \(count)"
     case .prepared: "prepared"
-    case .error(let code, let entity, let id, let field):
+    case .error(let code, let entity, let id, let field, let message):
       "\(code) error (entity \(entity.map(DifferentialRendering.name) ?? "not named"), id \(id ?? "not named"), "
         + "field \(field.map(DifferentialRendering.name) ?? "not named"))"
+        + (message.isEmpty ? "" : " \u{201C}\(message.prefix(240))\u{201D}")
     case .unexpected(let text): "unexpected error: \(text)"
     case .race(let prepare, let batch, let rows):
       "prepare: \(prepare.rendered(schema)); batch: \(batch.rendered(schema)); then \(rows.rendered(schema))"
