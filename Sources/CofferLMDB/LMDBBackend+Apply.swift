@@ -5,12 +5,12 @@ extension LMDBBackend {
   /// Inserts rows one at a time in one write transaction, so each is encoded, written and
   /// dropped before the next is made. A retried transaction (the map grew) asks for the rows again.
   @discardableResult
-  public func insert(into entity: EntitySchema, count: Int, row: (Int) throws -> Row) async throws
+  public func insert(into entity: EntitySchema, count: Int, row: @Sendable (Int) throws -> Row) async throws
     -> ChangeSummary
   {
     try checkOpen()
     if count == 0 { return ChangeSummary() }
-    return try environment.write { transaction in
+    return try await environment.writeOffPool { transaction in
       // Under the writer lock, so the handle is the one the entity's latest prepare made.
       let handle = try self.handle(entity.name)
       let reshape = try RowReshaper(entity, storedAs: handle.schema, store: name)
@@ -30,7 +30,7 @@ extension LMDBBackend {
   public func apply(_ changes: ChangeSet) async throws -> ChangeSummary {
     try checkOpen()
     if changes.isEmpty { return ChangeSummary() }
-    return try environment.write { transaction in
+    return try await environment.writeOffPool { transaction in
       var summary = ChangeSummary()
       var buffer = Scratch()
       var current: (entity: String, handle: EntityHandle, reshape: RowReshaper)?

@@ -9,7 +9,7 @@ extension LMDBBackend {
   /// its indexes are rebuilt from the rows (checking unique ones).
   public func prepare(_ schemas: [EntitySchema]) async throws {
     try checkOpen()
-    try environment.write { transaction in
+    try await environment.writeOffPool { transaction in
       try schemas.map { try prepare($0, in: transaction) }
     } committed: { handles in
       entities.withLock { entities in

@@ -27,6 +27,9 @@ final class LMDBEnvironment: @unchecked Sendable {
   let gate = MapGate()
   /// Serializes write transactions. A plain lock: it guards no state of its own.
   private let writer = NSLock()
+  /// The thread writes run on, off the Swift concurrency pool: waiting for the writer lock
+  /// (which another process may hold) and the commit's `fsync` both block.
+  private let blocking: BlockingQueue
   private let idleReaders = LockedState<[IdleReader]>([])
   private let closed = Atomic<Bool>(false)
 
@@ -43,6 +46,7 @@ final class LMDBEnvironment: @unchecked Sendable {
   init(path: String, configuration: LMDBBackend.Configuration, context: StoreContext) throws {
     self.context = context
     self.maxMapSize = configuration.maxMapSize
+    self.blocking = BlockingQueue(label: "coffer.lmdb.writer")
     try Self.prepareDirectory(path, context)
     var created: OpaquePointer?
     try context.check(mdb_env_create(&created), "create an LMDB environment")
@@ -161,6 +165,14 @@ final class LMDBEnvironment: @unchecked Sendable {
         return result
       }
     }
+  }
+
+  /// ``write(_:committed:)`` on the environment's writer thread, while the calling task waits.
+  @discardableResult
+  func writeOffPool<R: Sendable>(
+    _ body: @Sendable (Transaction) throws -> R, committed: @Sendable (R) -> Void = { _ in }
+  ) async throws -> R {
+    try await blocking.run { try self.write(body, committed: committed) }
   }
 
   /// The map's current size in bytes.

@@ -65,7 +65,7 @@ public final class MemoryBackend: StorageBackend {
   /// Inserts the rows under the lock one at a time, so the first failing row decides the
   /// error; all or nothing.
   @discardableResult
-  public func insert(into entity: EntitySchema, count: Int, row: (Int) throws -> Row) async throws
+  public func insert(into entity: EntitySchema, count: Int, row: @Sendable (Int) throws -> Row) async throws
     -> ChangeSummary
   {
     try checkOpen()

@@ -32,6 +32,8 @@ public final class PlistBackend: StorageBackend {
   /// The writer's own copy of the tables, the row cache and the write bookkeeping. Writers
   /// are serialized by this lock.
   let writer: LockedState<WriterState>
+  /// The thread every write (and its `fsync`) runs on, off the Swift concurrency pool.
+  let blocking = BlockingQueue(label: "coffer.plist.writer")
 
   struct Published: Sendable {
     var tables: InMemoryTables
@@ -94,6 +96,10 @@ public final class PlistBackend: StorageBackend {
 
   /// Prepares entities, evolving stored ones, and writes the file when anything changed.
   public func prepare(_ schemas: [EntitySchema]) async throws {
+    try await blocking.run { [self] in try prepareNow(schemas) }
+  }
+
+  private func prepareNow(_ schemas: [EntitySchema]) throws {
     try mutate { tables, cache in
       let before = tables.schemas
       try tables.prepare(schemas)
@@ -118,6 +124,10 @@ public final class PlistBackend: StorageBackend {
   /// before returning; if the write fails the batch is not applied.
   @discardableResult
   public func apply(_ changes: ChangeSet) async throws -> ChangeSummary {
+    try await blocking.run { [self] in try applyNow(changes) }
+  }
+
+  private func applyNow(_ changes: ChangeSet) throws -> ChangeSummary {
     try mutate { tables, cache in
       let summary = try tables.apply(changes)
       if cache != nil { updateCache(&cache, tables: tables, for: changes) }
@@ -129,7 +139,13 @@ public final class PlistBackend: StorageBackend {
   /// nothing, written as ``apply(_:)`` writes. Each row is asked for once: the replay on the
   /// readers' copy uses the rows the first run kept.
   @discardableResult
-  public func insert(into entity: EntitySchema, count: Int, row: (Int) throws -> Row) async throws
+  public func insert(into entity: EntitySchema, count: Int, row: @Sendable (Int) throws -> Row) async throws
+    -> ChangeSummary
+  {
+    try await blocking.run { [self] in try insertNow(into: entity, count: count, row: row) }
+  }
+
+  private func insertNow(into entity: EntitySchema, count: Int, row: (Int) throws -> Row) throws
     -> ChangeSummary
   {
     var made: [Row] = []
@@ -149,6 +165,10 @@ public final class PlistBackend: StorageBackend {
 
   /// Writes unsaved changes now, whatever the persistence policy.
   public func persist() async throws {
+    try await blocking.run { [self] in try persistNow() }
+  }
+
+  private func persistNow() throws {
     try writer.withLock { state in
       guard state.lock != nil else { throw closedError() }
       guard state.isDirty else { return }
@@ -161,6 +181,10 @@ public final class PlistBackend: StorageBackend {
   /// The store is closed and its lock released also when writing the unsaved changes fails;
   /// the error then says so, and the file holds the last state written.
   public func close() async throws {
+    try await blocking.run { [self] in try closeNow() }
+  }
+
+  private func closeNow() throws {
     try writer.withLock { state in
       guard let lock = state.lock else { return }
       defer {

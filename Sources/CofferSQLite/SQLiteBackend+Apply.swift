@@ -15,14 +15,16 @@ extension SQLiteBackend {
       try checkOpen()
       return ChangeSummary()
     }
-    return try withWriter { connection in
-      // Read under the writer lock: `prepare` changes the catalog only while holding it.
-      let known = catalog.withLock { $0.tables }
-      return try transaction(on: connection, while: "applying a batch") {
-        let applier = SQLiteApplier(
-          connection: connection, tables: known, layouts: changes.layouts, store: name)
-        for operation in changes.operations { try applier.apply(operation) }
-        return applier.summary
+    return try await blocking.run { [self] in
+      try withWriter { connection in
+        // Read under the writer lock: `prepare` changes the catalog only while holding it.
+        let known = catalog.withLock { $0.tables }
+        return try transaction(on: connection, while: "applying a batch") {
+          let applier = SQLiteApplier(
+            connection: connection, tables: known, layouts: changes.layouts, store: name)
+          for operation in changes.operations { try applier.apply(operation) }
+          return applier.summary
+        }
       }
     }
   }
@@ -30,22 +32,25 @@ extension SQLiteBackend {
   /// Inserts rows one at a time in one transaction, so each is bound, written and dropped
   /// before the next is made.
   @discardableResult
-  public func insert(into entity: EntitySchema, count: Int, row: (Int) throws -> Row) async throws
+  public func insert(into entity: EntitySchema, count: Int, row: @Sendable (Int) throws -> Row) async throws
     -> ChangeSummary
   {
-    return try withWriter { connection in
-      let known = catalog.withLock { $0.tables }
-      return try transaction(on: connection, while: "applying a batch") {
-        let applier = SQLiteApplier(
-          connection: connection, tables: known, layouts: [entity.name: entity], store: name)
-        let table = try applier.resolve(entity.name)
-        for position in 0..<count { try applier.insert(applier.reshape(try row(position)), into: table) }
-        return applier.summary
+    return try await blocking.run { [self] in
+      try withWriter { connection in
+        let known = catalog.withLock { $0.tables }
+        return try transaction(on: connection, while: "applying a batch") {
+          let applier = SQLiteApplier(
+            connection: connection, tables: known, layouts: [entity.name: entity], store: name)
+          let table = try applier.resolve(entity.name)
+          for position in 0..<count { try applier.insert(applier.reshape(try row(position)), into: table) }
+          return applier.summary
+        }
       }
     }
   }
 
-  /// Runs `body` on the writer connection, under its lock.
+  /// Runs `body` on the writer connection, under its lock. Called on ``blocking``'s thread:
+  /// the lock wait, SQLite's busy wait for other processes and the commit's `fsync` all block.
   func withWriter<R: Sendable>(_ body: (SQLiteConnection) throws -> R) throws -> R {
     try writer.withLock { connection in
       guard let connection else { throw closedError() }

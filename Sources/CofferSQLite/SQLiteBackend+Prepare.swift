@@ -15,19 +15,21 @@ extension SQLiteBackend {
       try checkOpen()
       return
     }
-    try withWriter { connection in
-      let prepared = try transaction(on: connection, while: "preparing entities") {
-        try connection.execute(SQLiteCatalog.createSQL)
-        if try connection.text("PRAGMA user_version") == "0" {
-          try connection.execute("PRAGMA user_version = \(SQLiteCatalog.formatVersion)")
+    try await blocking.run { [self] in
+      try withWriter { connection in
+        let prepared = try transaction(on: connection, while: "preparing entities") {
+          try connection.execute(SQLiteCatalog.createSQL)
+          if try connection.text("PRAGMA user_version") == "0" {
+            try connection.execute("PRAGMA user_version = \(SQLiteCatalog.formatVersion)")
+          }
+          return try schemas.map { try prepareEntity($0, on: connection) }
         }
-        return try schemas.map { try prepareEntity($0, on: connection) }
-      }
-      // Still under the writer lock, so no batch is applied between the commit and this.
-      catalog.withLock { catalog in
-        for table in prepared where catalog.tables[table.schema.name]?.schema != table.schema {
-          catalog.tables[table.schema.name] = table.numbered(catalog.nextSerial)
-          catalog.nextSerial += 1
+        // Still under the writer lock, so no batch is applied between the commit and this.
+        catalog.withLock { catalog in
+          for table in prepared where catalog.tables[table.schema.name]?.schema != table.schema {
+            catalog.tables[table.schema.name] = table.numbered(catalog.nextSerial)
+            catalog.nextSerial += 1
+          }
         }
       }
     }

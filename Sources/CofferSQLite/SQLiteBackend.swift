@@ -26,6 +26,8 @@ public final class SQLiteBackend: StorageBackend {
 
   /// The writer connection; every batch and schema change runs under this lock (`nil` once closed).
   let writer: LockedState<SQLiteConnection?>
+  /// The thread batches, schema changes and closing run on, off the Swift concurrency pool.
+  let blocking: BlockingQueue
   let readers: SQLiteReaderPool
   /// The prepared entities, by name, and the serial the next one published gets.
   let catalog = LockedState(Catalog())
@@ -56,6 +58,7 @@ public final class SQLiteBackend: StorageBackend {
     let connection = try SQLiteConnection(path: path, storeName: name, configuration: configuration)
     try Self.configureWriter(connection, configuration)
     self.writer = LockedState(connection)
+    self.blocking = BlockingQueue(label: "coffer.sqlite.writer")
     let opener: @Sendable () throws -> SQLiteConnection = {
       let reader = try SQLiteConnection(path: path, storeName: name, configuration: configuration)
       try reader.execute("PRAGMA query_only = ON")
@@ -205,8 +208,10 @@ public final class SQLiteBackend: StorageBackend {
 
   /// Closes every connection; SQLite checkpoints the log into the database file.
   public func close() async throws {
-    writer.withLock { $0 = nil }
-    readers.close()
+    try await blocking.run { [self] in
+      writer.withLock { $0 = nil }
+      readers.close()
+    }
   }
 
   /// The prepared entity with a name.

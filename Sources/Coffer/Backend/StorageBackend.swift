@@ -102,7 +102,7 @@ public protocol StorageBackend: AnyObject, Sendable {
   /// made for: reshape them as ``apply(_:)`` does when the entity has another one now. The
   /// default implementation asks for every row, then calls ``apply(_:)``.
   @discardableResult
-  func insert(into entity: EntitySchema, count: Int, row: (Int) throws -> Row) async throws -> ChangeSummary
+  func insert(into entity: EntitySchema, count: Int, row: @Sendable (Int) throws -> Row) async throws -> ChangeSummary
 
   /// Releases the backend's resources. Later calls fail with ``CofferError/Code/closed``.
   /// Closing twice is harmless. A durable backend has persisted everything applied.
@@ -116,7 +116,7 @@ extension StorageBackend {
   /// that ends by inserting its first row again, so it can never be applied — because a
   /// failure among them comes first and is the error to throw. Nothing is applied either way.
   @discardableResult
-  public func insert(into entity: EntitySchema, count: Int, row: (Int) throws -> Row) async throws
+  public func insert(into entity: EntitySchema, count: Int, row: @Sendable (Int) throws -> Row) async throws
     -> ChangeSummary
   {
     var rows: [Row] = []

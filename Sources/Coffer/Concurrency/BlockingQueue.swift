@@ -1,0 +1,50 @@
+import Dispatch
+
+/// A serial queue of a store's own for work that blocks — `fsync`, file writes, waiting for a
+/// lock another process holds — so that it never runs on the Swift concurrency pool.
+///
+/// The pool has one thread per core (two on a small machine). A commit that blocked one of
+/// them in `fsync` would stall every other task of the process, readers included, until the
+/// disk answered. A backend runs its writes through ``run(_:)`` instead: the calling task
+/// suspends, its pool thread goes on with other tasks, and the write runs on a thread of this
+/// queue, one at a time, in the order they were asked for.
+///
+/// Like ``LockedState``, this is plumbing for the backends of this package (`package` access).
+package final class BlockingQueue: Sendable {
+  private let queue: DispatchQueue
+
+  /// A queue; `label` names its thread in debuggers and crash reports.
+  package init(label: String) { queue = DispatchQueue(label: label) }
+
+  /// Runs `body` on the queue's thread while the calling task waits, and returns its result or
+  /// rethrows its error.
+  package func run<R: Sendable>(_ body: @Sendable () throws -> R) async throws -> R {
+    try await withoutActuallyEscaping(body) { escapable in
+      let job = Job(escapable)
+      return try await withCheckedThrowingContinuation { continuation in
+        queue.async { continuation.resume(with: job.run()) }
+      }
+    }
+  }
+
+  /// A closure carried to the queue's thread and let go of as soon as it has run, before the
+  /// waiting task resumes: `withoutActuallyEscaping` checks that nothing still holds it then.
+  private final class Job<R>: @unchecked Sendable {
+    // `@unchecked Sendable`: `body` is set once and then used only by `run`, which the queue
+    // calls exactly once.
+    private var body: (@Sendable () throws -> R)?
+
+    init(_ body: @escaping @Sendable () throws -> R) { self.body = body }
+
+    func run() -> Result<R, any Error> {
+      let result: Result<R, any Error>
+      if let body {
+        result = Result { try body() }
+      } else {
+        result = .failure(CancellationError())  // Unreachable: the queue runs each job once.
+      }
+      body = nil
+      return result
+    }
+  }
+}
