@@ -102,7 +102,8 @@ public protocol StorageBackend: AnyObject, Sendable {
   /// made for: reshape them as ``apply(_:)`` does when the entity has another one now. The
   /// default implementation asks for every row, then calls ``apply(_:)``.
   @discardableResult
-  func insert(into entity: EntitySchema, count: Int, row: @Sendable (Int) throws -> Row) async throws -> ChangeSummary
+  func insert(into entity: EntitySchema, count: Int, row: @Sendable (Int) throws -> Row) async throws
+    -> ChangeSummary
 
   /// Releases the backend's resources. Later calls fail with ``CofferError/Code/closed``.
   /// Closing twice is harmless. A durable backend has persisted everything applied.
