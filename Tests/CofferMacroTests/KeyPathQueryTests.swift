@@ -76,6 +76,31 @@ private func storeWithNotes() async throws -> Store {
     await #expect(throws: CofferError.self) { try await store.query(Note.self).sort(\.isSelected).count() }
   }
 
+  @Test func everyWayToRunAQueryRejectsAKeyPathToANonStoredProperty() async throws {
+    let store = try await storeWithNotes()
+    let query = store.query(Note.self).filter(\.preview == "x")
+    func rejects(_ what: String, _ run: () async throws -> Void) async {
+      do {
+        try await run()
+        Issue.record("\(what) ran a query whose key path reads no stored field")
+      } catch let error as CofferError {
+        #expect(error.code == .invalidQuery, "\(what)")
+      } catch {
+        Issue.record("\(what) threw \(error)")
+      }
+    }
+    await rejects("fetch") { _ = try await query.fetch() }
+    await rejects("first") { _ = try await query.first() }
+    await rejects("count") { _ = try await query.count() }
+    await rejects("delete") { _ = try await query.delete() }
+    await rejects("stream") { for try await _ in query.stream(pageSize: 2) {} }
+    await rejects("observe") {
+      var results = query.observe().makeAsyncIterator()
+      _ = try await results.next()
+    }
+    #expect(try await store.count(Note.self) == 6)
+  }
+
   @Test func keyPathsMapToStoredNames() {
     #expect(Note.storedFieldName(for: \Note.text) == "body")
     #expect(Note.storedFieldName(for: \Note.isSelected) == nil)

@@ -53,20 +53,22 @@ extension StoreQuery {
   /// After each batch that touches the query's entity the query runs again; a result equal to
   /// the last one is not repeated, and batches applied while a query runs are folded into one
   /// fresh result. Changes made to the same backend through another `Store` are not seen. The
-  /// sequence ends when the task reading it is cancelled, and throws if the query fails.
+  /// sequence ends when the task reading it is cancelled, and throws if the query fails — at
+  /// once, for a query that cannot run (a key path that reads no stored field).
   public func observe() -> AsyncThrowingStream<[T], any Error> {
     let store = self.store
-    let query = self.query
+    let unchecked = self
     return AsyncThrowingStream { continuation in
       let (signals, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-      let number = store.addObserver(entity: query.entity, signal)
+      let number = store.addObserver(entity: unchecked.query.entity, signal)
       signal.yield()
       let task = Task {
         var last: [Row]?
         for await _ in signals {
           do {
             let codec = try await store.codec(for: T.self)
-            let rows = try await store.fetchRows(query)
+            let query = try unchecked.validated(for: codec)
+            let rows = try await store.rethrowing { try await store.backend.fetch(query) }
             if rows == last { continue }
             last = rows
             continuation.yield(try rows.map(codec.decode))

@@ -73,10 +73,18 @@ public struct StoreQuery<T: Storable>: Sendable {
     return copy
   }
 
-  /// Throws the error of a key path that reads no stored field, if any.
+  /// The query checked against the type's schema, ready for the backend: the one entry point
+  /// that ``fetch()``, ``count()``, ``delete()``, ``stream(pageSize:)`` and ``observe()`` all
+  /// go through.
+  ///
+  /// - Throws: ``CofferError/Code/invalidQuery`` for a key path that reads no stored field, a
+  ///   field the schema does not have, or a value of the wrong kind.
   @usableFromInline
-  func checkKeyPaths() throws {
-    if let keyPathError { throw keyPathError.inStore(store.backend.name) }
+  func validated(for codec: EntityCodec<T>) throws -> Query {
+    try store.rethrowing {
+      if let keyPathError { throw keyPathError }
+      return try QueryValidator.validate(query, schema: codec.schema)
+    }
   }
 
   /// The most room ``fetch()`` reserves up front for a query with a limit.
@@ -85,9 +93,8 @@ public struct StoreQuery<T: Storable>: Sendable {
   /// The values, in order.
   @inlinable
   public func fetch() async throws -> [T] {
-    try checkKeyPaths()
     let codec = try await store.codec(for: T.self)
-    let checked = try store.rethrowing { try QueryValidator.validate(query, schema: codec.schema) }
+    let checked = try validated(for: codec)
     var values: [T] = []
     // A page (a limit) gets its room at once rather than growing through every power of two.
     if let limit = checked.limit, limit > 0 { values.reserveCapacity(min(limit, Self.reservedAtMost)) }
@@ -102,17 +109,16 @@ public struct StoreQuery<T: Storable>: Sendable {
 
   /// How many values the query selects (honouring offset and limit).
   public func count() async throws -> Int {
-    try checkKeyPaths()
     let codec = try await store.codec(for: T.self)
-    let checked = try store.rethrowing { try QueryValidator.validate(query, schema: codec.schema) }
+    let checked = try validated(for: codec)
     return try await store.rethrowing { try await store.backend.count(checked) }
   }
 
   /// Removes every value the filter selects (ignoring sort, offset and limit) and returns how many.
   @discardableResult
   public func delete() async throws -> Int {
-    try checkKeyPaths()
-    return try await store.deleteAll(T.self, where: query.filter)
+    let checked = try validated(for: try await store.codec(for: T.self))
+    return try await store.deleteAll(T.self, where: checked.filter)
   }
 }
 
