@@ -99,5 +99,42 @@ extension ConformanceSuite {
         try await store.query(PersonV1.self).sort(FieldRef("id").ascending).fetch(),
         ids.map { PersonV1(id: $0, name: "p\($0)", age: $0) }, "people read in the first version")
     },
+    ConformanceCheck(
+      "schema.typed-readers-racing-another-version", requires: [.schemaEvolution],
+      "Typed reads (fetch, get, first) while another handle prepares the entity with a newer version and "
+        + "back return every value whole, in the version the reader asked for."
+    ) { context in
+      let people = (1...Int64(12)).map { PersonV1(id: $0, name: "p\($0)", age: $0) }
+      let store = try await context.store(with: people)
+      let older = try EntitySchema(for: PersonV1.self)
+      // A field before the others, so a row of this layout read as the first version would be
+      // off by one.
+      let newer = try EntitySchema(
+        name: older.name,
+        fields: [older.fields[0], Field("level", .int, default: .int(7))] + older.fields.dropFirst(),
+        idField: older.idField.name)
+      let rounds = 40
+      try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask {
+          for round in 0..<rounds {
+            // Straight to the backend, as another Store on the same backend would.
+            try await store.backend.prepare([round.isMultiple(of: 2) ? newer : older])
+            await Task.yield()
+          }
+        }
+        group.addTask {
+          for _ in 0..<rounds {
+            try expectEqual(
+              try await store.query(PersonV1.self).sort(FieldRef("id").ascending).fetch(), people,
+              "people read")
+            try expectEqual(try await store.get(PersonV1.self, id: 5), people[4], "person 5")
+            try expectEqual(
+              try await store.get(PersonV1.self, ids: [7, 2]), [people[6], people[1]], "people 7, 2")
+            await Task.yield()
+          }
+        }
+        try await group.waitForAll()
+      }
+    },
   ]
 }

@@ -14,12 +14,15 @@ extension LMDBBackend {
   public func fetch(_ query: Query) async throws -> [Row] {
     let handle = try handle(query.entity)
     let plan = try QueryPlan(query, handle: handle)
+    var rows: [Row] = []
     if plan.isOrdered {
-      var rows: [Row] = []
       try readInOrder(query, plan: plan, handle: handle) { rows.append(try Row($0)) }
-      return rows
+    } else {
+      rows = try sortedRows(query, plan: plan, handle: handle)
     }
-    return try sortedRows(query, plan: plan, handle: handle)
+    // In the layout the reader decodes with (see Query.layout).
+    let reshape = try RowReshaper(reading: handle.schema, as: query.layout, store: name)
+    return reshape.isIdentity ? rows : rows.map { reshape($0) }
   }
 
   /// The rows of a query whose plan does not read in its order: every match, sorted, then sliced.

@@ -8,11 +8,17 @@ extension LMDBBackend {
   public func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
     let handle = try handle(query.entity)
     let plan = try QueryPlan(query, handle: handle)
+    // Rows in the layout the reader decodes with, should the entity have been prepared with
+    // another schema since it validated the query.
+    let view = try RowReshaper(reading: handle.schema, as: query.layout, store: name).makeView()
     guard plan.isOrdered else {
-      try RowFields.handOver(try sortedRows(query, plan: plan, handle: handle), to: visit)
+      let rows = try sortedRows(query, plan: plan, handle: handle)
+      guard let view else { return try RowFields.handOver(rows, to: visit) }
+      for row in rows { try visit(view.showing(RowFields(row))) }
       return
     }
-    try readInOrder(query, plan: plan, handle: handle, visit)
+    guard let view else { return try readInOrder(query, plan: plan, handle: handle, visit) }
+    try readInOrder(query, plan: plan, handle: handle) { try visit(view.showing($0)) }
   }
 
   /// Walks a plan that reads in the query's order, skipping its offset and stopping at its
@@ -54,6 +60,9 @@ extension LMDBBackend {
   {
     let handle = try handle(entity.name)
     if ids.isEmpty { return }
+    if let view = try RowReshaper(reading: handle.schema, as: entity, store: name).makeView() {
+      return try await read(entity: handle.schema, ids: ids) { try visit(view.showing($0)) }
+    }
     try environment.read { transaction in
       try LMDBFields.with(handle, backend: self) { fields in
         var decoded: RowFields?

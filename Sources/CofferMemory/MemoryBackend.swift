@@ -52,7 +52,7 @@ public final class MemoryBackend: StorageBackend {
   /// Looks the ids up directly.
   public func get(entity: EntitySchema, ids: [Value]) async throws -> [Row] {
     try checkOpen()
-    return try snapshot().get(entity: entity.name, ids: ids)
+    return try snapshot().get(entity: entity.name, ids: ids, as: entity)
   }
 
   /// Applies the batch under the lock, all or nothing.

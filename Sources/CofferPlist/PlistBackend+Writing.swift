@@ -93,7 +93,9 @@ extension PlistBackend {
       guard let schema = tables.schemas[entity] else { continue }
       let id: Value
       switch operation {
-      case .insert(_, let row), .update(_, let row), .upsert(_, let row): id = row[schema.idPosition]
+      case .insert(_, let row), .update(_, let row), .upsert(_, let row):
+        // The row has the layout it was made for, which may place its id elsewhere.
+        id = row[(changes.layouts[entity] ?? schema).idPosition]
       case .delete(_, let deleted): id = deleted
       case .deleteMatching:
         swept.insert(entity)

@@ -117,7 +117,7 @@ public final class PlistBackend: StorageBackend {
 
   /// Looks the ids up directly.
   public func get(entity: EntitySchema, ids: [Value]) async throws -> [Row] {
-    try snapshot().get(entity: entity.name, ids: ids)
+    try snapshot().get(entity: entity.name, ids: ids, as: entity)
   }
 
   /// Applies the batch all or nothing and, with ``Persistence/immediate``, writes the file

@@ -124,7 +124,9 @@ public final class SQLiteBackend: StorageBackend {
   /// Runs the query on a reader connection.
   public func fetch(_ query: Query) async throws -> [Row] {
     let table = try table(query.entity)
-    return try rows(of: query, built: try SQLiteQuery.select(query, in: table), in: table)
+    let rows = try rows(of: query, built: try SQLiteQuery.select(query, in: table), in: table)
+    let reshape = try RowReshaper(reading: table.schema, as: query.layout, store: name)
+    return reshape.isIdentity ? rows : rows.map { reshape($0) }
   }
 
   /// The rows of a query built as `built`, with runs of ties put back in id order when the
@@ -150,15 +152,27 @@ public final class SQLiteBackend: StorageBackend {
   public func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
     let table = try table(query.entity)
     let built = try SQLiteQuery.select(query, in: table)
+    // Rows in the layout the reader decodes with, should the entity have been prepared with
+    // another schema since it validated the query.
+    let view = try RowReshaper(reading: table.schema, as: query.layout, store: name).makeView()
     if built.reversedTies != nil {
-      try RowFields.handOver(try rows(of: query, built: built, in: table), to: visit)
+      let rows = try rows(of: query, built: built, in: table)
+      if let view {
+        for row in rows { try visit(view.showing(RowFields(row))) }
+      } else {
+        try RowFields.handOver(rows, to: visit)
+      }
       return
     }
     try readers.withReader { reader in
       let statement = try reader.statement(built.sql)
       try statement.withBindings(built.parameters) {
         let fields = SQLiteFields(statement: statement, kinds: table.kinds)
-        while try statement.stepReading() { try visit(fields) }
+        if let view {
+          while try statement.stepReading() { try visit(view.showing(fields)) }
+        } else {
+          while try statement.stepReading() { try visit(fields) }
+        }
       }
     }
   }
@@ -169,9 +183,11 @@ public final class SQLiteBackend: StorageBackend {
     async throws
   {
     let table = try table(entity.name)
+    let view = try RowReshaper(reading: table.schema, as: entity, store: name).makeView()
     try readers.withReader { reader in
       let statement = try reader.statement(for: table, .get)
-      let fields = SQLiteFields(statement: statement, kinds: table.kinds)
+      let stepping = SQLiteFields(statement: statement, kinds: table.kinds)
+      let fields = view?.showing(stepping) ?? stepping
       let several = ids.count > 1
       if several { try reader.run("BEGIN") }
       defer { if several { try? reader.run("COMMIT") } }

@@ -170,7 +170,9 @@ extension StorageBackend {
   /// Fetches with an `isIn` filter on the id and puts the rows in the order of `ids`.
   public func get(entity: EntitySchema, ids: [Value]) async throws -> [Row] {
     if ids.isEmpty { return [] }
-    let rows = try await fetch(Query(entity: entity.name, filter: .isIn(entity.idField.name, ids)))
+    var query = Query(entity: entity.name, filter: .isIn(entity.idField.name, ids))
+    query.layout = entity
+    let rows = try await fetch(query)
     if ids.count == 1 { return rows }
     var byID: [Value: Row] = [:]
     for row in rows { byID[row[entity.idPosition]] = row }

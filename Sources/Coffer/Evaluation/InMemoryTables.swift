@@ -156,8 +156,15 @@ public struct InMemoryTables: Sendable {
   public func fetch(_ query: Query) throws -> [Row] {
     let table = try table(query.entity)
     let ordering = try RowOrdering(query.sort, schema: table.schema)
-    return ordering.orderedSlice(
+    let rows = ordering.orderedSlice(
       try matching(query.filter, in: table), offset: query.offset, limit: query.limit)
+    return try reshaped(rows, of: table, as: query.layout)
+  }
+
+  /// Rows of a table in the layout a reader asked for (see ``Query/layout``).
+  private func reshaped(_ rows: [Row], of table: InMemoryTable, as layout: EntitySchema?) throws -> [Row] {
+    let reshape = try RowReshaper(reading: table.schema, as: layout, store: storeName)
+    return reshape.isIdentity ? rows : rows.map { reshape($0) }
   }
 
   /// The number of rows a query selects (see ``StorageBackend/count(_:)``).
@@ -169,9 +176,11 @@ public struct InMemoryTables: Sendable {
   }
 
   /// The rows with the given ids, in order, skipping missing ones.
-  public func get(entity: String, ids: [Value]) throws -> [Row] {
+  ///
+  /// Rows come in the layout of `layout` when given (see ``Query/layout``), else the entity's own.
+  public func get(entity: String, ids: [Value], as layout: EntitySchema? = nil) throws -> [Row] {
     let table = try table(entity)
-    return ids.compactMap { table.rows[$0] }
+    return try reshaped(ids.compactMap { table.rows[$0] }, of: table, as: layout)
   }
 
   private func matching(_ filter: Filter, in table: InMemoryTable) throws -> [Row] {

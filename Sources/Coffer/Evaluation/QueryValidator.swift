@@ -17,6 +17,7 @@ public enum QueryValidator {
   ///   limits or offsets, filters nested deeper than ``maximumFilterDepth``.
   public static func validate(_ query: Query, schema: EntitySchema) throws -> Query {
     var query = query
+    query.layout = schema
     query.filter = try validate(query.filter, schema: schema)
     for key in query.sort {
       guard let field = schema.field(named: key.field) else { throw unknownField(key.field, schema) }
