@@ -196,5 +196,19 @@ extension ConformanceSuite {
       }
       try expectEqual(summary, ChangeSummary(inserted: 2, updated: 2, deleted: 2), "summary")
     },
+    ConformanceCheck(
+      "batch.first-use-prepares-types",
+      "A batch may use types the store has not seen yet: their entities are prepared before it is applied."
+    ) { context in
+      let store = try await context.store()
+      let accounts = [Account(id: 1, email: "a@x", name: "A"), Account(id: 2, email: nil, name: "B")]
+      let summary = try await store.batch { batch in
+        try batch.insert(Item.sample[0])
+        for account in accounts { try batch.insert(account) }
+      }
+      try expectEqual(summary.inserted, 3, "rows inserted")
+      try expectEqual(try await store.all(Item.self), [Item.sample[0]], "items")
+      try expectEqual(try await store.all(Account.self), accounts, "accounts")
+    },
   ]
 }

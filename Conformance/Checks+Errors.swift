@@ -1,4 +1,5 @@
 import Coffer
+import Foundation
 
 /// A record holding a double, to check that NaN is rejected.
 struct Measurement: Storable, Equatable {
@@ -140,6 +141,34 @@ extension ConformanceSuite {
         try await store.insert(Item(id: 100, name: "late", rank: nil, score: nil, flag: true))
       }
       try await store.close()
+    },
+    ConformanceCheck(
+      "errors.id-value-is-the-stored-id",
+      "A duplicate, missing or unique-breaking record's error carries its id as the stored value, equal to "
+        + "the id the program used, for Int64, String and UUID ids."
+    ) { context in
+      let store = try await context.store(with: Item.sample)
+      let long = String(repeating: "n", count: 300)
+      let token = UUID()
+      try await store.insert(Tag(id: long, count: 1))
+      try await store.insert(Token(id: token, count: 1))
+      try await store.insert(Account(id: 1, email: "a@x", name: "A"))
+      let duplicate = try await expectThrows(.duplicateID, "insert of stored Item 3") {
+        try await store.insert(Item(id: 3, name: "dup", rank: nil, score: nil, flag: true))
+      }
+      try expectEqual(duplicate.idValue, .int(3), "duplicateID idValue")
+      let missing = try await expectThrows(.notFound, "update of a missing Tag") {
+        try await store.update(Tag(id: long + "!", count: 2))
+      }
+      try expectEqual(missing.idValue, .string(long + "!"), "notFound idValue")
+      let twice = try await expectThrows(.duplicateID, "insert of a stored Token") {
+        try await store.insert(Token(id: token, count: 2))
+      }
+      try expectEqual(twice.idValue, .uuid(token), "duplicateID idValue of a UUID id")
+      let clash = try await expectThrows(.uniqueViolation, "a second account with the same email") {
+        try await store.insert(Account(id: 2, email: "a@x", name: "B"))
+      }
+      try expectEqual(clash.idValue, .int(2), "uniqueViolation idValue")
     },
   ]
 }

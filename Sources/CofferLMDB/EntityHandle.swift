@@ -45,7 +45,7 @@ final class EntityHandle: Sendable {
       .invalidValue,
       "\(schema.name) \(id) has an id whose key is \(key.count) bytes; LMDB holds at most "
         + "\(LMDBEnvironment.maxKeySize) bytes in a key. Use a shorter id. Nothing in the batch was applied.",
-      store: store, entity: schema.name, id: id.description, field: schema.idField.name)
+      store: store, entity: schema.name, id: id, field: schema.idField.name)
   }
 }
 

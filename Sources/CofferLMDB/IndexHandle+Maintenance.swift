@@ -18,7 +18,7 @@ extension IndexHandle {
         .uniqueViolation,
         "\(schema.name) \(id) would have the same \(fields.joined(separator: ", ")) as \(schema.name) \(other), "
           + "but \(fields.count == 1 ? "that field is" : "those fields are") unique. Nothing in the batch was applied.",
-        store: transaction.context.name, entity: schema.name, id: id.description,
+        store: transaction.context.name, entity: schema.name, id: id,
         field: fields.joined(separator: ","))
     }
     do {
@@ -31,7 +31,7 @@ extension IndexHandle {
         "\(schema.name) \(id) makes an index key of \(key.count) bytes from \(index.fields.joined(separator: ", ")) "
           + "(and an id key of \(idKey.count) bytes); LMDB holds at most \(LMDBEnvironment.maxKeySize) bytes in each. "
           + "Shorten the value or remove the index. Nothing in the batch was applied.",
-        store: error.store, entity: schema.name, id: id.description,
+        store: error.store, entity: schema.name, id: id,
         field: index.fields.joined(separator: ","), path: error.path)
     }
   }

@@ -99,7 +99,7 @@ extension LMDBBackend {
         .duplicateID,
         "A \(handle.schema.name) with id \(id) is already stored. Use update or upsert to replace it. "
           + "Nothing in the batch was applied.",
-        store: name, entity: handle.schema.name, id: id.description)
+        store: name, entity: handle.schema.name, id: id)
     }
     for index in handle.indexes {
       try index.add(values, idKey: buffer.id, schema: handle.schema, key: &buffer.index, in: transaction)
@@ -123,7 +123,7 @@ extension LMDBBackend {
           .notFound,
           "There is no \(handle.schema.name) with id \(id) to update. Insert it (or upsert). "
             + "Nothing in the batch was applied.",
-          store: name, entity: handle.schema.name, id: id.description)
+          store: name, entity: handle.schema.name, id: id)
       }
       try insert(values, handle: handle, buffer: &buffer, in: transaction)
       return false

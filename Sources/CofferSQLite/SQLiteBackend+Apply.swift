@@ -114,7 +114,7 @@ final class SQLiteApplier {
         throw CofferError(
           .notFound,
           "There is no \(table.schema.name) with id \(id) to update. Insert it (or upsert). Nothing in the batch was applied.",
-          store: store, entity: table.schema.name, id: id.description)
+          store: store, entity: table.schema.name, id: id)
       }
       summary.updated += 1
     case .upsert(_, let made):
@@ -180,7 +180,7 @@ final class SQLiteApplier {
     return CofferError(
       .duplicateID,
       "A \(table.schema.name) with id \(id) is already stored. Use update or upsert to replace it. Nothing in the batch was applied.",
-      store: store, entity: table.schema.name, id: id.description)
+      store: store, entity: table.schema.name, id: id)
   }
 
   private func exists(_ row: Row, _ table: SQLiteTable) throws -> Bool {
@@ -228,11 +228,11 @@ final class SQLiteApplier {
         .uniqueViolation,
         "\(schema.name) \(id) would have the same \(fields.joined(separator: ", ")) as \(schema.name) \(holder), "
           + "but \(fields.count == 1 ? "that field is" : "those fields are") unique. Nothing in the batch was applied.",
-        store: store, entity: schema.name, id: id.description, field: fields.joined(separator: ","))
+        store: store, entity: schema.name, id: id, field: fields.joined(separator: ","))
     }
     return CofferError(
       .uniqueViolation,
       "\(schema.name) \(id) breaks a unique index. Nothing in the batch was applied.", store: store,
-      entity: schema.name, id: id.description)
+      entity: schema.name, id: id)
   }
 }

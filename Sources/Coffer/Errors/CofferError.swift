@@ -79,8 +79,13 @@ public struct CofferError: Error, Sendable, CustomStringConvertible {
   public var store: String?
   /// The entity concerned, when there is one.
   public var entity: String?
-  /// The id of the record concerned, rendered as text, when there is one.
+  /// The id of the record concerned, rendered as text for people, when there is one.
+  ///
+  /// Compare ``idValue`` instead in code: this rendering quotes strings and shortens long ones.
   public var id: String?
+  /// The id of the record concerned as it is stored, to compare with the id a program used
+  /// (`error.idValue == message.id.storedValue`), when the error knows it.
+  public var idValue: Value?
   /// The field concerned, when there is one.
   public var field: String?
   /// The file or directory concerned, when there is one.
@@ -101,6 +106,18 @@ public struct CofferError: Error, Sendable, CustomStringConvertible {
     self.field = field
     self.path = path
     self.underlying = underlying
+  }
+
+  /// Makes an error about the record with a stored id, keeping both its rendering (``id``)
+  /// and the value (``idValue``).
+  public init(
+    _ code: Code, _ message: String, store: String? = nil, entity: String? = nil, id: Value,
+    field: String? = nil, path: String? = nil, underlying: (any Error & Sendable)? = nil
+  ) {
+    self.init(
+      code, message, store: store, entity: entity, id: id.description, field: field, path: path,
+      underlying: underlying)
+    self.idValue = id
   }
 
   /// The message followed by the context that is set, e.g.

@@ -81,7 +81,7 @@ struct InMemoryTable: Sendable {
         .uniqueViolation,
         "\(schema.name) \(id) would have the same \(fields.joined(separator: ", ")) as \(schema.name) \(holder), "
           + "but \(fields.count == 1 ? "that field is" : "those fields are") unique. Nothing in the batch was applied.",
-        store: store, entity: schema.name, id: id.description, field: fields.joined(separator: ","))
+        store: store, entity: schema.name, id: id, field: fields.joined(separator: ","))
     }
   }
 

@@ -129,7 +129,7 @@ public struct InMemoryTables: Sendable {
         throw CofferError(
           .notFound,
           "There is no \(schema.name) with id \(id) to update. Insert it (or upsert). Nothing in the batch was applied.",
-          store: storeName, entity: schema.name, id: id.description)
+          store: storeName, entity: schema.name, id: id)
       default: break
       }
       try tables[entity]?.checkUnique(row, store: storeName)
@@ -213,6 +213,6 @@ public struct InMemoryTables: Sendable {
     CofferError(
       .duplicateID,
       "A \(schema.name) with id \(id) is already stored. Use update or upsert to replace it. Nothing in the batch was applied.",
-      store: storeName, entity: schema.name, id: id.description)
+      store: storeName, entity: schema.name, id: id)
   }
 }

@@ -56,7 +56,7 @@ public struct UniqueClash: Sendable, Hashable {
       .uniqueViolation,
       "\(entity) \(id) has the same \(fields) as \(entity) \(other), so \(index.fields.count == 1 ? "that field" : "those fields") "
         + "cannot be made unique. Remove or change the duplicates first. Nothing was changed.",
-      store: store, entity: entity, id: id.description, field: index.fields.joined(separator: ","),
+      store: store, entity: entity, id: id, field: index.fields.joined(separator: ","),
       underlying: underlying)
   }
 }

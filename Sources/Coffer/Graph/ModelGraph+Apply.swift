@@ -94,11 +94,11 @@ extension ModelGraph {
         throw CofferError(
           .duplicateID,
           "\(edit.key) is already in the graph or its store; update it instead of inserting it.",
-          store: store.backend.name, entity: edit.key.entity, id: edit.key.id.description)
+          store: store.backend.name, entity: edit.key.entity, id: edit.key.id)
       case .update where old == nil:
         throw CofferError(
           .notFound, "\(edit.key) is neither in the graph nor in its store; insert it first.",
-          store: store.backend.name, entity: edit.key.entity, id: edit.key.id.description)
+          store: store.backend.name, entity: edit.key.entity, id: edit.key.id)
       case .createIfAbsent where old != nil:
         continue
       default:
@@ -134,7 +134,7 @@ extension ModelGraph {
         throw CofferError(
           .changeVetoed,
           "A will-change hook refused the change to \(change.key): \(reason). Nothing changed.",
-          store: store.backend.name, entity: change.key.entity, id: change.key.id.description)
+          store: store.backend.name, entity: change.key.entity, id: change.key.id)
       }
     }
   }

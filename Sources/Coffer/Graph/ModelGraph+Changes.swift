@@ -44,7 +44,7 @@ extension ModelGraph {
       guard let current else {
         throw CofferError(
           .notFound, "\(key) is neither in the graph nor in its store; insert it first.",
-          store: store.backend.name, entity: key.entity, id: key.id.description)
+          store: store.backend.name, entity: key.entity, id: key.id)
       }
       var value = try typed(current, as: type)
       try body(&value)

@@ -59,7 +59,7 @@ public struct ValidationFailure: Error, Sendable, Hashable {
       .invalidValue,
       "The new value of \(key) failed validation (\(problems.count) "
         + "\(problems.count == 1 ? "problem" : "problems")): \(list). Nothing changed; fix the value and try again.",
-      entity: key.entity, id: key.id.description, field: problems.compactMap(\.field).first, underlying: self)
+      entity: key.entity, id: key.id, field: problems.compactMap(\.field).first, underlying: self)
   }
 }
 

@@ -10,7 +10,11 @@
 public struct Batch: Sendable {
   /// The operations collected so far.
   public private(set) var changes = ChangeSet()
-  let codecs: [ObjectIdentifier: any CodecBoxing]
+  /// The codecs of the types the batch may use, by type.
+  var codecs: [ObjectIdentifier: any CodecBoxing]
+  /// Types first met in this batch: their codecs were made here, and the store prepares their
+  /// entities before it applies the batch.
+  var unprepared: [ObjectIdentifier] = []
 
   /// Adds an insert.
   public mutating func insert<T: Storable>(_ value: T) throws {
@@ -47,14 +51,17 @@ public struct Batch: Sendable {
     changes.deleteMatching(try QueryValidator.validate(filter, schema: codec.schema), from: codec.schema.name)
   }
 
-  /// The codec of a type, noting the schema its rows are made for.
+  /// The codec of a type, made here for a type the store has not seen yet, noting the schema
+  /// its rows are made for.
   private mutating func codec<T: Storable>(_ type: T.Type) throws -> EntityCodec<T> {
-    guard let codec = codecs[ObjectIdentifier(type)].map({ CodecBox<T>.unbox($0) }) else {
-      throw CofferError(
-        .unknownEntity,
-        "\(T.self) is used in a batch without being declared. List it: store.batch(for: [\(T.self).self]) { … }, "
-          + "or prepare it first with store.prepare([\(T.self).self]).",
-        entity: T.entityName)
+    let key = ObjectIdentifier(type)
+    let codec: EntityCodec<T>
+    if let box = codecs[key] {
+      codec = CodecBox<T>.unbox(box)
+    } else {
+      codec = try EntityCodec<T>()
+      codecs[key] = CodecBox(codec)
+      unprepared.append(key)
     }
     changes.layouts[codec.schema.name] = codec.schema
     return codec
@@ -63,8 +70,9 @@ public struct Batch: Sendable {
 
 extension Store {
   /// Collects changes and applies them as one atomic batch: all of them or, if any fails,
-  /// none. Types used in the batch must have been used with or prepared in this store before,
-  /// or be listed in `types`.
+  /// none. A type the store has not seen yet is prepared before the batch is applied, as
+  /// ``insert(_:)-(T)`` prepares it; list types in `types` to prepare them (and meet a schema
+  /// mismatch) before `body` runs.
   ///
   /// - Returns: what the batch did.
   @discardableResult
@@ -72,11 +80,11 @@ extension Store {
     for types: [any Storable.Type] = [], _ body: (inout Batch) throws -> Void
   ) async throws -> ChangeSummary {
     try await prepare(types)
-    var batch = Batch(
-      codecs: prepared.withLock { state in
-        state.codecs
-      })
+    var batch = Batch(codecs: prepared.withLock { $0.codecs })
     try body(&batch)
+    for key in batch.unprepared {
+      if let box = batch.codecs[key] { try await adopt(box, for: key) }
+    }
     return try await apply(batch.changes)
   }
 }

@@ -1,6 +1,9 @@
 /// A prepared codec of any type, as the store's cache holds it.
 @usableFromInline
-protocol CodecBoxing: AnyObject, Sendable {}
+protocol CodecBoxing: AnyObject, Sendable {
+  /// The schema the codec encodes and decodes rows with.
+  var schema: EntitySchema { get }
+}
 
 /// The codec of one type, boxed for the store's cache.
 ///
@@ -12,6 +15,8 @@ final class CodecBox<T: Storable>: CodecBoxing {
   @usableFromInline let codec: EntityCodec<T>
 
   init(_ codec: EntityCodec<T>) { self.codec = codec }
+
+  @usableFromInline var schema: EntitySchema { codec.schema }
 
   /// The codec in a box found under `ObjectIdentifier(T.self)`.
   @inlinable

@@ -120,6 +120,22 @@ public final class Store: Sendable {
     return codec
   }
 
+  /// Prepares the entity of a codec made outside ``prepareCodec(for:)`` (by a ``Batch``) and
+  /// caches the codec, as ``prepareCodec(for:)`` would.
+  func adopt(_ box: any CodecBoxing, for key: ObjectIdentifier) async throws {
+    let schema = box.schema
+    do {
+      try await backend.prepare([schema])
+    } catch let error as CofferError {
+      throw error.inStore(backend.name)
+    }
+    prepared.withLock { state in
+      state.claim(schema.name, for: key)
+      state.codecs[key] = box
+      state.schemas[schema.name] = schema
+    }
+  }
+
   /// The prepared schema of an entity for the row API.
   func preparedSchema(_ entity: String) throws -> EntitySchema {
     guard let schema = schema(of: entity) else {
