@@ -9,7 +9,7 @@ BREW_PACKAGES := pkg-config sqlite lmdb
 # Folders `make format` rewrites.
 SWIFT_SOURCES := Package.swift Sources Tests Examples Conformance
 
-.PHONY: all deps demo test docs format help differential
+.PHONY: all deps demo test docs format lint help differential
 
 all: test
 
@@ -19,6 +19,7 @@ help:
 	@echo "make differential  run the randomized differential check on every backend side by side for long"
 	@echo "make docs    regenerate Docs/Conformance.md from 'coffer conformance --list'"
 	@echo "make format  format the Swift sources with swift format"
+	@echo "make lint    check the Swift sources' format (swift format lint --strict)"
 	@echo "make deps    only install missing system libraries"
 
 # Installs what is missing and nothing else; when everything is there it only asks dpkg
@@ -62,6 +63,9 @@ docs:
 
 format:
 	$(SWIFT) format -i -r $(SWIFT_SOURCES)
+
+lint:
+	$(SWIFT) format lint --strict -r $(SWIFT_SOURCES)
 
 # The randomized differential check on every backend side by side, for a long time: set
 # COFFER_DIFFERENTIAL_SECONDS (600 when neither it nor COFFER_DIFFERENTIAL_SEQUENCES is set) or
