@@ -169,7 +169,8 @@ final class SQLiteStatement {
             + "Fix or remove that row with the sqlite3 tool.",
           store: connection.storeName, path: connection.path)
       }
-      var uuid = UUID().uuid
+      // Zeroed scratch space: `UUID()` would read /dev/urandom for every value read.
+      var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
       withUnsafeMutableBytes(of: &uuid) {
         $0.copyMemory(from: UnsafeRawBufferPointer(start: base, count: 16))
       }
