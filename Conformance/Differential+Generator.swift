@@ -12,6 +12,10 @@ struct DifferentialGenerator {
   /// The fields of each entity that some schema of this sequence indexes: they never get values
   /// too long for an LMDB key (511 bytes, a documented limit), whichever schema is in force.
   private var everIndexed: [String: Set<String>] = [:]
+  /// The fields of each entity that some row of this sequence gave a value too long for an LMDB
+  /// key: no schema of the sequence indexes them, whichever rows are stored (a race may leave
+  /// either outcome).
+  private var everLong: [String: Set<String>] = [:]
 
   init(seed: UInt64, features: DifferentialFeatures) {
     random = SplitMix64(seed: seed)
@@ -78,7 +82,8 @@ struct DifferentialGenerator {
           }
         }
       }.map { schema.fields[$0].name })
-    return DifferentialSchemas.evolved(schema, &random, features: features) { !long.contains($0) }
+    let excluded = long.union(everLong[schema.name] ?? [])
+    return DifferentialSchemas.evolved(schema, &random, features: features) { !excluded.contains($0) }
   }
 
   mutating func batch(_ schema: EntitySchema) -> [ChangeSet.Operation] {
@@ -152,6 +157,15 @@ struct DifferentialGenerator {
     let indexed = Set(schema.indexes.flatMap(\.fields)).union(everIndexed[schema.name] ?? [])
     var values = schema.fields.enumerated().map { position, field in
       position == schema.idPosition ? id(schema) : value(field, key: indexed.contains(field.name))
+    }
+    for (position, value) in values.enumerated() {
+      let length: Int =
+        switch value {
+        case .string(let text): text.utf8.count
+        case .bytes(let data): data.count
+        default: 0
+        }
+      if length > 400 { everLong[schema.name, default: []].insert(schema.fields[position].name) }
     }
     let invalid = valid.map { !$0 } ?? random.chance(3)
     if invalid {
