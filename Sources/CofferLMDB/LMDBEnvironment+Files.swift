@@ -9,7 +9,9 @@ extension LMDBEnvironment {
     var isDirectory: ObjCBool = false
     guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
       do {
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        // Owner-only: a store may hold private data.
+        try FileManager.default.createDirectory(
+          atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
       } catch {
         throw CofferError(
           .io,

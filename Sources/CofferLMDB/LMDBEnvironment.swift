@@ -56,7 +56,7 @@ final class LMDBEnvironment: @unchecked Sendable {
       try context.check(
         mdb_env_set_maxreaders(handle, UInt32(configuration.maxReaders)), "configure the store")
       try context.check(mdb_env_set_mapsize(handle, configuration.mapSize), "configure the store")
-      try context.check(mdb_env_open(handle, path, UInt32(MDB_NOTLS), 0o644), "open the LMDB store")
+      try context.check(mdb_env_open(handle, path, UInt32(MDB_NOTLS), 0o600), "open the LMDB store")
       var dead: Int32 = 0
       try context.check(mdb_reader_check(handle, &dead), "clear readers left by processes that died")
       try Self.checkLength(handle, path: path, context: context)

@@ -87,9 +87,15 @@ struct StoreFile: Sendable {
     else {
       throw error(.io, "The directory \(directory) does not exist. Create it before opening a store in it.")
     }
-    let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+    // Owner-only, like the store file; never through a link planted at the lock's path.
+    let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
     guard descriptor >= 0 else {
       let number = errno
+      if number == ELOOP {
+        throw error(
+          .io, "\(lockPath) is a symbolic link. Coffer does not follow links beside a store; remove it.",
+          errno: number)
+      }
       throw error(
         number == ENOSPC ? .storageFull : .io,
         "Could not create the lock file \(lockPath). Check that the directory is writable.", errno: number)
@@ -128,7 +134,9 @@ struct StoreFile: Sendable {
   /// untouched and the temporary file removed.
   func replace(with bytes: [UInt8]) throws {
     let temporary = "\(path).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-    let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+    // O_EXCL: a new file of our own (never one planted there, nor a link's target); the store
+    // may hold private data, so only its owner may read it.
+    let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
     guard descriptor >= 0 else {
       let number = errno
       throw writeError(number, "Could not create a temporary file in \(directory)")

@@ -55,6 +55,7 @@ public final class SQLiteBackend: StorageBackend {
     self.capabilities = capabilities
 
     try Self.refuseEmptyFile(path, store: name)
+    Self.createOwnerOnly(path)
     let connection = try SQLiteConnection(path: path, storeName: name, configuration: configuration)
     try Self.configureWriter(connection, configuration)
     self.writer = LockedState(connection)
@@ -90,6 +91,16 @@ public final class SQLiteBackend: StorageBackend {
       "The database file is empty (0 bytes), so the store it held is gone; it was left untouched. Restore it "
         + "from a backup, or delete the file to start a new store there.",
       store: store, path: path)
+  }
+
+  /// Creates a new database file readable and writable by its owner only (a store may hold
+  /// private data); SQLite gives its WAL and shared-memory files the same permissions. An
+  /// existing file, or a special name such as `:memory:`, is left to SQLite.
+  private static func createOwnerOnly(_ path: String) {
+    guard !path.isEmpty, !path.hasPrefix(":"), !FileManager.default.fileExists(atPath: path) else { return }
+    // When this fails (another process made the file first, or the directory is missing),
+    // SQLite's own open reports what matters.
+    createExclusively(path, mode: 0o600)
   }
 
   private static func configureWriter(_ connection: SQLiteConnection, _ configuration: Configuration) throws {
@@ -247,4 +258,11 @@ public final class SQLiteBackend: StorageBackend {
   func closedError() -> CofferError {
     CofferError(.closed, "This store was closed. Open it again to use it.", store: name, path: path)
   }
+}
+
+/// Creates an empty file that must not exist yet (never through a symbolic link) with the
+/// given permissions; does nothing when it cannot.
+private func createExclusively(_ path: String, mode: mode_t) {
+  let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
+  if descriptor >= 0 { close(descriptor) }
 }
