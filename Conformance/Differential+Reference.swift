@@ -8,7 +8,8 @@ enum DifferentialOutcome: Sendable {
   case count(Int)
   case prepared
   /// An error; its message is shown, never compared.
-  case error(code: String, entity: String?, id: String?, field: String?, message: String = "")
+  case error(
+    code: String, entity: String?, id: String?, field: String?, message: String = "", idValue: Value? = nil)
   case unexpected(String)
   /// A race of a prepare and a batch: what each gave, then every row of the entity by id.
   indirect case race(prepare: DifferentialOutcome, batch: DifferentialOutcome, rows: DifferentialOutcome)
@@ -16,7 +17,8 @@ enum DifferentialOutcome: Sendable {
   init(_ error: any Error) {
     if let error = error as? CofferError {
       self = .error(
-        code: error.code.name, entity: error.entity, id: error.id, field: error.field, message: error.message)
+        code: error.code.name, entity: error.entity, id: error.id, field: error.field, message: error.message,
+        idValue: error.idValue)
     } else {
       self = .unexpected("\(error)")
     }
@@ -39,8 +41,12 @@ enum DifferentialOutcome: Sendable {
         }
     case (.count(let a), .count(let b)): a == b
     case (.prepared, .prepared): true
-    case (.error(let c1, let e1, let i1, let f1, _), .error(let c2, let e2, let i2, let f2, _)):
+    case (
+      .error(let c1, let e1, let i1, let f1, _, let v1), .error(let c2, let e2, let i2, let f2, _, let v2)
+    ):
+      // The id's rendering always; its value too when both errors carry it.
       c1 == c2 && e1 == e2 && i1 == i2 && f1 == f2
+        && (v1 == nil || v2 == nil || v1.flatMap { a in v2.map { b in Self.exactlyEqual(a, b) } } == true)
     case (.unexpected(let a), .unexpected(let b)): a == b
     case (.race(let p1, let b1, let r1), .race(let p2, let b2, let r2)):
       p1.same(as: p2) && b1.same(as: b2) && r1.same(as: r2)
@@ -64,7 +70,7 @@ enum DifferentialOutcome: Sendable {
         + (rows.count > 12 ? ", …" : "") + "]"
     case .count(let count): "count \(count)"
     case .prepared: "prepared"
-    case .error(let code, let entity, let id, let field, let message):
+    case .error(let code, let entity, let id, let field, let message, _):
       "\(code) error (entity \(entity.map(DifferentialRendering.name) ?? "not named"), id \(id ?? "not named"), "
         + "field \(field.map(DifferentialRendering.name) ?? "not named"))"
         + (message.isEmpty ? "" : " \u{201C}\(message.prefix(240))\u{201D}")

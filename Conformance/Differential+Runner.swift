@@ -125,7 +125,7 @@ enum DifferentialRunner {
       case .race(let expectedPrepare, let expectedBatch, let expectedRows) = candidate
     else { return false }
     let batchMatches: Bool
-    if case .error("any", _, _, _, _) = expectedBatch {
+    if case .error("any", _, _, _, _, _) = expectedBatch {
       batchMatches = batch.isError
     } else {
       batchMatches = batch.same(as: expectedBatch)
@@ -143,7 +143,7 @@ enum DifferentialRunner {
       case .rows: "rows"
       case .count: "count"
       case .prepared: "prepared"
-      case .error(let code, _, _, _, _): code
+      case .error(let code, _, _, _, _, _): code
       case .unexpected: "unexpected error"
       case .race(let prepare, let batch, _): "race(\(shape(prepare)), \(shape(batch)))"
       }
