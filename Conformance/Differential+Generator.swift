@@ -58,6 +58,10 @@ struct DifferentialGenerator {
     case 84..<89 where features.has("reopen"): return .reopen
     case 89..<97 where features.has("evolve"):
       if random.chance(10) { return .prepare([DifferentialSchemas.entity(schema.name + "+", &random)]) }
+      if schemas.count > 1 && random.chance(12) {
+        // Several entities at once: if one cannot evolve, none may change.
+        return .prepare(schemas.filter { _ in random.chance(70) }.map { evolved($0) })
+      }
       return .prepare([evolved(schema)])
     case 97..<100 where features.has("race"):
       let evolved = evolved(schema)
