@@ -53,6 +53,9 @@ extension LMDBBackend {
         let (sum, overflow) = max(0, query.offset).addingReportingOverflow(max(0, limit))
         if !overflow { bound = sum }
       }
+      if plan.walkMatchesFilter {
+        return try countWalked(plan, handle: handle, in: transaction, bound: bound)
+      }
       try scan(plan, handle: handle, in: transaction) { _, _ in
         count += 1
         return count < bound
@@ -118,6 +121,37 @@ extension LMDBBackend {
         }
       }
     }
+  }
+
+  /// The number of entries a plan's walk visits, up to `bound`, counted without reading or
+  /// decoding a row: right when the walk alone decides which rows match
+  /// (``QueryPlan/walkMatchesFilter``). An index walk counts index entries and never looks a
+  /// row up.
+  private func countWalked(
+    _ plan: QueryPlan, handle: EntityHandle, in transaction: Transaction, bound: Int
+  ) throws -> Int {
+    var count = 0
+    func counted(_: UnsafeRawBufferPointer, _: UnsafeRawBufferPointer) -> Bool {
+      count += 1
+      return count < bound
+    }
+    switch plan.access {
+    case .ids(let keys):
+      for key in keys where count < bound {
+        if try key.withUnsafeBytes({ try transaction.get(handle.rows, $0) }) != nil { count += 1 }
+      }
+    case .rows(var range):
+      range.descending = false  // Order does not change a count.
+      try transaction.withCursor(handle.rows) { cursor in
+        try walk(&cursor, range, sortedDuplicates: false, visit: counted)
+      }
+    case .index(let index, var range):
+      range.descending = false
+      try transaction.withCursor(index.database) { cursor in
+        try walk(&cursor, range, sortedDuplicates: false, visit: counted)
+      }
+    }
+    return count
   }
 
   /// Visits the entries of a key range in key order (or backwards), with the duplicates of one
