@@ -6,10 +6,12 @@ SWIFT ?= swift
 # the command-line tools (sqlite3, mdb_stat) the tests use to inspect stores from outside.
 APT_PACKAGES := pkg-config libsqlite3-dev liblmdb-dev sqlite3 lmdb-utils
 BREW_PACKAGES := pkg-config sqlite lmdb
+# Every package trait, so that the tests, the demo and the docs see every backend.
+TRAITS := --enable-all-traits
 # Folders `make format` rewrites.
 SWIFT_SOURCES := Package.swift Sources Tests Examples Conformance
 
-.PHONY: all deps demo test docs format lint help differential
+.PHONY: all deps demo test docs format lint sanitize help differential
 
 all: test
 
@@ -20,6 +22,7 @@ help:
 	@echo "make docs    regenerate Docs/Conformance.md from 'coffer conformance --list'"
 	@echo "make format  format the Swift sources with swift format"
 	@echo "make lint    check the Swift sources' format (swift format lint --strict)"
+	@echo "make sanitize  every test under ThreadSanitizer, then AddressSanitizer; prints the report counts"
 	@echo "make deps    only install missing system libraries"
 
 # Installs what is missing and nothing else; when everything is there it only asks dpkg
@@ -50,15 +53,15 @@ deps:
 	fi
 
 demo: deps
-	$(SWIFT) run coffer demo
+	$(SWIFT) run $(TRAITS) coffer demo
 
 test: deps
-	$(SWIFT) test
+	$(SWIFT) test $(TRAITS)
 
 # Build first, so that only the command's own output lands in the file.
 docs:
-	$(SWIFT) build --product coffer
-	"$$($(SWIFT) build --show-bin-path)/coffer" conformance --list > Docs/Conformance.md.tmp
+	$(SWIFT) build $(TRAITS) --product coffer
+	"$$($(SWIFT) build $(TRAITS) --show-bin-path)/coffer" conformance --list > Docs/Conformance.md.tmp
 	mv Docs/Conformance.md.tmp Docs/Conformance.md
 
 format:
@@ -66,6 +69,21 @@ format:
 
 lint:
 	$(SWIFT) format lint --strict -r $(SWIFT_SOURCES)
+
+# Every test under ThreadSanitizer, then AddressSanitizer (LeakSanitizer included), each in a
+# build folder of its own. The logs stay in .build-tsan.log and .build-asan.log; the last lines
+# count the sanitizers' reports, and the target fails when there is any or a test failed.
+sanitize: deps
+	@set -u; status=0; \
+	for kind in thread address; do \
+	  short=$$( [ $$kind = thread ] && echo tsan || echo asan ); log=".build-$$short.log"; \
+	  echo "sanitize: swift test --sanitize=$$kind (log $$log)"; \
+	  $(SWIFT) test $(TRAITS) --sanitize=$$kind --scratch-path ".build-$$short" > "$$log" 2>&1; tests=$$?; \
+	  reports=$$(grep -c -E '^(WARNING: ThreadSanitizer|==[0-9]+==ERROR: (Address|Leak)Sanitizer)' "$$log"); \
+	  echo "sanitize: $$kind: $$reports reports; tests exited $$tests"; \
+	  grep -E '^. Test run with|Executed [0-9]+ tests' "$$log" | tail -2; \
+	  if [ "$$reports" != 0 ] || [ "$$tests" != 0 ]; then status=1; fi; \
+	done; exit $$status
 
 # The randomized differential check on every backend side by side, for a long time: set
 # COFFER_DIFFERENTIAL_SECONDS (600 when neither it nor COFFER_DIFFERENTIAL_SEQUENCES is set) or
@@ -80,9 +98,9 @@ lint:
 # not change what runs.
 differential: deps
 	@set -u; \
-	$(SWIFT) build --build-tests || exit 1; \
-	runner="$(SWIFT) test --skip-build"; \
-	binary="$$($(SWIFT) build --show-bin-path)/CofferPackageTests.xctest"; \
+	$(SWIFT) build $(TRAITS) --build-tests || exit 1; \
+	runner="$(SWIFT) test $(TRAITS) --skip-build"; \
+	binary="$$($(SWIFT) build $(TRAITS) --show-bin-path)/CofferPackageTests.xctest"; \
 	if [ -f "$$binary" ] && [ -x "$$binary" ]; then \
 	  snapshot="$$(mktemp -d)/CofferPackageTests.xctest"; cp "$$binary" "$$snapshot"; \
 	  runner="$$snapshot --testing-library swift-testing"; \

@@ -27,6 +27,14 @@ let package = Package(
     .library(name: "CofferChatExample", targets: ["CofferChatExample"]),
     .executable(name: "coffer", targets: ["coffer"]),
   ],
+  traits: [
+    .trait(
+      name: "SQLite",
+      description: "The sqlite: backend in CofferStores' built-in registry (needs libsqlite3-dev)."),
+    .trait(
+      name: "LMDB", description: "The lmdb: backend in CofferStores' built-in registry (needs liblmdb-dev)."),
+    .default(enabledTraits: ["SQLite", "LMDB"]),
+  ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     .package(
@@ -55,7 +63,11 @@ let package = Package(
     .target(name: "CofferMacros", dependencies: ["Coffer", "CofferMacroPlugin"], swiftSettings: upcoming),
     .target(
       name: "CofferStores",
-      dependencies: ["Coffer", "CofferMemory", "CofferPlist", "CofferSQLite", "CofferLMDB"],
+      dependencies: [
+        "Coffer", "CofferMemory", "CofferPlist",
+        .target(name: "CofferSQLite", condition: .when(traits: ["SQLite"])),
+        .target(name: "CofferLMDB", condition: .when(traits: ["LMDB"])),
+      ],
       swiftSettings: upcoming),
     .target(
       name: "CofferConfiguration",

@@ -1,13 +1,19 @@
 import Coffer
-import CofferLMDB
 import CofferMemory
 import CofferPlist
-import CofferSQLite
+
+#if SQLite
+  import CofferSQLite
+#endif
+#if LMDB
+  import CofferLMDB
+#endif
 
 extension BackendRegistry {
-  /// A registry with every backend this package builds: `memory:` and `plist:` today;
-  /// `sqlite:`, `lmdb:` and `postgres:` as they land. Its named in-memory stores are shared by everything
-  /// in the process that uses `builtIn`; make your own registry for isolation.
+  /// A registry with every backend this build has: `memory:` and `plist:` always, `sqlite:`
+  /// and `lmdb:` when their package traits (`SQLite`, `LMDB`, both on by default) are enabled.
+  /// Its named in-memory stores are shared by everything in the process that uses `builtIn`;
+  /// make your own registry for isolation.
   public static let builtIn: BackendRegistry = makeBuiltIn()
 
   /// A new registry with every built-in backend and its own in-memory namespace.
@@ -15,8 +21,12 @@ extension BackendRegistry {
     var registry = BackendRegistry()
     registry.registerMemory()
     registry.registerPlist()
-    registry.registerSQLite()
-    registry.registerLMDB()
+    #if SQLite
+      registry.registerSQLite()
+    #endif
+    #if LMDB
+      registry.registerLMDB()
+    #endif
     return registry
   }
 }
