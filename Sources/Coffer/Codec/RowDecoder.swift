@@ -64,7 +64,7 @@ final class RowSource {
 
   func outOfRange(_ key: String, _ value: Int64, _ type: Any.Type) -> CofferError {
     CofferError(
-      .valueOutOfRange, "The stored \(schema.name).\(key) = \(value) does not fit in \(type).",
+      .valueOutOfRange, "The stored \(schema.name).\(key) value does not fit in \(type).",
       entity: schema.name, id: idText, field: key)
   }
 }

@@ -156,7 +156,7 @@ public enum QueryValidator {
     default:
       guard value.kind == field.kind else {
         throw invalid(
-          "'\(schema.name).\(field.name)' is a \(field.kind) field; it cannot be compared with \(value.kind?.description ?? "null") \(value).",
+          "'\(schema.name).\(field.name)' is a \(field.kind) field; it cannot be compared with a \(value.kind?.description ?? "null") value.",
           schema, field.name)
       }
       return value

@@ -25,7 +25,8 @@ extension Value: Codable {
         case "-inf": self = .double(-.infinity)
         default:
           throw DecodingError.dataCorruptedError(
-            forKey: key, in: container, debugDescription: "'\(text)' is not a stored double.")
+            forKey: key, in: container,
+            debugDescription: "A text value is not a stored double (only inf and -inf are).")
         }
       } else {
         self = .double(try container.decode(Double.self, forKey: key))

@@ -195,11 +195,11 @@ struct XMLPlistReader {
     case .integer:
       if let number = try fastInteger() { return .integer(number) }
       let text = try text(closing: .integer).trimmingCharacters(in: .whitespacesAndNewlines)
-      guard let number = Self.integer(text) else { throw fail("'\(text)' is not an integer") }
+      guard let number = Self.integer(text) else { throw fail("an <integer> does not hold an integer") }
       return .integer(number)
     case .real:
       let text = try text(closing: .real).trimmingCharacters(in: .whitespacesAndNewlines)
-      guard let number = Self.real(text) else { throw fail("'\(text)' is not a real number") }
+      guard let number = Self.real(text) else { throw fail("a <real> does not hold a real number") }
       return .real(number)
     case .data:
       let text = tag.isEmpty ? "" : try text(closing: .data)
@@ -209,7 +209,7 @@ struct XMLPlistReader {
     case .date:
       let text = try text(closing: .date).trimmingCharacters(in: .whitespacesAndNewlines)
       guard let date = try? Date(text, strategy: .iso8601) else {
-        throw fail("'\(text)' is not an ISO 8601 date")
+        throw fail("a <date> does not hold an ISO 8601 date")
       }
       return .date(date)
     default:
