@@ -9,8 +9,9 @@ struct DifferentialGenerator {
   var random: SplitMix64
   let features: DifferentialFeatures
   private var shadow = DifferentialReference()
-  /// The fields of each entity that some schema of this sequence indexes: they never get values
-  /// too long for an LMDB key (511 bytes, a documented limit), whichever schema is in force.
+  /// The fields of each entity that some schema of this sequence indexes or makes its id: they
+  /// never get values too long for an LMDB key (511 bytes, a documented limit), whichever schema
+  /// is in force.
   private var everIndexed: [String: Set<String>] = [:]
   /// The fields of each entity that some row of this sequence gave a value too long for an LMDB
   /// key: no schema of the sequence indexes them, whichever rows are stored (a race may leave
@@ -31,10 +32,12 @@ struct DifferentialGenerator {
       switch step {
       case .prepare(let schemas):
         for schema in schemas {
-          everIndexed[schema.name, default: []].formUnion(schema.indexes.flatMap(\.fields))
+          everIndexed[schema.name, default: []].formUnion(
+            schema.indexes.flatMap(\.fields) + [schema.idField.name])
         }
       case .race(let schema, _):
-        everIndexed[schema.name, default: []].formUnion(schema.indexes.flatMap(\.fields))
+        everIndexed[schema.name, default: []].formUnion(
+          schema.indexes.flatMap(\.fields) + [schema.idField.name])
       default: break
       }
       _ = shadow.run(step)
@@ -65,7 +68,8 @@ struct DifferentialGenerator {
       return .prepare([evolved(schema)])
     case 97..<100 where features.has("race"):
       let evolved = evolved(schema)
-      everIndexed[schema.name, default: []].formUnion(evolved.indexes.flatMap(\.fields))
+      everIndexed[schema.name, default: []].formUnion(
+        evolved.indexes.flatMap(\.fields) + [evolved.idField.name])
       return .race(
         schema: evolved,
         batch: (0..<(1 + random.below(4))).map { _ in .insert(entity: schema.name, row: row(schema)) })
