@@ -9,9 +9,9 @@ BREW_PACKAGES := pkg-config sqlite lmdb
 # Every package trait, so that the tests, the demo and the docs see every backend.
 TRAITS := --enable-all-traits
 # Folders `make format` rewrites.
-SWIFT_SOURCES := Package.swift Sources Tests Examples Conformance
+SWIFT_SOURCES := Package.swift Sources Tests Examples Conformance Fuzz
 
-.PHONY: all deps demo test docs format lint sanitize help differential
+.PHONY: all deps demo test docs format lint sanitize fuzz help differential
 
 all: test
 
@@ -23,6 +23,7 @@ help:
 	@echo "make format  format the Swift sources with swift format"
 	@echo "make lint    check the Swift sources' format (swift format lint --strict)"
 	@echo "make sanitize  every test under ThreadSanitizer, then AddressSanitizer; prints the report counts"
+	@echo "make fuzz    each libFuzzer target in Fuzz/ for FUZZ_SECONDS (default 60); prints executions and findings"
 	@echo "make deps    only install missing system libraries"
 
 # Installs what is missing and nothing else; when everything is there it only asks dpkg
@@ -69,6 +70,30 @@ format:
 
 lint:
 	$(SWIFT) format lint --strict -r $(SWIFT_SOURCES)
+
+# The libFuzzer targets of Fuzz/, each for FUZZ_SECONDS, with AddressSanitizer. Corpora grow in
+# .build-fuzz/corpus/TARGET; a crashing input is saved as .build-fuzz/crash-… and fails the target.
+FUZZ_SECONDS ?= 60
+FUZZ_BUILD = $(SWIFT) build --package-path Fuzz --scratch-path .build-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld
+fuzz: deps
+	@set -eu; $(FUZZ_BUILD) 2>&1 | grep -v 'Cannot export local symbol' | tail -1; \
+	bin="$$($(FUZZ_BUILD) --show-bin-path)"; corpus=.build-fuzz/corpus; seeds="$$corpus/seeds-plist"; \
+	mkdir -p "$$corpus/fuzz-store-url" "$$corpus/fuzz-plist-file" "$$seeds"; \
+	if [ ! -f "$$seeds/binary.plist" ]; then \
+	  $(SWIFT) run $(TRAITS) coffer demo --store "plist://$$PWD/$$seeds/binary.plist" > /dev/null; \
+	  $(SWIFT) run $(TRAITS) coffer demo --store "plist://$$PWD/$$seeds/xml.plist?format=xml" > /dev/null; \
+	  rm -f "$$seeds"/*.lock; \
+	fi; \
+	status=0; \
+	for target in fuzz-store-url fuzz-plist-file; do \
+	  extra=""; [ "$$target" = fuzz-plist-file ] && extra="$$seeds"; \
+	  log=".build-fuzz/$$target.log"; \
+	  if "$$bin/$$target" -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -print_final_stats=1 \
+	    -artifact_prefix=.build-fuzz/ "$$corpus/$$target" $$extra > "$$log" 2>&1; then result=ok; else result=FAILED; status=1; fi; \
+	  runs=$$(grep -a '^stat::number_of_executed_units' "$$log" | awk '{ print $$2 }'); \
+	  echo "fuzz: $$target: $${runs:-?} executions in $(FUZZ_SECONDS) s: $$result (log $$log)"; \
+	  grep -a -E '^(==[0-9]+==ERROR|SUMMARY|Fatal error)' "$$log" | head -3 || true; \
+	done; exit $$status
 
 # Every test under ThreadSanitizer, then AddressSanitizer (LeakSanitizer included), each in a
 # build folder of its own. The logs stay in .build-tsan.log and .build-asan.log; the last lines
