@@ -44,49 +44,41 @@ import Testing
   }
 
   @Test func aCommitThatFilledTheDiskLeavesNothingToWriteAtClose() async throws {
-    let folder = try TemporaryFolder()
-    guard let tiny = try SmallFileSystem.mount(in: folder, size: "96k") else {
-      print("Skipped: mounting a 96 KiB tmpfs needs root; the full-disk path was not exercised.")
-      try Test.cancel("mounting a tmpfs is not permitted here")
-    }
-    defer { tiny.unmount() }
-    let path = tiny.path + "/store.plist"
-    let store = try await Store.open(url: "plist://\(path)", registry: plistRegistry())
-    try await store.insert((1...5).map(samplePost))
-    var big = samplePost(6)
-    big.blob = Data(repeating: 7, count: 200_000)
-    await #expect(throws: CofferError.self) { try await store.insert(big) }
-    // Whatever room is left goes to another file, so any rewrite of the store would fail now.
-    fill(tiny.path + "/filler")
+    try await withTinyDisk { tiny in
+      let path = tiny.path + "/store.plist"
+      let store = try await Store.open(url: "plist://\(path)", registry: plistRegistry())
+      try await store.insert((1...5).map(samplePost))
+      var big = samplePost(6)
+      big.blob = Data(repeating: 7, count: 200_000)
+      await #expect(throws: CofferError.self) { try await store.insert(big) }
+      // Whatever room is left goes to another file, so any rewrite of the store would fail now.
+      fill(tiny.path + "/filler")
 
-    try await store.close()
-    let reopened = try await Store.open(url: "plist://\(path)", registry: plistRegistry())
-    #expect(try await reopened.count(Post.self) == 5)
-    try await reopened.close()
+      try await store.close()
+      let reopened = try await Store.open(url: "plist://\(path)", registry: plistRegistry())
+      #expect(try await reopened.count(Post.self) == 5)
+      try await reopened.close()
+    }
   }
 
   @Test func closeReleasesTheLockEvenWhenItsWriteFails() async throws {
-    let folder = try TemporaryFolder()
-    guard let tiny = try SmallFileSystem.mount(in: folder, size: "96k") else {
-      print("Skipped: mounting a 96 KiB tmpfs needs root; the full-disk path was not exercised.")
-      try Test.cancel("mounting a tmpfs is not permitted here")
-    }
-    defer { tiny.unmount() }
-    let path = tiny.path + "/store.plist"
-    let store = try await Store.open(url: "plist://\(path)?persist=manual", registry: plistRegistry())
-    try await store.insert((1...5).map(samplePost))
-    fill(tiny.path + "/filler")
+    try await withTinyDisk { tiny in
+      let path = tiny.path + "/store.plist"
+      let store = try await Store.open(url: "plist://\(path)?persist=manual", registry: plistRegistry())
+      try await store.insert((1...5).map(samplePost))
+      fill(tiny.path + "/filler")
 
-    await #expect {
-      try await store.close()
-    } throws: { error in
-      (error as? CofferError)?.code == .storageFull
+      await #expect {
+        try await store.close()
+      } throws: { error in
+        (error as? CofferError)?.code == .storageFull
+      }
+      await #expect(throws: CofferError.self) { try await store.count(Post.self) }
+      try FileManager.default.removeItem(atPath: tiny.path + "/filler")
+      let reopened = try await Store.open(url: "plist://\(path)", registry: plistRegistry())
+      #expect(try await reopened.count(Post.self) == 0)
+      try await reopened.close()
     }
-    await #expect(throws: CofferError.self) { try await store.count(Post.self) }
-    try FileManager.default.removeItem(atPath: tiny.path + "/filler")
-    let reopened = try await Store.open(url: "plist://\(path)", registry: plistRegistry())
-    #expect(try await reopened.count(Post.self) == 0)
-    try await reopened.close()
   }
 
   @Test func theLockedErrorDoesNotBlameAnotherProcessAlone() async throws {
@@ -100,6 +92,18 @@ import Testing
       return error.message.contains("another handle in this process")
     }
     try await store.close()
+  }
+
+  /// Runs `body` with a 96 KiB file system mounted for it, or skips the test (saying why) where
+  /// this process may not mount one.
+  private func withTinyDisk(_ body: (SmallFileSystem) async throws -> Void) async throws {
+    let folder = try TemporaryFolder()
+    guard let tiny = try SmallFileSystem.mount(in: folder, size: "96k") else {
+      print("Skipped: mounting a 96 KiB tmpfs needs root; the full-disk path was not exercised.")
+      try Test.cancel("mounting a tmpfs is not permitted here")
+    }
+    defer { tiny.unmount() }
+    try await body(tiny)
   }
 
   /// Writes to `path` until the file system is full.
