@@ -170,7 +170,7 @@ public struct InMemoryTables: Sendable {
   /// The number of rows a query selects (see ``StorageBackend/count(_:)``).
   public func count(_ query: Query) throws -> Int {
     let table = try table(query.entity)
-    let total = try matching(query.filter, in: table).count
+    let total = try matchCount(query.filter, in: table)
     let afterOffset = max(0, total - max(0, query.offset))
     return query.limit.map { min(afterOffset, max(0, $0)) } ?? afterOffset
   }
@@ -181,6 +181,23 @@ public struct InMemoryTables: Sendable {
   public func get(entity: String, ids: [Value], as layout: EntitySchema? = nil) throws -> [Row] {
     let table = try table(entity)
     return try reshaped(ids.compactMap { table.rows[$0] }, of: table, as: layout)
+  }
+
+  /// How many rows match, without gathering them.
+  private func matchCount(_ filter: Filter, in table: InMemoryTable) throws -> Int {
+    let idField = table.schema.idField.name
+    switch filter {
+    case .all:
+      return table.rows.count
+    case .compare(idField, .equal, let id) where !id.isNull:
+      return table.rows[id] == nil ? 0 : 1
+    case .isIn(idField, let ids):
+      return Set(ids).count { table.rows[$0] != nil }
+    default:
+      let compiled = try CompiledFilter(filter, schema: table.schema)
+      if let candidates = table.candidates(for: filter) { return candidates.count(where: compiled.matches) }
+      return table.rows.values.count(where: compiled.matches)
+    }
   }
 
   private func matching(_ filter: Filter, in table: InMemoryTable) throws -> [Row] {
