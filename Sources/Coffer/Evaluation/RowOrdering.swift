@@ -35,10 +35,38 @@ public struct RowOrdering: Sendable {
   public func orderedSlice(_ rows: [Row], offset: Int, limit: Int?) -> [Row] {
     let start = max(0, offset)
     guard start < rows.count else { return [] }
-    var sorted = rows
-    sorted.sort { compare($0, $1) < 0 }
     // start < rows.count, so this cannot overflow however large the limit.
     let end = limit.map { start + min(rows.count - start, max(0, $0)) } ?? rows.count
+    if end <= Self.selectionLimit, end * 8 < rows.count {
+      return Array(firstRows(end, of: rows)[start...])
+    }
+    var sorted = rows
+    sorted.sort { compare($0, $1) < 0 }
     return Array(sorted[start..<end])
+  }
+
+  /// The largest slice end a bounded selection serves; a larger one sorts everything.
+  static let selectionLimit = 256
+
+  /// The first `count` rows in order, found in one pass that keeps them in a sorted buffer:
+  /// most rows are turned away by one comparison with the buffer's last.
+  private func firstRows(_ count: Int, of rows: [Row]) -> [Row] {
+    var kept: [Row] = []
+    kept.reserveCapacity(count + 1)
+    for row in rows {
+      if kept.count == count {
+        guard let last = kept.last, compare(row, last) < 0 else { continue }
+        kept.removeLast()
+      }
+      // The first kept row that comes after this one: binary search.
+      var low = 0
+      var high = kept.count
+      while low < high {
+        let middle = (low + high) / 2
+        if compare(kept[middle], row) < 0 { low = middle + 1 } else { high = middle }
+      }
+      kept.insert(row, at: low)
+    }
+    return kept
   }
 }
