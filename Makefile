@@ -96,14 +96,17 @@ fuzz: deps
 	done; exit $$status
 
 # Every test under ThreadSanitizer, then AddressSanitizer (LeakSanitizer included), each in a
-# build folder of its own. The logs stay in .build-tsan.log and .build-asan.log; the last lines
+# build folder of its own. Tests/*san-suppressions.txt say what is suppressed and why. The logs stay in .build-tsan.log and .build-asan.log; the last lines
 # count the sanitizers' reports, and the target fails when there is any or a test failed.
 sanitize: deps
 	@set -u; status=0; \
 	for kind in thread address; do \
 	  short=$$( [ $$kind = thread ] && echo tsan || echo asan ); log=".build-$$short.log"; \
 	  echo "sanitize: swift test --sanitize=$$kind (log $$log)"; \
-	  $(SWIFT) test $(TRAITS) --sanitize=$$kind --scratch-path ".build-$$short" > "$$log" 2>&1; tests=$$?; \
+	  TSAN_OPTIONS="suppressions=$$PWD/Tests/tsan-suppressions.txt" \
+	    LSAN_OPTIONS="suppressions=$$PWD/Tests/lsan-suppressions.txt" \
+	    ASAN_OPTIONS="suppressions=$$PWD/Tests/asan-suppressions.txt" \
+	    $(SWIFT) test $(TRAITS) --sanitize=$$kind --scratch-path ".build-$$short" > "$$log" 2>&1; tests=$$?; \
 	  reports=$$(grep -c -E '^(WARNING: ThreadSanitizer|==[0-9]+==ERROR: (Address|Leak)Sanitizer)' "$$log"); \
 	  echo "sanitize: $$kind: $$reports reports; tests exited $$tests"; \
 	  grep -E '^. Test run with|Executed [0-9]+ tests' "$$log" | tail -2; \
