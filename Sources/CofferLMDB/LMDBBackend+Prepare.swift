@@ -7,11 +7,27 @@ extension LMDBBackend {
   ///
   /// An evolved entity's rows are rewritten under the new schema when its fields changed, and
   /// its indexes are rebuilt from the rows (checking unique ones).
+  ///
+  /// A prepare that fails leaves every entity usable: dropping an old index database closes its
+  /// handle at once, even when the transaction is then aborted, so the entities' handles are
+  /// opened again from the (unchanged) catalog.
   public func prepare(_ schemas: [EntitySchema]) async throws {
     try checkOpen()
-    try await environment.writeOffPool { transaction in
-      try schemas.map { try prepare($0, in: transaction) }
-    } committed: { handles in
+    do {
+      try await writeHandles { transaction in try schemas.map { try prepare($0, in: transaction) } }
+    } catch {
+      let current = entities.withLock { $0.values.map(\.schema) }
+      if !current.isEmpty {
+        try? await writeHandles { transaction in try current.map { try prepare($0, in: transaction) } }
+      }
+      throw error
+    }
+  }
+
+  /// Runs `body` in a write transaction and, once it commits, publishes the handles it made
+  /// while still holding the writer lock.
+  private func writeHandles(_ body: @Sendable (Transaction) throws -> [EntityHandle]) async throws {
+    try await environment.writeOffPool(body) { handles in
       entities.withLock { entities in
         for handle in handles { entities[handle.schema.name] = handle }
       }
