@@ -131,5 +131,25 @@ extension ConformanceSuite {
         other.id, Value.string("a10").description, "error.id (the smallest clashing id by code point)")
       try expectEqual(try await reopened.count(LabelV1.self), labels.count, "labels after the violations")
     },
+    ConformanceCheck(
+      "schema.required-field-with-null-default-is-mismatch", requires: [.schemaEvolution],
+      "Making an optional field required with a null default (which fills nothing) fails with schemaMismatch "
+        + "naming the field, and the stored rows keep their nulls."
+    ) { context in
+      let store = try await context.store()
+      let optional = try EntitySchema(
+        name: "Level", fields: [Field("id", .int), Field("value", .int, isOptional: true)], idField: "id")
+      let required = try EntitySchema(
+        name: "Level", fields: [Field("id", .int), Field("value", .int, default: .null)], idField: "id")
+      try await store.prepare(schemas: [optional])
+      try await store.apply(ChangeSet([.insert(entity: "Level", row: Row([1, .null]))]))
+      let error = try await expectThrows(.schemaMismatch, "prepare with value required, default null") {
+        try await store.prepare(schemas: [required])
+      }
+      try expectEqual(error.field, "value", "error.field")
+      try expectEqual(
+        try await store.fetchRows(Query(entity: "Level")), [Row([1, .null])], "rows after the refused prepare"
+      )
+    },
   ]
 }

@@ -31,8 +31,10 @@ public struct SchemaEvolution: Sendable, Hashable {
     }
     var sources: [Int?] = []
     for field in declared.fields {
+      // A null default fills nothing a required field could hold.
+      let hasDefault = field.defaultValue.map { !$0.isNull } ?? false
       guard let position = stored.position(of: field.name) else {
-        guard field.isOptional || field.defaultValue != nil else {
+        guard field.isOptional || hasDefault else {
           throw mismatch(
             field.name,
             "\(declared.name).\(field.name) is a new required field, so rows already stored have no value for it. "
@@ -48,7 +50,7 @@ public struct SchemaEvolution: Sendable, Hashable {
           "\(declared.name).\(field.name) is stored as \(old.kind) but declared as \(field.kind). A field cannot change "
             + "type in place: add a new field with the new type (and drop the old one), or migrate the data.")
       }
-      if old.isOptional, !field.isOptional, field.defaultValue == nil {
+      if old.isOptional, !field.isOptional, !hasDefault {
         throw mismatch(
           field.name,
           "\(declared.name).\(field.name) was optional and is now required, but stored rows may hold null. "
