@@ -111,19 +111,7 @@ struct DifferentialReference: Sendable {
     var checked: [ChangeSet.Operation] = []
     for operation in operations {
       let schema = try schema(operation.entity)
-      switch operation {
-      case .insert(let entity, let row):
-        checked.append(.insert(entity: entity, row: try QueryValidator.validate(row, schema: schema)))
-      case .update(let entity, let row):
-        checked.append(.update(entity: entity, row: try QueryValidator.validate(row, schema: schema)))
-      case .upsert(let entity, let row):
-        checked.append(.upsert(entity: entity, row: try QueryValidator.validate(row, schema: schema)))
-      case .delete(let entity, let id):
-        checked.append(.delete(entity: entity, id: try QueryValidator.validate(id: id, schema: schema)))
-      case .deleteMatching(let entity, let filter):
-        checked.append(
-          .deleteMatching(entity: entity, filter: try QueryValidator.validate(filter, schema: schema)))
-      }
+      checked.append(try QueryValidator.validate(operation, schema: schema))
     }
     return try tables.apply(ChangeSet(checked))
   }

@@ -11,12 +11,7 @@ import Testing
 /// pages.
 @Suite struct LMDBFreePagesTests {
   @Test func theFreePagesReadAreThoseMdbStatLists() async throws {
-    guard
-      let tool = ["/usr/bin/mdb_stat", "/usr/local/bin/mdb_stat", "/opt/homebrew/bin/mdb_stat"]
-        .first(where: FileManager.default.isExecutableFile(atPath:))
-    else {
-      try Test.cancel("mdb_stat (apt lmdb-utils) is not installed")
-    }
+    guard let tool = mdbStatTool else { try Test.cancel("mdb_stat (apt lmdb-utils) is not installed") }
     let folder = try TemporaryFolder()
     let store = try await openStore(folder.path)
     for batch in 0..<4 {

@@ -54,3 +54,7 @@ func run(_ tool: String, _ arguments: [String]) -> (status: Int32, output: Strin
   process.waitUntilExit()
   return (process.terminationStatus, String(decoding: output, as: UTF8.self))
 }
+
+/// liblmdb's `mdb_stat` tool, where it is installed.
+let mdbStatTool = ["/usr/bin/mdb_stat", "/usr/local/bin/mdb_stat", "/opt/homebrew/bin/mdb_stat"]
+  .first(where: FileManager.default.isExecutableFile(atPath:))

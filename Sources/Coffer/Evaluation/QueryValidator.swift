@@ -10,6 +10,20 @@ public enum QueryValidator {
   /// one is ``CofferError/Code/invalidQuery`` everywhere.
   public static let maximumFilterDepth = 100
 
+  /// A batch operation with its row, id or filter checked and normalized like the others here.
+  public static func validate(_ operation: ChangeSet.Operation, schema: EntitySchema) throws
+    -> ChangeSet.Operation
+  {
+    switch operation {
+    case .insert(let entity, let row): .insert(entity: entity, row: try validate(row, schema: schema))
+    case .update(let entity, let row): .update(entity: entity, row: try validate(row, schema: schema))
+    case .upsert(let entity, let row): .upsert(entity: entity, row: try validate(row, schema: schema))
+    case .delete(let entity, let id): .delete(entity: entity, id: try validate(id: id, schema: schema))
+    case .deleteMatching(let entity, let filter):
+      .deleteMatching(entity: entity, filter: try validate(filter, schema: schema))
+    }
+  }
+
   /// The query, normalized, or an error naming what is wrong.
   ///
   /// - Throws: ``CofferError/Code/invalidQuery`` for unknown fields, values of the wrong kind,
