@@ -7,40 +7,36 @@ import Testing
 /// Writes to a real, tiny file system so that the disk fills up during a write.
 @Suite(.serialized) struct PlistFullDiskTests {
   @Test func aFullDiskFailsTheBatchAndLeavesTheFileAndStoreAsTheyWere() async throws {
-    let folder = try TemporaryFolder()
-    guard let tiny = try SmallFileSystem.mount(in: folder, size: "96k") else {
-      print("Skipped: mounting a 96 KiB tmpfs needs root; the full-disk path was not exercised.")
-      try Test.cancel("mounting a tmpfs is not permitted here")
-    }
-    defer { tiny.unmount() }
-    let mountPoint = tiny.path
+    try await withTinyDisk { tiny in
+      let mountPoint = tiny.path
 
-    let path = mountPoint + "/store.plist"
-    let store = try await Store.open(url: "plist://\(path)", registry: plistRegistry())
-    try await store.insert((1...5).map(samplePost))
-    let before = try #require(FileManager.default.contents(atPath: path))
+      let path = mountPoint + "/store.plist"
+      let store = try await Store.open(url: "plist://\(path)", registry: plistRegistry())
+      try await store.insert((1...5).map(samplePost))
+      let before = try #require(FileManager.default.contents(atPath: path))
 
-    var big = samplePost(6)
-    big.blob = Data(repeating: 7, count: 200_000)
-    await #expect {
-      try await store.insert(big)
-    } throws: { error in
-      let error = error as? CofferError
-      return error?.code == .storageFull && error?.path == path
-        && error?.message.contains("disk is full") == true
-    }
-    #expect(FileManager.default.contents(atPath: path) == before)
-    #expect(try await store.count(Post.self) == 5)
-    #expect(try await store.get(Post.self, id: 6) == nil)
-    let leftovers = try FileManager.default.contentsOfDirectory(atPath: mountPoint).filter {
-      $0.contains(".tmp-")
-    }
-    #expect(leftovers.isEmpty)
-    try await store.close()
+      var big = samplePost(6)
+      big.blob = Data(repeating: 7, count: 200_000)
+      await #expect {
+        try await store.insert(big)
+      } throws: { error in
+        let error = error as? CofferError
+        return error?.code == .storageFull && error?.path == path
+          && error?.message.contains("disk is full") == true
+      }
+      #expect(FileManager.default.contents(atPath: path) == before)
+      #expect(try await store.count(Post.self) == 5)
+      #expect(try await store.get(Post.self, id: 6) == nil)
+      let leftovers = try FileManager.default.contentsOfDirectory(atPath: mountPoint).filter {
+        $0.contains(".tmp-")
+      }
+      #expect(leftovers.isEmpty)
+      try await store.close()
 
-    let reopened = try await Store.open(url: "plist://\(path)", registry: plistRegistry())
-    #expect(try await reopened.count(Post.self) == 5)
-    try await reopened.close()
+      let reopened = try await Store.open(url: "plist://\(path)", registry: plistRegistry())
+      #expect(try await reopened.count(Post.self) == 5)
+      try await reopened.close()
+    }
   }
 
   @Test func aCommitThatFilledTheDiskLeavesNothingToWriteAtClose() async throws {
