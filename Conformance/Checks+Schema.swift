@@ -151,5 +151,56 @@ extension ConformanceSuite {
         try await store.fetchRows(Query(entity: "Level")), [Row([1, .null])], "rows after the refused prepare"
       )
     },
+    ConformanceCheck(
+      "schema.stored-schemas-listed",
+      "storedSchemas() lists every prepared entity, sorted by name, each with exactly its schema: kinds, optionality, defaults, indexes, unique constraints."
+    ) { context in
+      let store = try await context.store()
+      try expectEqual(try await store.storedSchemas(), [], "entities of a new store")
+      try await store.prepare([PersonV1.self])
+      let ledger = try listedLedgerSchema()
+      try await store.prepare(schemas: [ledger])
+      let person = try EntitySchema(for: PersonV1.self)
+      try expectEqual(
+        try await store.storedSchemas(), [ledger, person].sorted { $0.name < $1.name }, "entities listed")
+      try await store.insert(peopleV1)
+      try expectEqual(
+        try await store.storedSchemas().map(\.name), ["Ledger", "Person"], "entities listed after an insert")
+    },
+    ConformanceCheck(
+      "schema.stored-schemas-after-reopen", requires: [.reopenable, .schemaEvolution],
+      "A reopened store lists its entities before anything is prepared, and an evolved entity with its new schema."
+    ) { context in
+      let first = try await context.store(with: peopleV1)
+      let ledger = try listedLedgerSchema()
+      try await first.prepare(schemas: [ledger])
+      let person = try EntitySchema(for: PersonV1.self)
+      let store = try await context.reopen(first)
+      try expectEqual(
+        try await store.storedSchemas(), [ledger, person], "entities listed after reopening, nothing prepared"
+      )
+      try await store.prepare([PersonAddsOptional.self])
+      try expectEqual(
+        try await store.storedSchemas(), [ledger, try EntitySchema(for: PersonAddsOptional.self)],
+        "entities listed after Person gained an optional field")
+      let again = try await context.reopen(store)
+      try expectEqual(
+        try await again.storedSchemas().last, try EntitySchema(for: PersonAddsOptional.self),
+        "Person listed after reopening again")
+    },
   ]
+}
+
+/// An entity prepared from a run-time schema with something of every part a schema has: an
+/// optional field, defaults (one null), a unique constraint over two fields and a plain index.
+func listedLedgerSchema() throws -> EntitySchema {
+  try EntitySchema(
+    name: "Ledger",
+    fields: [
+      Field("id", .uuid), Field("account", .string), Field("sequence", .int),
+      Field("amount", .double, default: .double(0)), Field("memo", .string, isOptional: true, default: .null),
+      Field("booked", .date, isOptional: true), Field("payload", .bytes, isOptional: true),
+      Field("cleared", .bool, default: .bool(false)),
+    ],
+    idField: "id", indexes: [.unique("account", "sequence"), .on("booked")])
 }

@@ -134,13 +134,15 @@ struct DifferentialReference: Sendable {
   }
 
   func count(_ query: Query) throws -> Int {
-    try tables.count(QueryValidator.validate(query, schema: schema(query.entity)))
+    let checked = try QueryValidator.validate(query, schema: schema(query.entity))
+    return checked.slice(ofCount: try tables.count(checked))
   }
 
   func get(_ entity: String, _ ids: [Value]) throws -> [Row] {
     let schema = try schema(entity)
-    return try tables.get(
-      entity: entity, ids: ids.map { try QueryValidator.validate(id: $0, schema: schema) })
+    let checked = try ids.map { try QueryValidator.validate(id: $0, schema: schema) }
+    _ = try tables.count(Query(entity: entity))  // An unknown entity fails here, as in a store.
+    return checked.compactMap { tables.row(of: entity, id: $0) }
   }
 
   /// Every row of an entity, by id.

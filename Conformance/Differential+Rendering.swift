@@ -44,6 +44,7 @@ enum DifferentialRendering {
     case .insert(let entity, let row): "insert \(name(entity)) \(self.row(row, schemas[entity]))"
     case .update(let entity, let row): "update \(name(entity)) \(self.row(row, schemas[entity]))"
     case .upsert(let entity, let row): "upsert \(name(entity)) \(self.row(row, schemas[entity]))"
+    case .insertMany(let entity, let rows): "insertMany \(name(entity)) (\(rows.count) rows)"
     case .delete(let entity, let id): "delete \(name(entity)) id \(value(id))"
     case .deleteMatching(let entity, let filter):
       "deleteMatching \(name(entity)) where \(self.filter(filter))"

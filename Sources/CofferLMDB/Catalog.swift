@@ -88,6 +88,22 @@ enum Catalog {
     }
   }
 
+  /// The current schema of every entity in the catalog, sorted by name.
+  static func schemas(in transaction: Transaction, catalog: MDB_dbi) throws -> [EntitySchema] {
+    let prefix = key("")
+    var entities: [String] = []
+    try transaction.withCursor(catalog) { cursor in
+      var found = try cursor.seek(prefix)
+      while found, cursor.key.starts(with: prefix) {
+        entities.append(String(decoding: cursor.key.dropFirst(prefix.count), as: UTF8.self))
+        found = try cursor.move(MDB_NEXT)
+      }
+    }
+    return try entities.sorted().compactMap { entity in
+      try record(entity, in: transaction, catalog: catalog).map { $0.layouts[$0.current] }
+    }
+  }
+
   /// Stores an entity's entry.
   static func write(_ record: EntityRecord, for entity: String, in transaction: Transaction, catalog: MDB_dbi)
     throws

@@ -2,28 +2,6 @@ import CLMDB
 import Coffer
 
 extension LMDBBackend {
-  /// Inserts rows one at a time in one write transaction, so each is encoded, written and
-  /// dropped before the next is made. A retried transaction (the map grew) asks for the rows again.
-  @discardableResult
-  public func insert(into entity: EntitySchema, count: Int, row: @Sendable (Int) throws -> Row) async throws
-    -> ChangeSummary
-  {
-    try checkOpen()
-    if count == 0 { return ChangeSummary() }
-    return try await environment.writeOffPool { transaction in
-      // Under the writer lock, so the handle is the one the entity's latest prepare made.
-      let handle = try self.handle(entity.name)
-      let reshape = try RowReshaper(entity, storedAs: handle.schema, store: name)
-      var buffer = Scratch()
-      for position in 0..<count {
-        try insert(reshape(try row(position)).values, handle: handle, buffer: &buffer, in: transaction)
-      }
-      var summary = ChangeSummary()
-      summary.inserted = count
-      return summary
-    }
-  }
-
   /// Applies the batch in one LMDB write transaction, committed durably before returning; on
   /// any error the transaction is aborted, so nothing is applied.
   @discardableResult
@@ -49,6 +27,14 @@ extension LMDBBackend {
         case .insert(_, let row):
           try insert(reshape(row).values, handle: handle, buffer: &buffer, in: transaction)
           summary.inserted += 1
+        case .insertMany(_, let rows):
+          // Each row is made, encoded and written before the next is asked for. A retried
+          // transaction (the map grew) asks for the rows again.
+          for position in 0..<rows.count {
+            try insert(
+              reshape(try rows.row(at: position)).values, handle: handle, buffer: &buffer, in: transaction)
+          }
+          summary.inserted += rows.count
         case .update(_, let row):
           guard
             try replace(

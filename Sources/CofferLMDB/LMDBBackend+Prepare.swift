@@ -3,7 +3,8 @@ import Coffer
 
 extension LMDBBackend {
   /// Creates the databases of new entities and evolves stored ones, all in one write
-  /// transaction: either every schema is prepared or nothing changes.
+  /// transaction: either every schema is prepared or nothing changes. Then lists every entity
+  /// the catalog records.
   ///
   /// An evolved entity's rows are rewritten under the new schema when its fields changed, and
   /// its indexes are rebuilt from the rows (checking unique ones).
@@ -11,10 +12,14 @@ extension LMDBBackend {
   /// A prepare that fails leaves every entity usable: dropping an old index database closes its
   /// handle at once, even when the transaction is then aborted, so the entities' handles are
   /// opened again from the (unchanged) catalog.
-  public func prepare(_ schemas: [EntitySchema]) async throws {
+  @discardableResult
+  public func prepare(_ schemas: [EntitySchema]) async throws -> [EntitySchema] {
     try checkOpen()
     do {
-      try await writeHandles { transaction in try schemas.map { try prepare($0, in: transaction) } }
+      if !schemas.isEmpty {
+        try await writeHandles { transaction in try schemas.map { try prepare($0, in: transaction) } }
+      }
+      return try environment.read { try Catalog.schemas(in: $0, catalog: catalog) }
     } catch {
       let current = entities.withLock { $0.values.map(\.schema) }
       if !current.isEmpty {

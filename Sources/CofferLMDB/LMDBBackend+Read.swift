@@ -5,8 +5,13 @@ extension LMDBBackend {
   /// A row whose values the walk cannot vouch for (a filter the key range does not pin) or that
   /// was written under an older layout is decoded into a ``Coffer/Row`` first; a query the
   /// walk does not read in order is fetched whole and sorted first.
+  ///
+  /// A lookup by id (see ``Query/lookedUpIDs(in:)``) is one B-tree lookup per id.
   public func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
     let handle = try handle(query.entity)
+    if let ids = query.lookedUpIDs(in: handle.schema) {
+      return try read(handle, ids: ids, as: query.layout, visit)
+    }
     let plan = try QueryPlan(query, handle: handle)
     // Rows in the layout the reader decodes with, should the entity have been prepared with
     // another schema since it validated the query.
@@ -54,14 +59,13 @@ extension LMDBBackend {
   }
 
   /// Hands over the rows with these ids straight from the memory map, each one B-tree lookup,
-  /// in one read transaction.
-  public func read(entity: EntitySchema, ids: [Value], _ visit: (any StoredFields) throws -> Void)
-    async throws
-  {
-    let handle = try handle(entity.name)
+  /// in one read transaction, in the layout of `layout`.
+  private func read(
+    _ handle: EntityHandle, ids: [Value], as layout: EntitySchema?, _ visit: (any StoredFields) throws -> Void
+  ) throws {
     if ids.isEmpty { return }
-    if let view = try RowReshaper(reading: handle.schema, as: entity, store: name).makeView() {
-      return try await read(entity: handle.schema, ids: ids) { try visit(view.showing($0)) }
+    if let view = try RowReshaper(reading: handle.schema, as: layout, store: name).makeView() {
+      return try read(handle, ids: ids, as: nil) { try visit(view.showing($0)) }
     }
     try environment.read { transaction in
       try LMDBFields.with(handle, backend: self) { fields in

@@ -31,16 +31,18 @@ public final class MemoryBackend: StorageBackend {
     self.capabilities = capabilities
   }
 
-  /// Prepares entities, evolving stored ones (see ``StorageBackend/prepare(_:)``).
-  public func prepare(_ schemas: [EntitySchema]) async throws {
+  /// Prepares entities, evolving stored ones (see ``StorageBackend/prepare(_:)``), and lists
+  /// every entity.
+  @discardableResult
+  public func prepare(_ schemas: [EntitySchema]) async throws -> [EntitySchema] {
     try checkOpen()
-    try storage.tables.withLock { try $0.prepare(schemas) }
+    return try storage.tables.withLock { try $0.prepare(schemas) }
   }
 
-  /// Evaluates the query on a snapshot.
-  public func fetch(_ query: Query) async throws -> [Row] {
+  /// Evaluates the query on a snapshot and hands over each row.
+  public func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
     try checkOpen()
-    return try snapshot().fetch(query)
+    try snapshot().read(query, visit)
   }
 
   /// Counts on a snapshot.
@@ -49,27 +51,12 @@ public final class MemoryBackend: StorageBackend {
     return try snapshot().count(query)
   }
 
-  /// Looks the ids up directly.
-  public func get(entity: EntitySchema, ids: [Value]) async throws -> [Row] {
-    try checkOpen()
-    return try snapshot().get(entity: entity.name, ids: ids, as: entity)
-  }
-
-  /// Applies the batch under the lock, all or nothing.
+  /// Applies the batch under the lock, all or nothing; the rows of a bulk insert are made
+  /// one at a time, so the first failing row decides the error.
   @discardableResult
   public func apply(_ changes: ChangeSet) async throws -> ChangeSummary {
     try checkOpen()
     return try storage.tables.withLock { try $0.apply(changes) }
-  }
-
-  /// Inserts the rows under the lock one at a time, so the first failing row decides the
-  /// error; all or nothing.
-  @discardableResult
-  public func insert(into entity: EntitySchema, count: Int, row: @Sendable (Int) throws -> Row) async throws
-    -> ChangeSummary
-  {
-    try checkOpen()
-    return try storage.tables.withLock { try $0.insert(into: entity, count: count, row: row) }
   }
 
   /// Marks this handle closed; a named store's data stays for other handles.

@@ -97,21 +97,22 @@ extension PlistBackend {
         // The row has the layout it was made for, which may place its id elsewhere.
         id = row[(changes.layouts[entity] ?? schema).idPosition]
       case .delete(_, let deleted): id = deleted
+      case .insertMany:
+        // New rows, never cached: writing the file encodes rows missing from the cache.
+        continue
       case .deleteMatching:
         swept.insert(entity)
         continue
       }
-      if let stored = try? tables.get(entity: entity, ids: [id]).first {
+      if let stored = tables.row(of: entity, id: id) {
         cache?[entity, default: [:]][id] = RowFragments.encode(stored, schema: schema, format: format)
       } else {
         cache?[entity]?[id] = nil
       }
     }
     for entity in swept {
-      guard let cached = cache?[entity], let schema = tables.schemas[entity] else { continue }
-      let stored = (try? tables.get(entity: entity, ids: Array(cached.keys))) ?? []
-      let present = Set(stored.map { $0[schema.idPosition] })
-      cache?[entity] = cached.filter { present.contains($0.key) }
+      guard let cached = cache?[entity] else { continue }
+      cache?[entity] = cached.filter { tables.row(of: entity, id: $0.key) != nil }
     }
   }
 

@@ -94,72 +94,55 @@ public final class PlistBackend: StorageBackend {
     }
   }
 
-  /// Prepares entities, evolving stored ones, and writes the file when anything changed.
-  public func prepare(_ schemas: [EntitySchema]) async throws {
+  /// Prepares entities, evolving stored ones, and writes the file when anything changed;
+  /// lists every entity.
+  @discardableResult
+  public func prepare(_ schemas: [EntitySchema]) async throws -> [EntitySchema] {
     try await blocking.run { [self] in try prepareNow(schemas) }
   }
 
-  private func prepareNow(_ schemas: [EntitySchema]) throws {
+  private func prepareNow(_ schemas: [EntitySchema]) throws -> [EntitySchema] {
     try mutate { tables, cache in
       let before = tables.schemas
-      try tables.prepare(schemas)
+      let stored = try tables.prepare(schemas)
       let changed = schemas.filter { before[$0.name] != $0 }
       for schema in changed { cache?[schema.name] = nil }
-      return (0, !changed.isEmpty, ())
+      return (0, !changed.isEmpty, stored)
     }
   }
 
-  /// Evaluates the query on the current state.
-  public func fetch(_ query: Query) async throws -> [Row] { try snapshot().fetch(query) }
+  /// Evaluates the query on the current state and hands over each row.
+  public func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
+    try snapshot().read(query, visit)
+  }
 
   /// Counts on the current state.
   public func count(_ query: Query) async throws -> Int { try snapshot().count(query) }
 
-  /// Looks the ids up directly.
-  public func get(entity: EntitySchema, ids: [Value]) async throws -> [Row] {
-    try snapshot().get(entity: entity.name, ids: ids, as: entity)
-  }
-
   /// Applies the batch all or nothing and, with ``Persistence/immediate``, writes the file
-  /// before returning; if the write fails the batch is not applied.
+  /// before returning; if the write fails the batch is not applied. Each row of a bulk insert
+  /// is made once, and counts as one change towards ``Persistence/everyChanges(_:)``.
   @discardableResult
   public func apply(_ changes: ChangeSet) async throws -> ChangeSummary {
     try await blocking.run { [self] in try applyNow(changes) }
   }
 
   private func applyNow(_ changes: ChangeSet) throws -> ChangeSummary {
-    try mutate { tables, cache in
-      let summary = try tables.apply(changes)
-      if cache != nil { updateCache(&cache, tables: tables, for: changes) }
-      return (changes.operations.count, !changes.isEmpty, summary)
+    // The batch is applied twice (see `mutate`): the replay reuses the rows the first run made.
+    var once = changes
+    var operations = 0
+    for (position, operation) in changes.operations.enumerated() {
+      guard case .insertMany(let entity, let rows) = operation else {
+        operations += 1
+        continue
+      }
+      once.operations[position] = .insertMany(entity: entity, rows: rows.remembering())
+      operations += rows.count
     }
-  }
-
-  /// Inserts the rows one at a time, so the first failing row decides the error; all or
-  /// nothing, written as ``apply(_:)`` writes. Each row is asked for once: the replay on the
-  /// readers' copy uses the rows the first run kept.
-  @discardableResult
-  public func insert(into entity: EntitySchema, count: Int, row: @Sendable (Int) throws -> Row) async throws
-    -> ChangeSummary
-  {
-    try await blocking.run { [self] in try insertNow(into: entity, count: count, row: row) }
-  }
-
-  private func insertNow(into entity: EntitySchema, count: Int, row: (Int) throws -> Row) throws
-    -> ChangeSummary
-  {
-    var made: [Row] = []
     return try mutate { tables, cache in
-      if cache == nil {
-        return (made.count, true, try tables.insert(into: entity, count: made.count) { made[$0] })
-      }
-      made.reserveCapacity(count)
-      let summary = try tables.insert(into: entity, count: count) { position in
-        let next = try row(position)
-        made.append(next)
-        return next
-      }
-      return (count, count > 0, summary)
+      let summary = try tables.apply(once)
+      if cache != nil { updateCache(&cache, tables: tables, for: once) }
+      return (operations, operations > 0, summary)
     }
   }
 

@@ -9,6 +9,8 @@ let constraintUnique = SQLITE_CONSTRAINT | (8 << 8)
 extension SQLiteBackend {
   /// Applies the batch in one `BEGIN IMMEDIATE` transaction on the writer; any failure rolls
   /// it all back. When this returns, the commit is on disk as ``Configuration/synchronous`` says.
+  /// A bulk insert's rows are made one at a time, each bound, written and dropped before the
+  /// next is made.
   @discardableResult
   public func apply(_ changes: ChangeSet) async throws -> ChangeSummary {
     if changes.isEmpty {
@@ -23,26 +25,6 @@ extension SQLiteBackend {
           let applier = SQLiteApplier(
             connection: connection, tables: known, layouts: changes.layouts, store: name)
           for operation in changes.operations { try applier.apply(operation) }
-          return applier.summary
-        }
-      }
-    }
-  }
-
-  /// Inserts rows one at a time in one transaction, so each is bound, written and dropped
-  /// before the next is made.
-  @discardableResult
-  public func insert(into entity: EntitySchema, count: Int, row: @Sendable (Int) throws -> Row) async throws
-    -> ChangeSummary
-  {
-    return try await blocking.run { [self] in
-      try withWriter { connection in
-        let known = catalog.withLock { $0.tables }
-        return try transaction(on: connection, while: "applying a batch") {
-          let applier = SQLiteApplier(
-            connection: connection, tables: known, layouts: [entity.name: entity], store: name)
-          let table = try applier.resolve(entity.name)
-          for position in 0..<count { try applier.insert(applier.reshape(try row(position)), into: table) }
           return applier.summary
         }
       }
@@ -107,6 +89,8 @@ final class SQLiteApplier {
     switch operation {
     case .insert(_, let made):
       try insert(reshape(made), into: table)
+    case .insertMany(_, let rows):
+      for position in 0..<rows.count { try insert(reshape(try rows.row(at: position)), into: table) }
     case .update(_, let made):
       let row = reshape(made)
       guard try update(row, table) else {

@@ -9,12 +9,19 @@ extension SQLiteBackend {
   ///   kinds when a field changed type (nothing changes), or
   ///   ``Coffer/CofferError/Code/uniqueViolation`` when a new unique index does not hold for the
   ///   stored rows.
-  public func prepare(_ schemas: [EntitySchema]) async throws {
+  @discardableResult
+  public func prepare(_ schemas: [EntitySchema]) async throws -> [EntitySchema] {
     let known = catalog.withLock { catalog in schemas.allSatisfy { catalog.tables[$0.name]?.schema == $0 } }
     if known {
       try checkOpen()
-      return
+    } else {
+      try await create(schemas)
     }
+    return try readers.withReader { try SQLiteCatalog.schemas(on: $0) }
+  }
+
+  /// Creates or evolves the entities' tables in one transaction and publishes them.
+  private func create(_ schemas: [EntitySchema]) async throws {
     try await blocking.run { [self] in
       try withWriter { connection in
         let prepared = try transaction(on: connection, while: "preparing entities") {

@@ -132,14 +132,6 @@ public final class SQLiteBackend: StorageBackend {
     }
   }
 
-  /// Runs the query on a reader connection.
-  public func fetch(_ query: Query) async throws -> [Row] {
-    let table = try table(query.entity)
-    let rows = try rows(of: query, built: try SQLiteQuery.select(query, in: table), in: table)
-    let reshape = try RowReshaper(reading: table.schema, as: query.layout, store: name)
-    return reshape.isIdentity ? rows : rows.map { reshape($0) }
-  }
-
   /// The rows of a query built as `built`, with runs of ties put back in id order when the
   /// SQL read them reversed.
   private func rows(of query: Query, built: SQLiteQuery, in table: SQLiteTable) throws -> [Row] {
@@ -160,8 +152,12 @@ public final class SQLiteBackend: StorageBackend {
   /// Runs the query on a reader connection and hands over each row as the statement steps.
   /// A query whose ties are put in order after reading (its last sort key is descending) is
   /// fetched whole first.
+  /// A lookup by id (see ``Query/lookedUpIDs(in:)``) steps one cached statement per id.
   public func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
     let table = try table(query.entity)
+    if let ids = query.lookedUpIDs(in: table.schema) {
+      return try read(table, ids: ids, as: query.layout, visit)
+    }
     let built = try SQLiteQuery.select(query, in: table)
     // Rows in the layout the reader decodes with, should the entity have been prepared with
     // another schema since it validated the query.
@@ -190,11 +186,11 @@ public final class SQLiteBackend: StorageBackend {
 
   /// Looks each id up with one cached statement, in one read transaction, handing over each
   /// row found as the statement steps.
-  public func read(entity: EntitySchema, ids: [Value], _ visit: (any StoredFields) throws -> Void)
-    async throws
-  {
-    let table = try table(entity.name)
-    let view = try RowReshaper(reading: table.schema, as: entity, store: name).makeView()
+  private func read(
+    _ table: SQLiteTable, ids: [Value], as layout: EntitySchema?, _ visit: (any StoredFields) throws -> Void
+  ) throws {
+    if ids.isEmpty { return }
+    let view = try RowReshaper(reading: table.schema, as: layout, store: name).makeView()
     try readers.withReader { reader in
       let statement = try reader.statement(for: table, .get)
       let stepping = SQLiteFields(statement: statement, kinds: table.kinds)
@@ -210,27 +206,16 @@ public final class SQLiteBackend: StorageBackend {
     }
   }
 
-  /// Counts with `count(*)` on a reader, then applies offset and limit.
+  /// Counts with `count(*)` on a reader.
   public func count(_ query: Query) async throws -> Int {
     let table = try table(query.entity)
     let built = try SQLiteQuery.count(query.filter, in: table)
-    let total = try readers.withReader { reader in
+    return try readers.withReader { reader in
       let statement = try reader.statement(built.sql)
       return try statement.withBindings(built.parameters) {
         try statement.stepReading() ? Int(statement.int(at: 0)) : 0
       }
     }
-    let afterOffset = max(0, total - max(0, query.offset))
-    return query.limit.map { min(afterOffset, max(0, $0)) } ?? afterOffset
-  }
-
-  /// Looks each id up with one cached statement, in one read transaction: the rows
-  /// ``read(entity:ids:_:)`` hands over.
-  public func get(entity: EntitySchema, ids: [Value]) async throws -> [Row] {
-    var rows: [Row] = []
-    rows.reserveCapacity(ids.count)
-    try await read(entity: entity, ids: ids) { rows.append(try Row($0)) }
-    return rows
   }
 
   /// Closes every connection; SQLite checkpoints the log into the database file.

@@ -52,6 +52,19 @@ enum SQLiteCatalog {
     }
   }
 
+  /// The stored schema of every recorded entity, sorted by name; none before the first prepare.
+  static func schemas(on connection: SQLiteConnection) throws -> [EntitySchema] {
+    let exists = try connection.text(
+      "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?1", [.string(tableName)])
+    guard exists == "1" else { return [] }
+    let statement = try connection.statement(#"SELECT "entity" FROM "coffer_schema""#)
+    var entities: [String] = []
+    try statement.withBindings([]) {
+      while try statement.stepReading() { entities.append(statement.string(at: 0)) }
+    }
+    return try entities.sorted().compactMap { try read($0, on: connection)?.schema }
+  }
+
   /// Records an entity.
   static func write(_ record: Record, on connection: SQLiteConnection) throws {
     let encoder = JSONEncoder()

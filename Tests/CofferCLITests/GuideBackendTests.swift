@@ -23,14 +23,16 @@ final class ScratchpadBackend: StorageBackend {
     state = Mutex(State(tables: InMemoryTables(storeName: url.description)))
   }
 
-  func prepare(_ schemas: [EntitySchema]) async throws {
+  func prepare(_ schemas: [EntitySchema]) async throws -> [EntitySchema] {
     try state.withLock { state in
       try check(state)
-      try state.tables.prepare(schemas)
+      return try state.tables.prepare(schemas)  // every entity's schema, sorted by name
     }
   }
 
-  func fetch(_ query: Query) async throws -> [Row] { try snapshot().fetch(query) }
+  func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
+    try snapshot().read(query, visit)
+  }
 
   func count(_ query: Query) async throws -> Int { try snapshot().count(query) }
 

@@ -24,15 +24,16 @@ final class BrokenBackend: StorageBackend {
 
   var capabilities: BackendCapabilities { inner.capabilities }
 
-  func prepare(_ schemas: [EntitySchema]) async throws {
-    try await inner.prepare(schemas)
+  func prepare(_ schemas: [EntitySchema]) async throws -> [EntitySchema] {
+    let stored = try await inner.prepare(schemas)
     self.schemas.withLock { known in for schema in schemas { known[schema.name] = schema } }
+    return stored
   }
 
-  func fetch(_ query: Query) async throws -> [Row] {
+  func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
     guard flaw == .nullsLast, let key = query.sort.first, key.ascending,
       let position = schemas.withLock({ $0[query.entity] })?.position(of: key.field)
-    else { return try await inner.fetch(query) }
+    else { return try await inner.read(query, visit) }
     var whole = query
     whole.limit = nil
     whole.offset = 0
@@ -40,7 +41,7 @@ final class BrokenBackend: StorageBackend {
     let reordered = rows.filter { !$0[position].isNull } + rows.filter { $0[position].isNull }
     let start = min(query.offset, reordered.count)
     let end = query.limit.map { start + min(reordered.count - start, $0) } ?? reordered.count
-    return Array(reordered[start..<end])
+    try RowFields.handOver(Array(reordered[start..<end]), to: visit)
   }
 
   func count(_ query: Query) async throws -> Int { try await inner.count(query) }

@@ -6,20 +6,33 @@
 /// schema before it reaches the backend, so a backend may assume values are of their fields'
 /// kinds, never NaN, with dates already rounded to the microsecond.
 ///
+/// Seven requirements, one per thing a store does: its ``name`` and ``capabilities``,
+/// ``prepare(_:)`` (which also lists what is stored), one read path ``read(_:_:)``, ``count(_:)``,
+/// ``apply(_:)`` for every change including bulk inserts, and ``close()``. Everything else a
+/// caller of the SPI uses — ``fetch(_:)``, ``get(entity:ids:)``, ``insert(into:count:row:)``,
+/// ``storedSchemas()`` — is built on them in this module, once for every backend. A backend
+/// keeps its own fast paths inside the requirements: a lookup by id arrives as a ``Query``
+/// whose ``Query/lookedUpIDs(in:)`` says so.
+///
 /// Passing the conformance suite (`CofferConformance`) is what makes a type a Coffer backend;
 /// each requirement below states the guarantee the suite checks.
 ///
 /// Implementations must be safe to call from many tasks at once.
 ///
+/// ## How this interface evolves
+///
+/// A new requirement arrives with a default implementation in the same release, so an
+/// existing backend keeps compiling and keeps passing the suite it passed. A requirement is
+/// removed only after a release in which it is deprecated, and the deprecation says what
+/// replaces it. A new guarantee on an existing requirement arrives as a new conformance check,
+/// listed in the changelog, so a backend author learns of it from a failing check with a
+/// message, not from a user.
+///
 /// ## Topics
 /// - ``prepare(_:)``
-/// - ``fetch(_:)``
+/// - ``read(_:_:)``
 /// - ``count(_:)``
 /// - ``apply(_:)``
-/// - ``get(entity:ids:)``
-/// - ``read(_:_:)``
-/// - ``read(entity:ids:_:)``
-/// - ``insert(into:count:row:)``
 /// - ``close()``
 public protocol StorageBackend: AnyObject, Sendable {
   /// A short name for messages and logs: the store URL without secrets (`sqlite:///var/db.sqlite`).
@@ -29,9 +42,10 @@ public protocol StorageBackend: AnyObject, Sendable {
   /// skipped, exactly the checks that need a capability not declared here.
   var capabilities: BackendCapabilities { get }
 
-  /// Makes the entities usable, creating or evolving their storage.
+  /// Makes the entities usable, creating or evolving their storage, and returns every entity
+  /// the store holds with the schema its rows are stored in, sorted by name.
   ///
-  /// Guarantees: after it returns, every entity listed can be fetched and changed. Calling it
+  /// Guarantees: after it returns, every entity listed can be read and changed. Calling it
   /// again with the same schemas changes nothing. If an entity is already stored with another
   /// schema, the stored data is evolved: a field that is new and optional reads as null in
   /// existing rows; a new field with a ``Field/defaultValue`` reads as that value; a field no
@@ -39,19 +53,39 @@ public protocol StorageBackend: AnyObject, Sendable {
   /// changed, or a new required field with no default, fails with
   /// ``CofferError/Code/schemaMismatch`` naming entity, field, stored kind and new kind — and
   /// changes nothing. ``SchemaEvolution`` computes these rules for a backend.
-  func prepare(_ schemas: [EntitySchema]) async throws
-
-  /// The rows a query selects, in its order, sliced by its offset and limit.
   ///
-  /// Guarantees: the result reflects a state in which each applied ``ChangeSet`` is either
-  /// wholly visible or not at all; rows follow ``Query/sort`` with nulls first ascending and
-  /// last descending, ties broken by id ascending; filter semantics are those of ``Filter``.
-  /// Rows have exactly the prepared schema's fields, in order.
+  /// The list returned includes entities this process never prepared (a reopened store, or
+  /// one another process wrote), each exactly as last prepared: fields with kinds, optionality
+  /// and defaults, indexes and unique constraints. `prepare([])` changes nothing and only
+  /// lists — what a tool that opens a store without the app's types calls.
+  @discardableResult
+  func prepare(_ schemas: [EntitySchema]) async throws -> [EntitySchema]
+
+  /// Reads the rows a query selects, in its order and slice (``Query/offset``,
+  /// ``Query/limit``), handing each one to `visit` in place — without making a ``Row`` of it
+  /// when the backend can avoid that.
+  ///
+  /// The one read path: ``Store`` decodes typed values straight from the ``StoredFields`` it
+  /// is given, and ``fetch(_:)`` and ``get(entity:ids:)`` are built on it.
+  ///
+  /// Guarantees: the rows reflect a state in which each applied ``ChangeSet`` is either wholly
+  /// visible or not at all; they follow ``Query/sort`` with nulls first ascending and last
+  /// descending, ties broken by id ascending; filter semantics are those of ``Filter``. Each
+  /// row has exactly the fields of ``Query/layout`` (the entity's schema when it is `nil`),
+  /// in order, even when the entity was prepared with another schema since (see
+  /// ``RowReshaper/init(reading:as:store:)``). The fields are valid only during the call to
+  /// `visit`. An error thrown by `visit` stops the read and is rethrown as it is.
   ///
   /// - Throws: ``CofferError/Code/unknownEntity`` for an entity that was not prepared.
-  func fetch(_ query: Query) async throws -> [Row]
+  func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws
 
-  /// The number of rows the query selects, honouring its filter, offset and limit.
+  /// The number of rows the query's filter selects.
+  ///
+  /// Only the query's entity, filter and layout count: its sort, offset and limit are not
+  /// part of a count. ``Store`` applies offset and limit to the number (see
+  /// ``Query/slice(ofCount:)``), once for every backend.
+  ///
+  /// - Throws: ``CofferError/Code/unknownEntity`` for an entity that was not prepared.
   func count(_ query: Query) async throws -> Int
 
   /// Applies a batch atomically.
@@ -62,6 +96,10 @@ public protocol StorageBackend: AnyObject, Sendable {
   /// ``CofferError/Code/notFound`` or ``CofferError/Code/uniqueViolation``. On a backend that
   /// declares ``BackendCapabilities/durable``, the changes survive a crash once this returns.
   ///
+  /// A ``ChangeSet/Operation/insertMany(entity:rows:)`` is the inserts of its rows in order:
+  /// ask its ``RowSource`` for each row as it is written, so a large insert never holds every
+  /// row in memory; an error thrown by the source aborts the batch and is rethrown as it is.
+  ///
   /// Rows are stored in the shape their entity has when the batch is applied: when
   /// ``ChangeSet/layouts`` names another schema for an entity (it was prepared again while
   /// the batch waited), pass its rows through ``ChangeSet/reshaper(for:store:)``, made inside
@@ -69,114 +107,90 @@ public protocol StorageBackend: AnyObject, Sendable {
   @discardableResult
   func apply(_ changes: ChangeSet) async throws -> ChangeSummary
 
-  /// The rows with the given ids, in the order of `ids`, skipping ids that are not stored.
-  ///
-  /// A fast path for point reads. The default implementation runs one ``fetch(_:)`` with an
-  /// `isIn` filter on the id field; a backend can do better.
-  func get(entity: EntitySchema, ids: [Value]) async throws -> [Row]
-
-  /// Reads the rows a query selects in place: hands each one to `visit`, in the query's order
-  /// and slice, without making a ``Row`` of it when the backend can avoid that.
-  ///
-  /// A fast path for typed reads: ``Store`` decodes values straight from the ``StoredFields``
-  /// it is given. The guarantees are those of ``fetch(_:)``: `visit` sees exactly the rows
-  /// `fetch` would return, in the same order, each field's value the one `fetch` would put in
-  /// the row. The fields are valid only during the call to `visit`. An error thrown by `visit`
-  /// stops the read and is rethrown as it is. The default implementation fetches the rows and
-  /// hands over each ``Row``.
-  func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws
-
-  /// Reads the rows with the given ids in place, in the order of `ids`, skipping ids that are
-  /// not stored: ``get(entity:ids:)`` as ``read(_:_:)`` is to ``fetch(_:)``. The default
-  /// implementation calls ``get(entity:ids:)`` and hands over each ``Row``.
-  func read(entity: EntitySchema, ids: [Value], _ visit: (any StoredFields) throws -> Void) async throws
-
-  /// Inserts `count` new rows of one entity atomically, asking `row` for each in turn.
-  ///
-  /// A fast path for bulk inserts: a backend that writes rows one by one inside its
-  /// transaction can encode, write and drop each row before asking for the next, so a large
-  /// insert never holds every row in memory at once. The guarantees are those of
-  /// ``apply(_:)`` with one `insert` per row, in order: all of them or none. An error thrown by
-  /// `row` aborts the whole insert and is rethrown as it is. `row` may be called again for the
-  /// same position if the backend retries its transaction. `entity` is the schema the rows are
-  /// made for: reshape them as ``apply(_:)`` does when the entity has another one now. The
-  /// default implementation asks for every row, then calls ``apply(_:)``.
-  @discardableResult
-  func insert(into entity: EntitySchema, count: Int, row: @Sendable (Int) throws -> Row) async throws
-    -> ChangeSummary
-
   /// Releases the backend's resources. Later calls fail with ``CofferError/Code/closed``.
   /// Closing twice is harmless. A durable backend has persisted everything applied.
   func close() async throws
 }
 
 extension StorageBackend {
-  /// Asks for every row, then applies them as one ``ChangeSet``.
-  ///
-  /// When `row` throws at some position, the rows before it are tried first — in a batch
-  /// that ends by inserting its first row again, so it can never be applied — because a
-  /// failure among them comes first and is the error to throw. Nothing is applied either way.
-  @discardableResult
-  public func insert(into entity: EntitySchema, count: Int, row: @Sendable (Int) throws -> Row) async throws
-    -> ChangeSummary
-  {
+  /// The rows a query selects, in its order and slice: ``read(_:_:)`` with each row made whole.
+  public func fetch(_ query: Query) async throws -> [Row] {
     var rows: [Row] = []
-    rows.reserveCapacity(count)
-    do {
-      for position in 0..<count { rows.append(try row(position)) }
-    } catch {
-      try await throwFirstFailure(of: rows, into: entity, before: error)
-    }
-    return try await apply(
-      ChangeSet(rows.map { .insert(entity: entity.name, row: $0) }, layouts: [entity.name: entity]))
+    if let limit = query.limit { rows.reserveCapacity(min(limit, 1024)) }
+    try await read(query) { rows.append(try Row($0)) }
+    return rows
   }
 
-  /// Throws the error the first of `rows` that cannot be inserted would give, or else `later`,
-  /// the error of the row after them; applies nothing.
-  private func throwFirstFailure(of rows: [Row], into entity: EntitySchema, before later: any Error)
-    async throws -> Never
-  {
-    guard let first = rows.first else { throw later }
-    let id = first[entity.idPosition]
-    let trial =
-      rows.map { ChangeSet.Operation.insert(entity: entity.name, row: $0) } + [
-        .insert(entity: entity.name, row: first)
-      ]
-    do {
-      try await apply(ChangeSet(trial, layouts: [entity.name: entity]))
-    } catch let failure as CofferError where failure.code == .duplicateID && failure.entity == entity.name {
-      // The closing insert fails like this too: tell the two apart by whether the first row's
-      // id was stored before, or appears twice among the rows.
-      if failure.id != id.description { throw failure }
-      let repeated = rows.count { $0[entity.idPosition] == id } > 1
-      if repeated { throw failure }
-      if try await !get(entity: entity, ids: [id]).isEmpty { throw failure }
-    }
-    throw later
-  }
-
-  /// Fetches the rows, then hands over each.
-  public func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
-    try RowFields.handOver(try await fetch(query), to: visit)
-  }
-
-  /// Gets the rows, then hands over each.
-  public func read(entity: EntitySchema, ids: [Value], _ visit: (any StoredFields) throws -> Void)
-    async throws
-  {
-    try RowFields.handOver(try await get(entity: entity, ids: ids), to: visit)
-  }
-
-  /// Fetches with an `isIn` filter on the id and puts the rows in the order of `ids`.
+  /// The rows with the given ids, in the order of `ids` (an id listed twice gives its row
+  /// twice), skipping ids that are not stored; rows in the layout of `entity`.
   public func get(entity: EntitySchema, ids: [Value]) async throws -> [Row] {
     if ids.isEmpty { return [] }
-    var query = Query(entity: entity.name, filter: .isIn(entity.idField.name, ids))
-    query.layout = entity
-    let rows = try await fetch(query)
+    let rows = try await fetch(Query(lookingUp: ids, in: entity))
     if ids.count == 1 { return rows }
     var byID: [Value: Row] = [:]
+    byID.reserveCapacity(rows.count)
     for row in rows { byID[row[entity.idPosition]] = row }
     return ids.compactMap { byID[$0] }
+  }
+
+  /// Inserts `count` new rows of one entity atomically, asking `row` for each in turn as it
+  /// is written: one ``ChangeSet/Operation/insertMany(entity:rows:)``. `entity` is the schema
+  /// the rows are made for.
+  @discardableResult
+  public func insert(into entity: EntitySchema, count: Int, row: @Sendable @escaping (Int) throws -> Row)
+    async throws -> ChangeSummary
+  {
+    try await apply(
+      ChangeSet(
+        [.insertMany(entity: entity.name, rows: RowSource(count: count, row))], layouts: [entity.name: entity]
+      ))
+  }
+
+  /// Every entity the store holds with the schema its rows are stored in, sorted by name:
+  /// ``prepare(_:)`` with nothing to prepare.
+  public func storedSchemas() async throws -> [EntitySchema] {
+    try await prepare([])
+  }
+}
+
+extension Query {
+  /// A query for the rows with these ids, in id order, read in the layout of `entity`.
+  public init(lookingUp ids: [Value], in entity: EntitySchema) {
+    let filter: Filter =
+      ids.count == 1
+      ? .compare(field: entity.idField.name, op: .equal, value: ids[0]) : .isIn(entity.idField.name, ids)
+    self.init(entity: entity.name, filter: filter)
+    layout = entity
+  }
+
+  /// The ids this query looks up — distinct, non-null, in id order — when it is nothing but
+  /// a lookup by id (an id equality or `isIn` filter, no sort but by id ascending, no
+  /// offset or limit); `nil` for any other query.
+  ///
+  /// A backend's fast path for point reads: reading these ids one by one, in this order,
+  /// hands over exactly the rows ``StorageBackend/read(_:_:)`` must.
+  public func lookedUpIDs(in schema: EntitySchema) -> [Value]? {
+    let idField = schema.idField.name
+    guard offset == 0, limit == nil, sort.allSatisfy({ $0.field == idField && $0.ascending }) else {
+      return nil
+    }
+    switch filter {
+    case .compare(idField, .equal, let id):
+      return id.isNull ? [] : [id]
+    case .isIn(idField, let ids):
+      if ids.count == 1 { return ids[0].isNull ? [] : ids }
+      var seen = Set<Value>()
+      return ids.filter { !$0.isNull && seen.insert($0).inserted }.sorted { ValueOrder.compare($0, $1) < 0 }
+    default:
+      return nil
+    }
+  }
+
+  /// The number of rows this query's slice holds when its filter selects `total` rows:
+  /// what is left after ``offset``, at most ``limit``.
+  public func slice(ofCount total: Int) -> Int {
+    let afterOffset = max(0, total - max(0, offset))
+    return limit.map { min(afterOffset, max(0, $0)) } ?? afterOffset
   }
 }
 

@@ -34,7 +34,7 @@ public protocol StoredFields: AnyObject {
   func string(at position: Int) -> String?
   /// The date at a position, or `nil` if the field holds anything else or null.
   func date(at position: Int) -> Date?
-  /// The fields as a ``Row`` when they are one (a default ``StorageBackend/read(_:_:)`` hands
+  /// The fields as a ``Row`` when they are one (``RowFields`` hands
   /// over rows), so that a decoder can read the values directly; `nil` (the default) otherwise.
   var row: Row? { get }
 }
@@ -75,7 +75,7 @@ extension StoredFields {
   }
 }
 
-/// A ``Row`` handed over as ``StoredFields``: what the default ``StorageBackend/read(_:_:)``
+/// A ``Row`` handed over as ``StoredFields``: what ``InMemoryTables/read(_:_:)``
 /// passes, and what a backend passes for a row it had to decode first. One instance can carry
 /// row after row.
 public final class RowFields: StoredFields {

@@ -5,7 +5,7 @@ struct RowDecoder {
   let schema: EntitySchema
 
   func decode<T: Decodable>(_ type: T.Type, from row: Row) throws -> T {
-    let source = RowSource(schema: schema, row: row)
+    let source = RowCursor(schema: schema, row: row)
     do {
       return try T(from: RowDecoderImpl(source: source))
     } catch let error as CofferError {
@@ -21,7 +21,7 @@ struct RowDecoder {
 }
 
 /// The row being read and a cursor that makes the usual in-order lookup a single compare.
-final class RowSource {
+final class RowCursor {
   let schema: EntitySchema
   let row: Row
   var cursor = 0
@@ -70,7 +70,7 @@ final class RowSource {
 }
 
 struct RowDecoderImpl: Decoder {
-  let source: RowSource
+  let source: RowCursor
   var codingPath: [any CodingKey] { [] }
   var userInfo: [CodingUserInfoKey: Any] { [:] }
 
@@ -88,7 +88,7 @@ struct RowDecoderImpl: Decoder {
 }
 
 struct RowKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
-  let source: RowSource
+  let source: RowCursor
   var codingPath: [any CodingKey] { [] }
   var allKeys: [Key] { source.schema.fields.compactMap { Key(stringValue: $0.name) } }
 
@@ -179,7 +179,7 @@ struct RowKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
 /// Turns a stored ``Value`` back into a field's Swift type: the scalar types directly,
 /// documents from canonical JSON, anything else through a single-value decoder.
 enum ValueDecoding {
-  static func decode<T: Decodable>(_ type: T.Type, from value: Value, field: String, source: RowSource) throws
+  static func decode<T: Decodable>(_ type: T.Type, from value: Value, field: String, source: RowCursor) throws
     -> T
   {
     switch value {

@@ -5,7 +5,7 @@ import Foundation
 struct ScalarDecoder: Decoder, SingleValueDecodingContainer {
   let value: Value
   let field: String
-  let source: RowSource
+  let source: RowCursor
   var codingPath: [any CodingKey] { [] }
   var userInfo: [CodingUserInfoKey: Any] { [:] }
 

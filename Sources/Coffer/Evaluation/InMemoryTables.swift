@@ -18,12 +18,17 @@ public struct InMemoryTables: Sendable {
   /// The number of rows of an entity (0 if unknown).
   public func rowCount(_ entity: String) -> Int { tables[entity]?.rows.count ?? 0 }
 
+  /// The stored row of an entity with an id, in the entity's current layout, or `nil`.
+  public func row(of entity: String, id: Value) -> Row? { tables[entity]?.rows[id] }
+
   /// Every row of an entity, in no particular order.
   public func allRows(_ entity: String) -> [Row] { tables[entity].map { Array($0.rows.values) } ?? [] }
 
-  /// Prepares entities, evolving those already present (see ``SchemaEvolution``). Either every
+  /// Prepares entities, evolving those already present (see ``SchemaEvolution``), and returns
+  /// every entity's schema, sorted by name (see ``StorageBackend/prepare(_:)``). Either every
   /// schema is prepared or, on error, nothing changes.
-  public mutating func prepare(_ schemas: [EntitySchema]) throws {
+  @discardableResult
+  public mutating func prepare(_ schemas: [EntitySchema]) throws -> [EntitySchema] {
     var updated = tables
     for schema in schemas {
       if let existing = updated[schema.name] {
@@ -35,6 +40,7 @@ public struct InMemoryTables: Sendable {
       }
     }
     tables = updated
+    return updated.values.map(\.schema).sorted { $0.name < $1.name }
   }
 
   /// Replaces the rows of an entity wholesale (used when loading a snapshot); checks unique
@@ -85,30 +91,6 @@ public struct InMemoryTables: Sendable {
     return summary
   }
 
-  /// Inserts `count` rows of an entity all or nothing, asking `row` for each in turn and
-  /// applying it before asking for the next, so the first failing row decides the error (see
-  /// ``StorageBackend/insert(into:count:row:)``). `entity` is the schema the rows are made for.
-  public mutating func insert(
-    into entity: EntitySchema, count: Int, row: (Int) throws -> Row
-  ) throws -> ChangeSummary {
-    var undo: [(entity: String, id: Value, row: Row?)] = []
-    var summary = ChangeSummary()
-    do {
-      let schema = try table(entity.name).schema
-      let reshape = try RowReshaper(entity, storedAs: schema, store: storeName)
-      undo.reserveCapacity(count)
-      for position in 0..<count {
-        try apply(
-          .insert(entity: entity.name, row: try row(position)), schema: schema, reshape: reshape, undo: &undo,
-          summary: &summary)
-      }
-    } catch {
-      rollBack(undo)
-      throw error
-    }
-    return summary
-  }
-
   private mutating func rollBack(_ undo: [(entity: String, id: Value, row: Row?)]) {
     for step in undo.reversed() { tables[step.entity]?.put(step.id, step.row) }
   }
@@ -119,6 +101,15 @@ public struct InMemoryTables: Sendable {
   ) throws {
     let entity = operation.entity
     switch operation {
+    case .insertMany(_, let rows):
+      // Each row is made, checked and stored before the next is asked for, so the first
+      // failing row decides the error.
+      for position in 0..<rows.count {
+        try apply(
+          .insert(entity: entity, row: try rows.row(at: position)), schema: schema, reshape: reshape,
+          undo: &undo,
+          summary: &summary)
+      }
     case .insert(_, let made), .update(_, let made), .upsert(_, let made):
       let row = reshape(made)
       let id = row[schema.idPosition]
@@ -152,7 +143,12 @@ public struct InMemoryTables: Sendable {
     }
   }
 
-  /// The rows a query selects (see ``StorageBackend/fetch(_:)``).
+  /// Hands over the rows a query selects (see ``StorageBackend/read(_:_:)``).
+  public func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) throws {
+    try RowFields.handOver(try fetch(query), to: visit)
+  }
+
+  /// The rows a query selects (see ``StorageBackend/read(_:_:)``).
   public func fetch(_ query: Query) throws -> [Row] {
     let table = try table(query.entity)
     let ordering = try RowOrdering(query.sort, schema: table.schema)
@@ -167,20 +163,9 @@ public struct InMemoryTables: Sendable {
     return reshape.isIdentity ? rows : rows.map { reshape($0) }
   }
 
-  /// The number of rows a query selects (see ``StorageBackend/count(_:)``).
+  /// The number of rows a query's filter selects (see ``StorageBackend/count(_:)``).
   public func count(_ query: Query) throws -> Int {
-    let table = try table(query.entity)
-    let total = try matchCount(query.filter, in: table)
-    let afterOffset = max(0, total - max(0, query.offset))
-    return query.limit.map { min(afterOffset, max(0, $0)) } ?? afterOffset
-  }
-
-  /// The rows with the given ids, in order, skipping missing ones.
-  ///
-  /// Rows come in the layout of `layout` when given (see ``Query/layout``), else the entity's own.
-  public func get(entity: String, ids: [Value], as layout: EntitySchema? = nil) throws -> [Row] {
-    let table = try table(entity)
-    return try reshaped(ids.compactMap { table.rows[$0] }, of: table, as: layout)
+    try matchCount(query.filter, in: try table(query.entity))
   }
 
   /// How many rows match, without gathering them.

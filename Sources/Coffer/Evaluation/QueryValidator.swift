@@ -18,6 +18,9 @@ public enum QueryValidator {
     case .insert(let entity, let row): .insert(entity: entity, row: try validate(row, schema: schema))
     case .update(let entity, let row): .update(entity: entity, row: try validate(row, schema: schema))
     case .upsert(let entity, let row): .upsert(entity: entity, row: try validate(row, schema: schema))
+    case .insertMany(let entity, let rows):
+      // Each row is checked as the backend asks for it.
+      .insertMany(entity: entity, rows: rows.map { try validate($0, schema: schema) })
     case .delete(let entity, let id): .delete(entity: entity, id: try validate(id: id, schema: schema))
     case .deleteMatching(let entity, let filter):
       .deleteMatching(entity: entity, filter: try validate(filter, schema: schema))

@@ -143,7 +143,14 @@ public struct Field: Sendable, Hashable, Codable {
   public var isOptional: Bool
   /// The value that rows stored before this field existed read as. `nil` means none: such a
   /// field can be added to an existing entity only if it is optional (old rows read `null`).
-  public var defaultValue: Value?
+  ///
+  /// A null default is no default, and reads back as `nil`: every store then lists the field
+  /// the same way, also one (a property list) that cannot write a null.
+  public var defaultValue: Value? {
+    get { storedDefault }
+    set { storedDefault = newValue?.isNull == true ? nil : newValue }
+  }
+  private var storedDefault: Value?
 
   /// A field.
   public init(_ name: String, _ kind: FieldKind, isOptional: Bool = false, default defaultValue: Value? = nil)

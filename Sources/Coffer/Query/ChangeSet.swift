@@ -13,6 +13,9 @@ public struct ChangeSet: Sendable, Hashable {
     case update(entity: String, row: Row)
     /// Insert the row, or replace the stored row with its id.
     case upsert(entity: String, row: Row)
+    /// Add many rows, made one at a time as the backend writes them; fails as the inserts of
+    /// each row in turn would.
+    case insertMany(entity: String, rows: RowSource)
     /// Remove the row with an id; removing an id that is not stored does nothing.
     case delete(entity: String, id: Value)
     /// Remove every row that matches a filter.
@@ -22,7 +25,7 @@ public struct ChangeSet: Sendable, Hashable {
     public var entity: String {
       switch self {
       case .insert(let entity, _), .update(let entity, _), .upsert(let entity, _),
-        .delete(let entity, _), .deleteMatching(let entity, _):
+        .insertMany(let entity, _), .delete(let entity, _), .deleteMatching(let entity, _):
         entity
       }
     }
@@ -103,5 +106,5 @@ public struct ChangeSummary: Sendable, Hashable {
 
 extension EntitySchema {
   /// This schema as the layout of its entity's rows in a ``ChangeSet``.
-  var layouts: [String: EntitySchema] { [name: self] }
+  @usableFromInline var layouts: [String: EntitySchema] { [name: self] }
 }

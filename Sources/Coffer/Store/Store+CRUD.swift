@@ -22,10 +22,12 @@ extension Store {
     if values.isEmpty { return }
     let codec = try await codec(for: T.self)
     let schema = codec.schema
+    let rows = RowSource(count: values.count) { position in
+      try QueryValidator.validate(try codec.encode(values[position]), schema: schema)
+    }
     _ = try await rethrowing {
-      try await backend.insert(into: schema, count: values.count) { position in
-        try QueryValidator.validate(try codec.encode(values[position]), schema: schema)
-      }
+      try await backend.apply(
+        ChangeSet([.insertMany(entity: schema.name, rows: rows)], layouts: schema.layouts))
     }
     notifyObservers(ofChangesTo: schema.name)
   }
@@ -75,7 +77,9 @@ extension Store {
     let codec = try await codec(for: type)
     var value: T?
     try await rethrowing {
-      try await backend.read(entity: codec.schema, ids: [id.storedValue]) { value = try codec.decode($0) }
+      try await backend.read(Query(lookingUp: [id.storedValue], in: codec.schema)) {
+        value = try codec.decode($0)
+      }
     }
     return value
   }
@@ -84,14 +88,22 @@ extension Store {
   @inlinable
   public func get<T: Storable>(_ type: T.Type, ids: [T.ID]) async throws -> [T] {
     let codec = try await codec(for: type)
-    var values: [T] = []
-    values.reserveCapacity(ids.count)
-    try await rethrowing {
-      try await backend.read(entity: codec.schema, ids: ids.map(\.storedValue)) {
-        values.append(try codec.decode($0))
-      }
+    if ids.isEmpty { return [] }
+    let stored = ids.map(\.storedValue)
+    let query = Query(lookingUp: stored, in: codec.schema)
+    if stored.count == 1 {
+      var values: [T] = []
+      try await rethrowing { try await backend.read(query) { values.append(try codec.decode($0)) } }
+      return values
     }
-    return values
+    // Rows come in id order: decode each as it is read, then put them in the order asked.
+    let idPosition = codec.schema.idPosition
+    var byID: [Value: T] = [:]
+    byID.reserveCapacity(stored.count)
+    try await rethrowing {
+      try await backend.read(query) { byID[try $0.value(at: idPosition)] = try codec.decode($0) }
+    }
+    return stored.compactMap { byID[$0] }
   }
 
   /// Every value of a type, ordered by id.

@@ -46,7 +46,18 @@ extension Store {
   public func countRows(_ query: Query) async throws -> Int {
     let schema = try preparedSchema(query.entity)
     let checked = try rethrowing { try QueryValidator.validate(query, schema: schema) }
-    return try await rethrowing { try await backend.count(checked) }
+    return try await countChecked(checked)
+  }
+
+  /// Counts a checked query on the backend, which counts every row the filter selects, then
+  /// applies the query's offset and limit: the one place that arithmetic lives.
+  func countChecked(_ checked: Query) async throws -> Int {
+    var whole = checked
+    whole.sort = []
+    whole.offset = 0
+    whole.limit = nil
+    let total = try await rethrowing { try await backend.count(whole) }
+    return checked.slice(ofCount: total)
   }
 
   /// The rows of an entity with the given ids, in order, skipping missing ones.

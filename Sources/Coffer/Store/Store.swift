@@ -78,6 +78,15 @@ public final class Store: Sendable {
   /// The prepared schema of an entity, or `nil`.
   public func schema(of entity: String) -> EntitySchema? { prepared.withLock { $0.schemas[entity] } }
 
+  /// Every entity the store holds, with the schema its rows are stored in, sorted by name —
+  /// also entities this `Store` never prepared (written by another app version or process).
+  ///
+  /// What a tool needs to open a store without the app's types: prepare these schemas with
+  /// ``prepare(schemas:)`` and read them with the row API.
+  public func storedSchemas() async throws -> [EntitySchema] {
+    try await rethrowing { try await backend.prepare([]) }
+  }
+
   /// Closes the backend. Later calls fail with ``CofferError/Code/closed``.
   public func close() async throws { try await backend.close() }
 

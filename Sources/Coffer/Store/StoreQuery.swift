@@ -111,7 +111,7 @@ public struct StoreQuery<T: Storable>: Sendable {
   public func count() async throws -> Int {
     let codec = try await store.codec(for: T.self)
     let checked = try validated(for: codec)
-    return try await store.rethrowing { try await store.backend.count(checked) }
+    return try await store.countChecked(checked)
   }
 
   /// Removes every value the filter selects (ignoring sort, offset and limit) and returns how many.

@@ -8,23 +8,6 @@ import Coffer
 #endif
 
 extension LMDBBackend {
-  /// The rows the query selects, read in one read transaction. A query the plan reads in order
-  /// is read as ``read(_:_:)`` reads it and stops as soon as its limit is reached; any other is
-  /// collected whole and sorted.
-  public func fetch(_ query: Query) async throws -> [Row] {
-    let handle = try handle(query.entity)
-    let plan = try QueryPlan(query, handle: handle)
-    var rows: [Row] = []
-    if plan.isOrdered {
-      try readInOrder(query, plan: plan, handle: handle) { rows.append(try Row($0)) }
-    } else {
-      rows = try sortedRows(query, plan: plan, handle: handle)
-    }
-    // In the layout the reader decodes with (see Query.layout).
-    let reshape = try RowReshaper(reading: handle.schema, as: query.layout, store: name)
-    return reshape.isIdentity ? rows : rows.map { reshape($0) }
-  }
-
   /// The rows of a query whose plan does not read in its order: every match, sorted, then sliced.
   func sortedRows(_ query: Query, plan: QueryPlan, handle: EntityHandle) throws -> [Row] {
     if let limit = query.limit, limit <= 0 { return [] }
@@ -39,40 +22,24 @@ extension LMDBBackend {
     }
   }
 
-  /// The number of rows the query selects; a query with no filter reads only the entity's
-  /// entry count.
+  /// The number of rows the query's filter selects; a query with no filter reads only the
+  /// entity's entry count, and a walk that alone decides which rows match counts entries
+  /// without decoding a row.
   public func count(_ query: Query) async throws -> Int {
     let handle = try handle(query.entity)
     let plan = try QueryPlan(query, handle: handle)
-    let total = try environment.read { transaction in
+    return try environment.read { transaction in
       if plan.matchesAll { return try transaction.entryCount(handle.rows) }
-      var count = 0
-      // Rows in order can stop at offset + limit; a sum past Int.max (limit: .max) is no bound.
-      var bound = Int.max
-      if plan.isOrdered, let limit = query.limit {
-        let (sum, overflow) = max(0, query.offset).addingReportingOverflow(max(0, limit))
-        if !overflow { bound = sum }
-      }
       if plan.walkMatchesFilter {
-        return try countWalked(plan, handle: handle, in: transaction, bound: bound)
+        return try countWalked(plan, handle: handle, in: transaction)
       }
+      var count = 0
       try scan(plan, handle: handle, in: transaction) { _, _ in
         count += 1
-        return count < bound
+        return true
       }
       return count
     }
-    let afterOffset = max(0, total - max(0, query.offset))
-    return query.limit.map { min(afterOffset, max(0, $0)) } ?? afterOffset
-  }
-
-  /// The rows with these ids, each one B-tree lookup, in one read transaction: the rows
-  /// ``read(entity:ids:_:)`` hands over.
-  public func get(entity: EntitySchema, ids: [Value]) async throws -> [Row] {
-    var rows: [Row] = []
-    rows.reserveCapacity(ids.count)
-    try await read(entity: entity, ids: ids) { rows.append(try Row($0)) }
-    return rows
   }
 
   /// Walks a plan and calls `visit` with the id key and values of each row the filter matches,
@@ -123,21 +90,19 @@ extension LMDBBackend {
     }
   }
 
-  /// The number of entries a plan's walk visits, up to `bound`, counted without reading or
-  /// decoding a row: right when the walk alone decides which rows match
-  /// (``QueryPlan/walkMatchesFilter``). An index walk counts index entries and never looks a
-  /// row up.
-  private func countWalked(
-    _ plan: QueryPlan, handle: EntityHandle, in transaction: Transaction, bound: Int
-  ) throws -> Int {
+  /// The number of entries a plan's walk visits, counted without reading or decoding a row:
+  /// right when the walk alone decides which rows match (``QueryPlan/walkMatchesFilter``). An
+  /// index walk counts index entries and never looks a row up.
+  private func countWalked(_ plan: QueryPlan, handle: EntityHandle, in transaction: Transaction) throws -> Int
+  {
     var count = 0
     func counted(_: UnsafeRawBufferPointer, _: UnsafeRawBufferPointer) -> Bool {
       count += 1
-      return count < bound
+      return true
     }
     switch plan.access {
     case .ids(let keys):
-      for key in keys where count < bound {
+      for key in keys {
         if try key.withUnsafeBytes({ try transaction.get(handle.rows, $0) }) != nil { count += 1 }
       }
     case .rows(var range):
