@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 
 extension ConformanceSuite {
   static let crudChecks: [ConformanceCheck] = [

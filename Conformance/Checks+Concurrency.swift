@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 import Synchronization
 
 /// A flag that writer tasks raise when they are done, so readers know when to stop.

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 import Foundation
 
 /// The seed of the randomized differential check: `COFFER_CONFORMANCE_SEED` (decimal or 0x-hex)

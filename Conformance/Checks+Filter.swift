@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 
 /// Fails the check unless the filter selects exactly these ``Item`` ids, both in a fetch and in
 /// a count.

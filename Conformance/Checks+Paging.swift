@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 
 /// 23 items whose ranks tie in groups of up to five, some null, inserted out of id order.
 let tiedItems: [Item] = (1...23).reversed().map { id in

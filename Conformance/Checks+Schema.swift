@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 
 /// Two people stored with the first version of the Person entity.
 let peopleV1 = [PersonV1(id: 1, name: "Ann", age: 30), PersonV1(id: 2, name: "Bo", age: 41)]

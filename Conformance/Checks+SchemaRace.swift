@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 
 /// The `Race` entity as first prepared: an id and one number.
 private func raceV1() throws -> EntitySchema {

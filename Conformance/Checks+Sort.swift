@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 import Foundation
 
 /// Cells made from values listed in ascending order, with ids in the opposite order so that id

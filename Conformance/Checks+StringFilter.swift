@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 
 /// Texts whose code-point order differs from most collations: "" < "Z" < "a" < "ab" <
 /// "e\u{301}" < "zebra" < "Ä" < "é".

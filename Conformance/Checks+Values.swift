@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 import Foundation
 
 /// A check that every sample, stored in one batch, comes back equal from get(id) and all().

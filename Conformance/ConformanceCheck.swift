@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 
 /// One rule every Coffer backend must follow, with the code that tests it.
 ///

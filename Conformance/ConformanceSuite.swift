@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 import Foundation
 
 /// The shared conformance suite: the rules every Coffer backend follows, as checks that run

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 import Foundation
 
 /// Makes one random sequence of steps from a seed: random schemas, then batches (some failing),

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 import Foundation
 
 /// What one step gave: a summary, rows, a count, or an error by code, entity, id and field.

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 
 /// Readable text for the steps of a differential run, so a failure can be replayed by hand.
 enum DifferentialRendering {

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 import Foundation
 
 /// One backend in a differential run: its store and a reference that follows it step by step.

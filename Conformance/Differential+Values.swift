@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 import Foundation
 
 /// The names and values the differential check draws from: hostile on purpose, at every kind's

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 
 /// A broken rule: what was expected and what came back.
 struct CheckFailure: Error, CustomStringConvertible {

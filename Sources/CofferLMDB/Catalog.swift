@@ -1,5 +1,5 @@
 import CLMDB
-import Coffer
+@_spi(Backend) import Coffer
 import Foundation
 
 /// The `coffer` database of a store: its format and, per entity, the schemas its rows were

@@ -1,5 +1,5 @@
 import CLMDB
-import Coffer
+@_spi(Backend) import Coffer
 
 /// What a backend knows about one prepared entity: the declared schema, the layout its rows are
 /// written under, and its databases.

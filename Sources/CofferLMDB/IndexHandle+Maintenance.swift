@@ -1,5 +1,5 @@
 import CLMDB
-import Coffer
+@_spi(Backend) import Coffer
 
 extension IndexHandle {
   /// Adds a row's entry, first checking a unique index: another id under the same key, with no

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 import Foundation
 
 /// The order-preserving byte encoding of values used for LMDB keys: comparing two encodings

@@ -1,5 +1,5 @@
 import CLMDB
-import Coffer
+@_spi(Backend) import Coffer
 
 extension LMDBBackend {
   /// Applies the batch in one LMDB write transaction, committed durably before returning; on

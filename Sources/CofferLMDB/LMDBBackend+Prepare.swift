@@ -1,5 +1,5 @@
 import CLMDB
-import Coffer
+@_spi(Backend) import Coffer
 
 extension LMDBBackend {
   /// Creates the databases of new entities and evolves stored ones, all in one write

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 
 extension LMDBBackend {
   /// Hands over the rows a query selects straight from the memory map, in one read transaction.

@@ -1,5 +1,5 @@
 import CLMDB
-import Coffer
+@_spi(Backend) import Coffer
 
 extension LMDBBackend {
   /// The values of a stored row in the declared schema's shape, whatever layout it was written

@@ -1,5 +1,5 @@
 import CLMDB
-import Coffer
+@_spi(Backend) import Coffer
 import Synchronization
 
 /// A store in an LMDB environment: a directory holding `data.mdb` and `lock.mdb`.

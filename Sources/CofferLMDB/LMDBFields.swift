@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 import Foundation
 
 /// A stored row read in place from its bytes in the memory map: ``load(_:key:)`` checks the

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 
 extension BackendRegistry {
   /// Registers the `lmdb:` scheme: `lmdb:///path/dir`, or a relative `lmdb:dir`, with options

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 
 /// How a query reads an entity: which database it walks, between which keys, in which
 /// direction, and whether rows come out in the query's order (so a limit can stop the walk).

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 import Foundation
 
 /// The bytes of a stored row (Docs/Formats.md, "LMDB stores"):

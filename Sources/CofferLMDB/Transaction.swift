@@ -1,5 +1,5 @@
 import CLMDB
-import Coffer
+@_spi(Backend) import Coffer
 
 /// One LMDB transaction, read-only or read-write, valid inside the closure that received it.
 ///

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 import Synchronization
 
 /// A store held in memory: the reference backend, and the one tests use.

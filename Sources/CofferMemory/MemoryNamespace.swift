@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 
 /// The named in-memory stores of one registry: `memory:NAME` opened twice through the same
 /// namespace reaches the same data. Each ``BackendRegistry`` made with

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 
 extension PlistBackend {
   /// Applies a change as a left-right pair: first to the writer's own copy of the tables, in

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 import Foundation
 
 /// A store kept in memory and persisted to one property-list file that any plist tool can read.

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 
 extension BackendRegistry {
   /// Registers the `plist:` scheme: `plist:///path/store.plist`, or a relative `plist:store.plist`,

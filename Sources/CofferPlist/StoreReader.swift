@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 import Foundation
 
 /// Reads a store file: detects its format, parses it, and checks it is a Coffer store of a

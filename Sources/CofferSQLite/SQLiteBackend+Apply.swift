@@ -1,5 +1,5 @@
 import CSQLite
-import Coffer
+@_spi(Backend) import Coffer
 
 /// `SQLITE_CONSTRAINT_PRIMARYKEY`, which Swift does not import (a macro expression).
 let constraintPrimaryKey = SQLITE_CONSTRAINT | (6 << 8)

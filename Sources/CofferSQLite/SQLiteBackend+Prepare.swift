@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 
 extension SQLiteBackend {
   /// Creates the tables of new entities and evolves stored ones, in one transaction: new fields

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 
 extension SQLiteBackend {
   /// The error for new unique indexes that stored rows break, naming the same row every backend

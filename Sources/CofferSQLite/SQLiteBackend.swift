@@ -1,5 +1,5 @@
 import CSQLite
-import Coffer
+@_spi(Backend) import Coffer
 import Foundation
 
 /// A store in one SQLite database file, readable by anyone with the `sqlite3` tool.

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 import Foundation
 
 /// The metadata table that keeps, for each entity, its Coffer schema (exact field kinds) and the

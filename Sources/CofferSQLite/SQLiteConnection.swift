@@ -1,5 +1,5 @@
 import CSQLite
-import Coffer
+@_spi(Backend) import Coffer
 
 /// One libsqlite3 connection and the prepared statements it compiled, cached by SQL text.
 ///

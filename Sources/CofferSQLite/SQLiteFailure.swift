@@ -1,5 +1,5 @@
 import CSQLite
-import Coffer
+@_spi(Backend) import Coffer
 
 /// The error libsqlite3 reported, kept as the cause of a ``Coffer/CofferError``.
 public struct SQLiteResult: Error, Sendable, CustomStringConvertible {

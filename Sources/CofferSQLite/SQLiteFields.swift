@@ -1,5 +1,5 @@
 import CSQLite
-import Coffer
+@_spi(Backend) import Coffer
 import Foundation
 
 /// The current row of a statement, read column by column in place: a value is built straight

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 import Foundation
 
 /// A ``Coffer/Filter``, sort and slice as SQL text and the values bound to its parameters.

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 
 /// The reader connections: queries check one out, use it, and return it, so that reads run in
 /// parallel with each other and with the writer (WAL mode: readers never wait for a write).

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 
 extension BackendRegistry {
   /// Registers the `sqlite:` scheme: `sqlite:///absolute/path/db.sqlite`, or a relative

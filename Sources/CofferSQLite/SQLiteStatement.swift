@@ -1,5 +1,5 @@
 import CSQLite
-import Coffer
+@_spi(Backend) import Coffer
 import Foundation
 
 /// A compiled statement of one ``SQLiteConnection``, reused for every call of the same shape.

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 
 /// One prepared entity: its schema, the table and columns that hold it, and the SQL of the
 /// operations that do not depend on a query (compiled once per connection and reused).

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 import Testing
 
 /// The equality lookups `InMemoryTables` keeps for indexed fields narrow a query without

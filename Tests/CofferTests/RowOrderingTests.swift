@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 import Testing
 
 /// A small slice of a large input is found by a bounded selection; it must be exactly the

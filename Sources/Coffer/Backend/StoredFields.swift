@@ -78,7 +78,7 @@ extension StoredFields {
 /// A ``Row`` handed over as ``StoredFields``: what ``InMemoryTables/read(_:_:)``
 /// passes, and what a backend passes for a row it had to decode first. One instance can carry
 /// row after row.
-public final class RowFields: StoredFields {
+@_spi(Backend) public final class RowFields: StoredFields {
   /// The row being handed over.
   public var current: Row
 

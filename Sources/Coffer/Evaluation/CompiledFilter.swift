@@ -2,7 +2,7 @@
 ///
 /// This is the reference meaning of filters: the memory and property-list backends evaluate
 /// with it, and the conformance suite compares every backend against it.
-public struct CompiledFilter: Sendable {
+@_spi(Backend) public struct CompiledFilter: Sendable {
   indirect enum Node: Sendable {
     case all
     case none

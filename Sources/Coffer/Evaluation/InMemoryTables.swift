@@ -4,7 +4,7 @@
 /// suite's differential check runs every batch and query against an instance of this and
 /// compares. It is a value: copying it takes a snapshot in constant time, and the copy is
 /// unaffected by later changes (copy-on-write).
-public struct InMemoryTables: Sendable {
+@_spi(Backend) public struct InMemoryTables: Sendable {
   var tables: [String: InMemoryTable] = [:]
   /// The store name used in error messages.
   public var storeName: String?

@@ -1,6 +1,6 @@
 /// The total order of a query's rows: its sort keys (nulls first ascending, last descending),
 /// then id ascending.
-public struct RowOrdering: Sendable {
+@_spi(Backend) public struct RowOrdering: Sendable {
   let keys: [(position: Int, ascending: Bool)]
   let idPosition: Int
 

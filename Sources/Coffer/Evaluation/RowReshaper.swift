@@ -14,7 +14,7 @@ import Foundation
 /// let reshape = try RowReshaper(changes.layouts[entity], storedAs: current, store: name)
 /// let row = reshape(incoming)
 /// ```
-public struct RowReshaper: Sendable {
+@_spi(Backend) public struct RowReshaper: Sendable {
   /// `nil` when rows already have the current shape.
   private let evolution: SchemaEvolution?
 
@@ -94,7 +94,7 @@ public struct RowReshaper: Sendable {
 /// A field the stored row lacks reads as its default (or null); a stored null of a field the
 /// reader requires reads as its default. Valid, like the fields it shows, only during the
 /// visit it is handed to.
-public final class ReshapedFields: StoredFields {
+@_spi(Backend) public final class ReshapedFields: StoredFields {
   private let sources: [Int?]
   /// What each position reads as when it has no stored value (no source, or a stored null).
   private let fills: [Value]

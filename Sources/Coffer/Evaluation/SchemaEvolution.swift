@@ -6,7 +6,7 @@
 /// - A stored field that is no longer declared is ignored.
 /// - A field whose kind changed, an id field that changed, or a field that became required
 ///   with no default to replace stored nulls, is a ``CofferError/Code/schemaMismatch``.
-public struct SchemaEvolution: Sendable, Hashable {
+@_spi(Backend) public struct SchemaEvolution: Sendable, Hashable {
   /// The schema rows are stored in.
   public let stored: EntitySchema
   /// The schema the code declares.

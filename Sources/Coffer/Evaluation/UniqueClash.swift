@@ -5,7 +5,7 @@
 /// values of a unique index's fields with another row (rows with a null in those fields are
 /// exempt); ``other`` is the smallest id it shares them with. When rows break several unique
 /// indexes, the smallest such id wins, and between indexes with the same one the first declared.
-public struct UniqueClash: Sendable, Hashable {
+@_spi(Backend) public struct UniqueClash: Sendable, Hashable {
   /// The unique index the rows break.
   public var index: Index
   /// The smallest id among the rows that break it.

@@ -6,7 +6,7 @@ import Foundation
 /// (Unicode code-point order); bytes lexicographically as unsigned; dates chronologically
 /// (microseconds); UUIDs by their 16 bytes. Null sorts before everything. Documents are ordered by
 /// their bytes only so that equality is decided here too; queries may not sort or range on them.
-public enum ValueOrder {
+@_spi(Backend) public enum ValueOrder {
   /// -1, 0 or 1 as `lhs` is before, tied with, or after `rhs`.
   public static func compare(_ lhs: Value, _ rhs: Value) -> Int {
     switch (lhs, rhs) {

@@ -58,7 +58,7 @@ public struct ChangeSet: Sendable, Hashable {
   /// A reshaper for an entity's rows in this batch, to the schema the entity has now.
   ///
   /// - Throws: ``CofferError/Code/schemaMismatch`` when the rows cannot take that shape.
-  public func reshaper(for current: EntitySchema, store: String?) throws -> RowReshaper {
+  @_spi(Backend) public func reshaper(for current: EntitySchema, store: String?) throws -> RowReshaper {
     try RowReshaper(layouts[current.name], storedAs: current, store: store)
   }
 

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 import Foundation
 
 /// Decodes the rows of one entity straight from a binary plist into ``Row``s: each value object

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 
 /// A row already encoded in the store file's format, kept between writes so that a commit
 /// re-encodes only the rows it changed.

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 import Foundation
 
 /// The layout of a Coffer property-list store (specified in Docs/Formats.md):

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 
 /// Assembles a whole store file from schemas and encoded rows, in either format.
 ///

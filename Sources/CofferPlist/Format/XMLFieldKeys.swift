@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 
 /// A schema's field names as UTF-8, to match row keys without making strings, and what the
 /// last row looked like between its values.

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 import Foundation
 
 /// Reads an XML store document in one pass, decoding the rows under `entities` straight into
