@@ -11,7 +11,7 @@ TRAITS := --enable-all-traits
 # Folders `make format` rewrites.
 SWIFT_SOURCES := Package.swift Sources Tests Examples Conformance Fuzz
 
-.PHONY: all deps demo test docs format lint sanitize fuzz help differential
+.PHONY: all deps demo test docs docs-conformance docs-catalog format lint sanitize fuzz help differential
 
 all: test
 
@@ -19,7 +19,7 @@ help:
 	@echo "make demo    install missing system libraries, then run the chat demo (swift run coffer demo)"
 	@echo "make test    install missing system libraries, then run every test (swift test)"
 	@echo "make differential  run the randomized differential check on every backend side by side for long"
-	@echo "make docs    regenerate Docs/Conformance.md from 'coffer conformance --list'"
+	@echo "make docs    regenerate Docs/Conformance.md, then build the DocC catalog of Coffer into .build/docs (fails on any warning)"
 	@echo "make format  format the Swift sources with swift format"
 	@echo "make lint    check the Swift sources' format (swift format lint --strict)"
 	@echo "make sanitize  every test under ThreadSanitizer, then AddressSanitizer; prints the report counts"
@@ -59,11 +59,41 @@ demo: deps
 test: deps
 	$(SWIFT) test $(TRAITS)
 
+docs: docs-conformance docs-catalog
+
 # Build first, so that only the command's own output lands in the file.
-docs:
+docs-conformance:
 	$(SWIFT) build $(TRAITS) --product coffer
 	"$$($(SWIFT) build $(TRAITS) --show-bin-path)/coffer" conformance --list > Docs/Conformance.md.tmp
 	mv Docs/Conformance.md.tmp Docs/Conformance.md
+
+# The DocC catalog Sources/Coffer/Coffer.docc with the symbols of the Coffer module, built by the
+# docc of the toolchain (no plugin). The symbol graphs come from a build of the Coffer target in a
+# scratch folder of its own, so the compiler flags they need never make the everyday .build
+# recompile. Any docc warning (a link that does not resolve, an undocumented parameter, …) fails
+# the build, and so does a top-level symbol that the landing page's Topics do not list (docc then
+# files it under a generated group of its own). Open .build/docs/Coffer.doccarchive with a static
+# web server, or `docc preview Sources/Coffer/Coffer.docc --additional-symbol-graph-dir …`.
+DOCC ?= docc
+DOCS_SCRATCH := .build/docs-build
+DOCS_SYMBOLS := .build/docs-symbol-graphs
+DOCS_ARCHIVE := .build/docs/Coffer.doccarchive
+docs-catalog:
+	@mkdir -p $(DOCS_SYMBOLS) $(dir $(DOCS_ARCHIVE))
+	$(SWIFT) build $(TRAITS) --target Coffer --scratch-path $(DOCS_SCRATCH) \
+	  -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$(CURDIR)/$(DOCS_SYMBOLS)" \
+	  -Xswiftc -emit-extension-block-symbols -Xswiftc -symbol-graph-skip-synthesized-members \
+	  -Xswiftc -include-spi-symbols
+	$(DOCC) convert Sources/Coffer/Coffer.docc --additional-symbol-graph-dir $(DOCS_SYMBOLS) \
+	  --fallback-display-name Coffer --fallback-bundle-identifier org.coffer.Coffer \
+	  --output-path $(DOCS_ARCHIVE) --warnings-as-errors
+	@if grep -q '"generated":true' $(DOCS_ARCHIVE)/data/documentation/coffer.json; then \
+	  echo "docs: Coffer.md's Topics do not list every top-level symbol; docc grouped these itself:" >&2; \
+	  grep -o '{[^{}]*"generated":true[^{}]*}' $(DOCS_ARCHIVE)/data/documentation/coffer.json \
+	    | grep -o 'documentation\\/Coffer\\/[^"]*' | sed 's|documentation\\/Coffer\\/|  |' >&2; \
+	  exit 1; \
+	fi
+	@echo "docs: $(DOCS_ARCHIVE)"
 
 format:
 	$(SWIFT) format -i -r $(SWIFT_SOURCES)

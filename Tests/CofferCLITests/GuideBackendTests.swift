@@ -4,7 +4,7 @@ import Foundation
 import Synchronization
 import Testing
 
-// The example backend of Docs/WritingABackend.md, kept here so that the guide's code keeps
+// The example backend of the WritingABackend article (Sources/Coffer/Coffer.docc), kept here so that the guide's code keeps
 // compiling and passing the conformance suite.
 
 /// A backend that keeps its rows in memory, one private store per open.

@@ -5,7 +5,7 @@ import Testing
 @Suite struct CurrentGraphTests {
   @Test func thereIsNoCurrentGraphOutsideWithGraph() async throws {
     #expect(ModelGraph.current == nil)
-    await #expect(throws: CofferError.self) { _ = try await Author.instance(id: "1") }
+    await expectError(.invalidConfiguration) { _ = try await Author.instance(id: "1") }
   }
 
   @Test(arguments: graphStoreURLs) func withGraphMakesTheGraphCurrentForItsBody(url: String) async throws {

@@ -111,4 +111,37 @@ func contactEntity() throws -> DynamicEntity {
       #expect(try await graph.record(entity, id: "x") == nil)
     }
   }
+
+  @Test(arguments: graphStoreURLs) func insertGivesANewRecordOfAUUIDEntityAFreshID(url: String) async throws {
+    try await withStore(url) { store, _ in
+      let entity = try DynamicEntity(name: "Tag", fields: [Field("id", .uuid), Field("label", .string)])
+      let inserted = try await store.insert(DynamicRecord(entity, attributes: ["label": "urgent"]))
+      let id = try #require(inserted.id)
+      #expect(!inserted.isNew)
+      #expect(try await store.record(entity, id: id)?["label"] == "urgent")
+    }
+  }
+
+  @Test(arguments: graphStoreURLs) func aGraphRefusesToPutARecordWithoutAnID(url: String) async throws {
+    try await withStore(url) { store, _ in
+      let graph = ModelGraph(store: store)
+      await expectError(.invalidValue) { try await graph.put(DynamicRecord(contactEntity())) }
+      #expect(graph.count == 0)
+    }
+  }
+
+  @Test(arguments: graphStoreURLs) func aGraphReadsAndDeletesStoredRecords(url: String) async throws {
+    try await withStore(url) { store, _ in
+      let entity = try contactEntity()
+      try await store.insert(DynamicRecord(entity, attributes: ["handle": "ana", "name": "Ana"]))
+      let graph = ModelGraph(store: store)
+      let ana = try #require(try await graph.record(entity, id: "ana"))
+      #expect(ana["name"] == "Ana")
+      try await graph.delete(ana)
+      #expect(try await graph.record(entity, id: "ana") == nil)
+      #expect(try await store.record(entity, id: "ana") != nil)
+      try await graph.save()
+      #expect(try await store.record(entity, id: "ana") == nil)
+    }
+  }
 }

@@ -69,6 +69,19 @@ import Testing
     }
   }
 
+  @Test(arguments: graphStoreURLs) func countLeavesOutDeletionsNotYetSaved(url: String) async throws {
+    try await withStore(url) { store, _ in
+      try await store.insert(Author(id: "1", name: "Ana"))
+      let graph = ModelGraph(store: store)
+      _ = try await graph.get(Author.self, id: "1")
+      try await graph.put(Author(id: "2", name: "Ben"))
+      #expect(graph.count == 2)
+      try await graph.delete(Author.self, id: "1")
+      #expect(graph.hasChanges)
+      #expect(graph.count == 1)
+    }
+  }
+
   @Test(arguments: graphStoreURLs) func clearForgetsEveryValue(url: String) async throws {
     try await withStore(url) { store, _ in
       let graph = ModelGraph(store: store)

@@ -122,4 +122,60 @@ import Testing
       #expect(try await store.get(Author.self, id: "2") == nil)
     }
   }
+
+  @Test(arguments: graphStoreURLs) func endingWithoutAutoSaveSavesNothingUntilTheNextChange(url: String)
+    async throws
+  {
+    try await withStore(url) { store, _ in
+      let graph = ModelGraph(store: store, autoSave: .immediate)
+      try await graph.withoutAutoSave { try await graph.insert(Author(id: "1", name: "Hydrated")) }
+      #expect(graph.hasChanges)
+      #expect(try await store.count(Author.self) == 0)
+      try await graph.insert(Author(id: "2", name: "After"))
+      #expect(!graph.hasChanges)
+      #expect(try await store.count(Author.self) == 2)
+    }
+  }
+
+  @Test(arguments: graphStoreURLs) func everyNChangesCountsEachRecordABatchChanges(url: String) async throws {
+    try await withStore(url) { store, _ in
+      let graph = ModelGraph(store: store, autoSave: .everyChanges(3))
+      try await graph.batch { batch in
+        batch.insert(Author(id: "1", name: "A"))
+        batch.insert(Author(id: "2", name: "B"))
+      }
+      #expect(try await store.count(Author.self) == 0)
+      try await graph.batch { batch in
+        batch.insert(Author(id: "3", name: "C"))
+        batch.insert(Author(id: "4", name: "D"))
+      }
+      #expect(try await store.count(Author.self) == 4)
+      #expect(!graph.hasChanges)
+    }
+  }
+
+  @Test(arguments: graphStoreURLs) func changesInsideWithoutAutoSaveCountTowardEveryNChanges(url: String)
+    async throws
+  {
+    try await withStore(url) { store, _ in
+      let graph = ModelGraph(store: store, autoSave: .everyChanges(3))
+      try await graph.withoutAutoSave {
+        for id in 1...3 { try await graph.insert(Author(id: "\(id)", name: "A\(id)")) }
+      }
+      #expect(try await store.count(Author.self) == 0)
+      try await graph.insert(Author(id: "4", name: "D"))
+      #expect(try await store.count(Author.self) == 4)
+    }
+  }
+
+  @Test(arguments: graphStoreURLs) func aChangeThatLeavesAValueAsItWasDoesNotCount(url: String) async throws {
+    try await withStore(url) { store, _ in
+      let graph = ModelGraph(store: store, autoSave: .everyChanges(2))
+      try await graph.insert(Author(id: "1", name: "A"))
+      try await graph.put(Author(id: "1", name: "A"))
+      #expect(try await store.count(Author.self) == 0)
+      try await graph.insert(Author(id: "2", name: "B"))
+      #expect(try await store.count(Author.self) == 2)
+    }
+  }
 }

@@ -11,6 +11,19 @@
 /// }
 /// ```
 ///
+/// Besides ``code`` and ``message``, an error carries the context it knows, each `nil` when it
+/// does not apply: ``store``, ``entity``, ``id`` (for people) and ``idValue`` (for code),
+/// ``field``, ``path`` and the ``underlying`` error. To tell which record of a batch failed,
+/// compare ``idValue`` with your ids' stored form:
+///
+/// ```swift
+/// do {
+///   try await store.insert(messages)
+/// } catch let error as CofferError where error.code == .duplicateID {
+///   let clash = messages.first { $0.id.storedValue == error.idValue }
+/// }
+/// ```
+///
 /// Stored field values never appear in messages (they may be secrets); ids do, because a
 /// person needs them to find the record.
 public struct CofferError: Error, Sendable, CustomStringConvertible {

@@ -46,7 +46,7 @@
   /// Replaces the rows of an entity wholesale (used when loading a snapshot); checks unique
   /// constraints and duplicate ids.
   ///
-  /// Builds what ``InMemoryTable/put(_:_:)`` would, hashing each id once for the rows and once
+  /// Builds what `InMemoryTable.put(_:_:)` would, hashing each id once for the rows and once
   /// per lookup: the lookups' id sets are made whole at the end, not grown row by row.
   public mutating func load(_ rows: [Row], into entity: String) throws {
     var table = try table(entity)

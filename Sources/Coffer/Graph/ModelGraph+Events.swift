@@ -7,7 +7,7 @@ extension ModelGraph {
   /// ```
   ///
   /// The stream buffers events until they are read and ends when it is dropped or its task is
-  /// cancelled. Changes made with ``ChangeOptions/silent`` emit nothing.
+  /// cancelled. Changes made with ``ChangeOptions/silent-type.property`` emit nothing.
   public func events() -> AsyncStream<GraphEvent> { subscribe(EventFilter()) }
 
   /// The events about values of one type — optionally only one id, and only events that touch

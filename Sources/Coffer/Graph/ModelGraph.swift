@@ -41,8 +41,10 @@ public final class ModelGraph: Sendable {
 
   /// A graph over a store.
   ///
-  /// - Parameter autoSave: when changes are written to the store; ``AutoSave/manual`` (only
-  ///   ``save()``) by default.
+  /// - Parameters:
+  ///   - store: the store the graph reads from and saves to.
+  ///   - autoSave: when changes are written to the store; ``AutoSave/manual`` (only
+  ///     ``save()``) by default.
   public init(store: Store, autoSave: AutoSave = .manual) {
     self.source = .store(store)
     self.store = store

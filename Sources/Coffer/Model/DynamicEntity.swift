@@ -19,8 +19,13 @@ public struct DynamicEntity: Sendable {
   /// An entity from its fields.
   ///
   /// - Parameters:
+  ///   - name: the entity's name in the store.
+  ///   - fields: its fields, in row order; one of them is the id attribute.
   ///   - idAttribute: the field that identifies a record; `"id"` by default.
   ///   - defaults: starting values of new records.
+  ///   - indexes: secondary indexes and unique constraints; none by default.
+  ///   - validate: the rule a ``ModelGraph`` checks before accepting a change to a record
+  ///     (``validate``); none by default.
   /// - Throws: ``CofferError/Code/invalidSchema`` for a malformed schema, or a default for an
   ///   unknown field or of the wrong kind.
   public init(

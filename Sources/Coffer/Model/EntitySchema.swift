@@ -183,6 +183,24 @@ public struct Field: Sendable, Hashable, Codable {
 }
 
 /// A secondary index over one or more fields; a unique index is also a constraint.
+///
+/// A ``Storable`` type lists its indexes in ``Storable/indexes``, naming fields by their stored
+/// names: for a `Codable` type, the coding keys (the property names, unless `CodingKeys` renames
+/// them); for `@Storable`, the property names or their `@StoredName`.
+///
+/// ```swift
+/// struct User: Storable {
+///   var id: UUID
+///   var email: String
+///   var teamID: Int64
+///   var joined: Date
+///
+///   static var indexes: [Index] { [.unique("email"), .on("teamID", "joined")] }
+/// }
+/// ```
+///
+/// An index that names a field the type does not have fails with
+/// ``CofferError/Code/invalidSchema`` when the store first prepares the type.
 public struct Index: Sendable, Hashable, Codable {
   /// The indexed fields, most significant first.
   public var fields: [String]
@@ -196,10 +214,17 @@ public struct Index: Sendable, Hashable, Codable {
     self.isUnique = isUnique
   }
 
-  /// A unique constraint over fields.
+  /// A unique index over fields, most significant first: no two rows may have equal values in
+  /// all of them (rows with a null in any of them are exempt).
+  ///
+  /// - Returns: an index with ``isUnique`` set. A change that breaks it fails with
+  ///   ``CofferError/Code/uniqueViolation`` and applies nothing.
   public static func unique(_ fields: String...) -> Index { Index(fields, isUnique: true) }
 
-  /// A non-unique index over fields.
+  /// A non-unique index over fields, most significant first, to make filters and sorts on them
+  /// fast.
+  ///
+  /// - Returns: an index with ``isUnique`` unset.
   public static func on(_ fields: String...) -> Index { Index(fields) }
 
   /// A stable name for the index, derived from its fields, for backends that need one.

@@ -11,7 +11,26 @@
 ///   case-sensitive and treat `%`, `_` and `*` as ordinary characters.
 /// - ``isIn(_:_:)`` with an empty list matches nothing; a `.null` in the list matches null.
 ///
-/// Build filters with the operators on ``FieldRef``: `field("age") > 30 && field("name").hasPrefix("A")`.
+/// Build filters with the operators on ``FieldRef``
+/// (`FieldRef("age") > 30 && FieldRef("name").hasPrefix("A")`) or, on a ``KeyPathStorable``
+/// type, with key paths (``KeyPathFilter``).
+///
+/// ## Combining a list of filters
+///
+/// `&&` and `||` join two filters; to join a list built at run time, use the cases
+/// ``and(_:)`` and ``or(_:)`` directly:
+///
+/// ```swift
+/// let tags = ["urgent", "later"]
+/// let anyTag = Filter.or(tags.map { FieldRef("body").contains($0) })   // at least one
+/// let allTags = Filter.and(tags.map { FieldRef("body").contains($0) })  // every one
+/// try await store.query(Note.self).filter(anyTag).fetch()
+/// ```
+///
+/// Mind the empty list: `.or([])` matches **nothing** and `.and([])` matches **every** row, so
+/// `.or(tags.map …)` over an empty `tags` selects no rows. For equality with any of several
+/// values, ``isIn(_:_:)`` (``FieldRef/isIn(_:)``) says it in one case:
+/// `FieldRef("threadID").isIn([1, 2, 3])`.
 public indirect enum Filter: Sendable, Hashable {
   /// Matches every row.
   case all

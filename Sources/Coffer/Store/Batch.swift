@@ -1,4 +1,4 @@
-/// Changes collected inside ``Store/batch(_:)`` and applied all together or not at all.
+/// Changes collected inside ``Store/batch(for:_:)`` and applied all together or not at all.
 ///
 /// ```swift
 /// try await store.batch { batch in
@@ -74,7 +74,25 @@ extension Store {
   /// ``insert(_:)-(T)`` prepares it; list types in `types` to prepare them (and meet a schema
   /// mismatch) before `body` runs.
   ///
-  /// - Returns: what the batch did.
+  /// ```swift
+  /// let summary = try await store.batch(for: [Thread.self, Message.self]) { batch in
+  ///   try batch.insert(thread)
+  ///   try batch.deleteAll(Message.self, where: FieldRef("threadID") == oldThread.id)
+  /// }
+  /// print(summary.inserted, summary.deleted)
+  /// ```
+  ///
+  /// `body` runs once, before anything is written; nothing is written if it throws.
+  ///
+  /// - Parameters:
+  ///   - types: types to prepare before `body` runs; none by default.
+  ///   - body: adds the changes to the ``Batch`` it is given, in the order they apply.
+  /// - Returns: what the batch did: how many rows it inserted, updated and deleted
+  ///   (``ChangeSummary``; upserts count as inserts or updates, and a delete of a missing id
+  ///   counts nothing).
+  /// - Throws: the first failing change's error (``CofferError/Code/duplicateID``,
+  ///   ``CofferError/Code/notFound``, ``CofferError/Code/uniqueViolation``, …), with nothing
+  ///   applied, or the error `body` threw.
   @discardableResult
   public func batch(
     for types: [any Storable.Type] = [], _ body: (inout Batch) throws -> Void

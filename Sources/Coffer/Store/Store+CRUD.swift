@@ -1,7 +1,8 @@
 /// Operations on one value (or one list of values of a type). Each applies one atomic
 /// ``ChangeSet``, checked against the schema by ``apply(_:)``.
 extension Store {
-  /// Adds a value.
+  /// Adds a value. It returns nothing: the value you passed is what is stored (its id
+  /// included), so keep using it.
   ///
   /// - Throws: ``CofferError/Code/duplicateID`` if its id is stored,
   ///   ``CofferError/Code/uniqueViolation``, ``CofferError/Code/invalidValue`` (NaN),
@@ -13,10 +14,16 @@ extension Store {
         [.insert(entity: codec.schema.name, row: try codec.encode(value))], layouts: codec.schema.layouts))
   }
 
-  /// Adds values in one atomic batch.
+  /// Adds values in one atomic batch: all of them, or none when one fails. An empty array does
+  /// nothing. It returns nothing; call ``count(_:where:)-(T.Type,Filter)`` or read the values back
+  /// when you need to.
   ///
   /// Each value is encoded and checked as the backend writes it, so a backend that streams
   /// rows (SQLite, LMDB) never holds a second copy of every value as rows.
+  ///
+  /// - Throws: the error of the first value that fails, with nothing inserted: the errors of
+  ///   ``insert(_:)-(T)``, including ``CofferError/Code/duplicateID`` for an id that is stored or
+  ///   appears twice in `values`.
   @inlinable
   public func insert<T: Storable>(_ values: [T]) async throws {
     if values.isEmpty { return }
@@ -62,7 +69,14 @@ extension Store {
       ChangeSet([.delete(entity: codec.schema.name, id: id.storedValue)], layouts: codec.schema.layouts))
   }
 
-  /// Removes every value of a type that matches a filter, and returns how many were removed.
+  /// Removes every value of a type that matches a filter (every value, with the default
+  /// ``Filter/all``).
+  ///
+  /// ```swift
+  /// let removed = try await store.deleteAll(Message.self, where: FieldRef("threadID") == 7)
+  /// ```
+  ///
+  /// - Returns: how many values were removed; `0` when none matched.
   @discardableResult
   public func deleteAll<T: Storable>(_ type: T.Type, where filter: Filter = .all) async throws -> Int {
     let codec = try await codec(for: type)
@@ -71,7 +85,9 @@ extension Store {
     ).deleted
   }
 
-  /// The value of a type with an id, or `nil`.
+  /// Reads one value by id.
+  ///
+  /// - Returns: the stored value of the type with this id, or `nil` when there is none.
   @inlinable
   public func get<T: Storable>(_ type: T.Type, id: T.ID) async throws -> T? {
     let codec = try await codec(for: type)
@@ -84,7 +100,14 @@ extension Store {
     return value
   }
 
-  /// The values of a type with the given ids, in the order of `ids`, skipping missing ones.
+  /// Reads several values by id in one call.
+  ///
+  /// ```swift
+  /// let messages = try await store.get(Message.self, ids: [3, 1, 99])  // [#3, #1]: 99 is not stored
+  /// ```
+  ///
+  /// - Returns: the stored values with the given ids, in the order of `ids`; an id that is not
+  ///   stored is skipped, so the array may be shorter than `ids`.
   @inlinable
   public func get<T: Storable>(_ type: T.Type, ids: [T.ID]) async throws -> [T] {
     let codec = try await codec(for: type)
@@ -106,18 +129,34 @@ extension Store {
     return stored.compactMap { byID[$0] }
   }
 
-  /// Every value of a type, ordered by id.
+  /// Reads every stored value of a type.
+  ///
+  /// - Returns: all the values, ordered by id ascending; an empty array when there are none.
   @inlinable
   public func all<T: Storable>(_ type: T.Type) async throws -> [T] {
     try await query(type).fetch()
   }
 
-  /// The number of stored values of a type (matching a filter).
+  /// Counts the stored values of a type that match a filter (every value, with the default
+  /// ``Filter/all``).
+  ///
+  /// - Returns: how many values match.
   public func count<T: Storable>(_ type: T.Type, where filter: Filter = .all) async throws -> Int {
     try await query(type).filter(filter).count()
   }
 
-  /// The first value of a type in a query's order, or `nil`.
+  /// Reads the first value of a type that matches a filter, in the order of `sort`.
+  ///
+  /// ```swift
+  /// let latest = try await store.first(
+  ///   Message.self, where: FieldRef("threadID") == 7, sort: [FieldRef("date").descending])
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - type: the type to read.
+  ///   - filter: which values qualify; every value by default.
+  ///   - sort: the order; ties, and an empty `sort`, are ordered by id ascending.
+  /// - Returns: the first matching value in that order, or `nil` when none matches.
   public func first<T: Storable>(_ type: T.Type, where filter: Filter = .all, sort: [Sort] = []) async throws
     -> T?
   {

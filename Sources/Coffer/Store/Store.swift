@@ -14,15 +14,10 @@
 /// ```
 ///
 /// A type's schema is derived and its entity prepared the first time the store sees the type;
-/// list types in ``prepare(_:)`` to do it up front, so that a schema mismatch surfaces at open.
+/// list types in ``prepare(_:)-9owgb`` to do it up front, so that a schema
+/// mismatch surfaces at open.
 ///
 /// `Store` is safe to share between tasks.
-///
-/// ## Topics
-/// - ``open(url:registry:)``
-/// - ``init(backend:)``
-/// - ``query(_:)``
-/// - ``batch(_:)``
 public final class Store: Sendable {
   /// The backend this store talks to.
   public let backend: any StorageBackend

@@ -90,7 +90,12 @@ public struct StoreQuery<T: Storable>: Sendable {
   /// The most room ``fetch()`` reserves up front for a query with a limit.
   @usableFromInline static var reservedAtMost: Int { 1_024 }
 
-  /// The values, in order.
+  /// Runs the query.
+  ///
+  /// - Returns: the values it selects, in its order (id ascending when it has no sort), after
+  ///   its offset and up to its limit; an empty array when none match.
+  /// - Throws: ``CofferError/Code/invalidQuery`` for a field the schema does not have, a value
+  ///   of the wrong kind or a key path that reads no stored field; the backend's error.
   @inlinable
   public func fetch() async throws -> [T] {
     let codec = try await store.codec(for: T.self)
@@ -104,17 +109,29 @@ public struct StoreQuery<T: Storable>: Sendable {
     return values
   }
 
-  /// The first value in order, or `nil`.
+  /// Runs the query for one value (its limit becomes 1; its offset still applies).
+  ///
+  /// - Returns: the first value in the query's order, or `nil` when it selects none.
   public func first() async throws -> T? { try await limit(1).fetch().first }
 
-  /// How many values the query selects (honouring offset and limit).
+  /// Counts what the query selects without reading the values. Sort does not matter; offset and
+  /// limit do: a query with `limit(20)` counts at most 20.
+  ///
+  /// - Returns: how many values ``fetch()`` would return.
   public func count() async throws -> Int {
     let codec = try await store.codec(for: T.self)
     let checked = try validated(for: codec)
     return try await store.countChecked(checked)
   }
 
-  /// Removes every value the filter selects (ignoring sort, offset and limit) and returns how many.
+  /// Removes every value the query's filter selects, in one atomic change. Sort, offset and
+  /// limit are ignored: `query.limit(1).delete()` still removes every match.
+  ///
+  /// ```swift
+  /// let removed = try await store.query(Message.self).filter(FieldRef("threadID") == 7).delete()
+  /// ```
+  ///
+  /// - Returns: how many values were removed; `0` when none matched.
   @discardableResult
   public func delete() async throws -> Int {
     let checked = try validated(for: try await store.codec(for: T.self))
