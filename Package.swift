@@ -74,7 +74,7 @@ let package = Package(
       dependencies: ["Coffer", .product(name: "Configuration", package: "swift-configuration")],
       swiftSettings: upcoming),
     .target(
-      name: "CofferConformance", dependencies: ["Coffer", "CofferMacros"], path: "Conformance",
+      name: "CofferConformance", dependencies: ["Coffer"], path: "Conformance",
       swiftSettings: upcoming),
     .target(
       name: "CofferChatExample", dependencies: ["Coffer", "CofferMacros"], path: "Examples/Chat",

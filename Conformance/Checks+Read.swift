@@ -1,9 +1,7 @@
 @_spi(Backend) import Coffer
-import CofferMacros
 import Foundation
 
 /// A record in groups, indexed on group and time, for the in-place read checks.
-@Storable
 struct Entry: Equatable {
   var id: Int64
   var group: Int64
@@ -19,6 +17,72 @@ struct Entry: Equatable {
     let at = Date(timeIntervalSince1970: 1_700_000_000 + Double(id / 8))
     let note: String? = id.isMultiple(of: 3) ? nil : "note \(id)"
     return Entry(id: Int64(id), group: Int64(id % 4), at: at, note: note, weight: Double(id) / 4)
+  }
+}
+
+// What `@Storable` generates for Entry, written out; ConformanceModelExpansionTests checks it.
+// swift-format-ignore: AllPublicDeclarationsHaveDocumentation
+extension Entry: Storable, KeyPathStorable {
+  public static var entityName: String {
+    "Entry"
+  }
+
+  public static func storedFields() throws -> [Coffer.Field]? {
+    let entity = Self.entityName
+    return try [
+      Coffer.StoredField.field("id", \Self.id, in: entity),
+      Coffer.StoredField.field("group", \Self.group, in: entity),
+      Coffer.StoredField.field("at", \Self.at, in: entity),
+      Coffer.StoredField.field("note", \Self.note, in: entity),
+      Coffer.StoredField.field("weight", \Self.weight, in: entity),
+    ]
+  }
+
+  public func storedRow() throws -> Coffer.Row {
+    let entity = Self.entityName
+    return Coffer.Row(
+      try [
+        Coffer.StoredField.value(self.id, "id", in: entity),
+        Coffer.StoredField.value(self.group, "group", in: entity),
+        Coffer.StoredField.value(self.at, "at", in: entity),
+        Coffer.StoredField.value(self.note, "note", in: entity),
+        Coffer.StoredField.value(self.weight, "weight", in: entity),
+      ])
+  }
+
+  public init(storedRow row: Coffer.Row) throws {
+    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.group = try reader.read(1, "group")
+    self.at = try reader.read(2, "at")
+    self.note = try reader.read(3, "note")
+    self.weight = try reader.read(4, "weight")
+  }
+
+  public init(storedFields fields: any Coffer.StoredFields) throws {
+    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.group = try reader.read(1, "group")
+    self.at = try reader.read(2, "at")
+    self.note = try reader.read(3, "note")
+    self.weight = try reader.read(4, "weight")
+  }
+
+  public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
+    switch keyPath {
+    case \Self.id:
+      "id"
+    case \Self.group:
+      "group"
+    case \Self.at:
+      "at"
+    case \Self.note:
+      "note"
+    case \Self.weight:
+      "weight"
+    default:
+      nil
+    }
   }
 }
 

@@ -1,11 +1,11 @@
 @_spi(Backend) import Coffer
-import CofferMacros
 import Foundation
 
-// Versions of one entity, "Person", for the schema-evolution checks.
+// Versions of one entity, "Person", for the schema-evolution checks. Like the models of
+// Fixtures.swift they are @Storable models written without the macro (see the note there): the
+// code it would generate follows each model, and `/* @Unique */` stands for the marker.
 
 /// The first version of Person.
-@Storable
 struct PersonV1: Equatable {
   static var entityName: String { "Person" }
   var id: Int64
@@ -13,8 +13,57 @@ struct PersonV1: Equatable {
   var age: Int64
 }
 
+// What `@Storable` generates for PersonV1, written out; ConformanceModelExpansionTests checks it.
+// swift-format-ignore: AllPublicDeclarationsHaveDocumentation
+extension PersonV1: Storable, KeyPathStorable {
+  public static func storedFields() throws -> [Coffer.Field]? {
+    let entity = Self.entityName
+    return try [
+      Coffer.StoredField.field("id", \Self.id, in: entity),
+      Coffer.StoredField.field("name", \Self.name, in: entity),
+      Coffer.StoredField.field("age", \Self.age, in: entity),
+    ]
+  }
+
+  public func storedRow() throws -> Coffer.Row {
+    let entity = Self.entityName
+    return Coffer.Row(
+      try [
+        Coffer.StoredField.value(self.id, "id", in: entity),
+        Coffer.StoredField.value(self.name, "name", in: entity),
+        Coffer.StoredField.value(self.age, "age", in: entity),
+      ])
+  }
+
+  public init(storedRow row: Coffer.Row) throws {
+    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.name = try reader.read(1, "name")
+    self.age = try reader.read(2, "age")
+  }
+
+  public init(storedFields fields: any Coffer.StoredFields) throws {
+    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.name = try reader.read(1, "name")
+    self.age = try reader.read(2, "age")
+  }
+
+  public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
+    switch keyPath {
+    case \Self.id:
+      "id"
+    case \Self.name:
+      "name"
+    case \Self.age:
+      "age"
+    default:
+      nil
+    }
+  }
+}
+
 /// Person with a new optional field.
-@Storable
 struct PersonAddsOptional: Equatable {
   static var entityName: String { "Person" }
   var id: Int64
@@ -23,8 +72,63 @@ struct PersonAddsOptional: Equatable {
   var nickname: String?
 }
 
+// What `@Storable` generates for PersonAddsOptional, written out; ConformanceModelExpansionTests checks it.
+// swift-format-ignore: AllPublicDeclarationsHaveDocumentation
+extension PersonAddsOptional: Storable, KeyPathStorable {
+  public static func storedFields() throws -> [Coffer.Field]? {
+    let entity = Self.entityName
+    return try [
+      Coffer.StoredField.field("id", \Self.id, in: entity),
+      Coffer.StoredField.field("name", \Self.name, in: entity),
+      Coffer.StoredField.field("age", \Self.age, in: entity),
+      Coffer.StoredField.field("nickname", \Self.nickname, in: entity),
+    ]
+  }
+
+  public func storedRow() throws -> Coffer.Row {
+    let entity = Self.entityName
+    return Coffer.Row(
+      try [
+        Coffer.StoredField.value(self.id, "id", in: entity),
+        Coffer.StoredField.value(self.name, "name", in: entity),
+        Coffer.StoredField.value(self.age, "age", in: entity),
+        Coffer.StoredField.value(self.nickname, "nickname", in: entity),
+      ])
+  }
+
+  public init(storedRow row: Coffer.Row) throws {
+    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.name = try reader.read(1, "name")
+    self.age = try reader.read(2, "age")
+    self.nickname = try reader.read(3, "nickname")
+  }
+
+  public init(storedFields fields: any Coffer.StoredFields) throws {
+    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.name = try reader.read(1, "name")
+    self.age = try reader.read(2, "age")
+    self.nickname = try reader.read(3, "nickname")
+  }
+
+  public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
+    switch keyPath {
+    case \Self.id:
+      "id"
+    case \Self.name:
+      "name"
+    case \Self.age:
+      "age"
+    case \Self.nickname:
+      "nickname"
+    default:
+      nil
+    }
+  }
+}
+
 /// Person with a new required field that has a default.
-@Storable
 struct PersonAddsDefault: Equatable {
   static var entityName: String { "Person" }
   static var fieldDefaults: [String: Value] { ["level": .int(7)] }
@@ -34,8 +138,63 @@ struct PersonAddsDefault: Equatable {
   var level: Int64
 }
 
+// What `@Storable` generates for PersonAddsDefault, written out; ConformanceModelExpansionTests checks it.
+// swift-format-ignore: AllPublicDeclarationsHaveDocumentation
+extension PersonAddsDefault: Storable, KeyPathStorable {
+  public static func storedFields() throws -> [Coffer.Field]? {
+    let entity = Self.entityName
+    return try [
+      Coffer.StoredField.field("id", \Self.id, in: entity),
+      Coffer.StoredField.field("name", \Self.name, in: entity),
+      Coffer.StoredField.field("age", \Self.age, in: entity),
+      Coffer.StoredField.field("level", \Self.level, in: entity),
+    ]
+  }
+
+  public func storedRow() throws -> Coffer.Row {
+    let entity = Self.entityName
+    return Coffer.Row(
+      try [
+        Coffer.StoredField.value(self.id, "id", in: entity),
+        Coffer.StoredField.value(self.name, "name", in: entity),
+        Coffer.StoredField.value(self.age, "age", in: entity),
+        Coffer.StoredField.value(self.level, "level", in: entity),
+      ])
+  }
+
+  public init(storedRow row: Coffer.Row) throws {
+    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.name = try reader.read(1, "name")
+    self.age = try reader.read(2, "age")
+    self.level = try reader.read(3, "level")
+  }
+
+  public init(storedFields fields: any Coffer.StoredFields) throws {
+    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.name = try reader.read(1, "name")
+    self.age = try reader.read(2, "age")
+    self.level = try reader.read(3, "level")
+  }
+
+  public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
+    switch keyPath {
+    case \Self.id:
+      "id"
+    case \Self.name:
+      "name"
+    case \Self.age:
+      "age"
+    case \Self.level:
+      "level"
+    default:
+      nil
+    }
+  }
+}
+
 /// Person with a new required field that has no default.
-@Storable
 struct PersonAddsRequired: Equatable {
   static var entityName: String { "Person" }
   var id: Int64
@@ -44,16 +203,114 @@ struct PersonAddsRequired: Equatable {
   var email: String
 }
 
+// What `@Storable` generates for PersonAddsRequired, written out; ConformanceModelExpansionTests checks it.
+// swift-format-ignore: AllPublicDeclarationsHaveDocumentation
+extension PersonAddsRequired: Storable, KeyPathStorable {
+  public static func storedFields() throws -> [Coffer.Field]? {
+    let entity = Self.entityName
+    return try [
+      Coffer.StoredField.field("id", \Self.id, in: entity),
+      Coffer.StoredField.field("name", \Self.name, in: entity),
+      Coffer.StoredField.field("age", \Self.age, in: entity),
+      Coffer.StoredField.field("email", \Self.email, in: entity),
+    ]
+  }
+
+  public func storedRow() throws -> Coffer.Row {
+    let entity = Self.entityName
+    return Coffer.Row(
+      try [
+        Coffer.StoredField.value(self.id, "id", in: entity),
+        Coffer.StoredField.value(self.name, "name", in: entity),
+        Coffer.StoredField.value(self.age, "age", in: entity),
+        Coffer.StoredField.value(self.email, "email", in: entity),
+      ])
+  }
+
+  public init(storedRow row: Coffer.Row) throws {
+    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.name = try reader.read(1, "name")
+    self.age = try reader.read(2, "age")
+    self.email = try reader.read(3, "email")
+  }
+
+  public init(storedFields fields: any Coffer.StoredFields) throws {
+    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.name = try reader.read(1, "name")
+    self.age = try reader.read(2, "age")
+    self.email = try reader.read(3, "email")
+  }
+
+  public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
+    switch keyPath {
+    case \Self.id:
+      "id"
+    case \Self.name:
+      "name"
+    case \Self.age:
+      "age"
+    case \Self.email:
+      "email"
+    default:
+      nil
+    }
+  }
+}
+
 /// Person without its `age` field.
-@Storable
 struct PersonDropsAge: Equatable {
   static var entityName: String { "Person" }
   var id: Int64
   var name: String
 }
 
+// What `@Storable` generates for PersonDropsAge, written out; ConformanceModelExpansionTests checks it.
+// swift-format-ignore: AllPublicDeclarationsHaveDocumentation
+extension PersonDropsAge: Storable, KeyPathStorable {
+  public static func storedFields() throws -> [Coffer.Field]? {
+    let entity = Self.entityName
+    return try [
+      Coffer.StoredField.field("id", \Self.id, in: entity),
+      Coffer.StoredField.field("name", \Self.name, in: entity),
+    ]
+  }
+
+  public func storedRow() throws -> Coffer.Row {
+    let entity = Self.entityName
+    return Coffer.Row(
+      try [
+        Coffer.StoredField.value(self.id, "id", in: entity),
+        Coffer.StoredField.value(self.name, "name", in: entity),
+      ])
+  }
+
+  public init(storedRow row: Coffer.Row) throws {
+    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.name = try reader.read(1, "name")
+  }
+
+  public init(storedFields fields: any Coffer.StoredFields) throws {
+    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.name = try reader.read(1, "name")
+  }
+
+  public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
+    switch keyPath {
+    case \Self.id:
+      "id"
+    case \Self.name:
+      "name"
+    default:
+      nil
+    }
+  }
+}
+
 /// Person whose `age` changed from an integer to a string.
-@Storable
 struct PersonRetypesAge: Equatable {
   static var entityName: String { "Person" }
   var id: Int64
@@ -61,68 +318,484 @@ struct PersonRetypesAge: Equatable {
   var age: String
 }
 
+// What `@Storable` generates for PersonRetypesAge, written out; ConformanceModelExpansionTests checks it.
+// swift-format-ignore: AllPublicDeclarationsHaveDocumentation
+extension PersonRetypesAge: Storable, KeyPathStorable {
+  public static func storedFields() throws -> [Coffer.Field]? {
+    let entity = Self.entityName
+    return try [
+      Coffer.StoredField.field("id", \Self.id, in: entity),
+      Coffer.StoredField.field("name", \Self.name, in: entity),
+      Coffer.StoredField.field("age", \Self.age, in: entity),
+    ]
+  }
+
+  public func storedRow() throws -> Coffer.Row {
+    let entity = Self.entityName
+    return Coffer.Row(
+      try [
+        Coffer.StoredField.value(self.id, "id", in: entity),
+        Coffer.StoredField.value(self.name, "name", in: entity),
+        Coffer.StoredField.value(self.age, "age", in: entity),
+      ])
+  }
+
+  public init(storedRow row: Coffer.Row) throws {
+    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.name = try reader.read(1, "name")
+    self.age = try reader.read(2, "age")
+  }
+
+  public init(storedFields fields: any Coffer.StoredFields) throws {
+    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.name = try reader.read(1, "name")
+    self.age = try reader.read(2, "age")
+  }
+
+  public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
+    switch keyPath {
+    case \Self.id:
+      "id"
+    case \Self.name:
+      "name"
+    case \Self.age:
+      "age"
+    default:
+      nil
+    }
+  }
+}
+
 /// An entity "Badge" whose optional `code` is unique.
-@Storable
 struct BadgeV1: Equatable {
   static var entityName: String { "Badge" }
   var id: Int64
-  @Unique var code: Int64?
+  /* @Unique */ var code: Int64?
+}
+
+// What `@Storable` generates for BadgeV1, written out; ConformanceModelExpansionTests checks it.
+// swift-format-ignore: AllPublicDeclarationsHaveDocumentation
+extension BadgeV1: Storable, KeyPathStorable {
+  public static var indexes: [Coffer.Index] {
+    [.unique("code")]
+  }
+
+  public static func storedFields() throws -> [Coffer.Field]? {
+    let entity = Self.entityName
+    return try [
+      Coffer.StoredField.field("id", \Self.id, in: entity),
+      Coffer.StoredField.field("code", \Self.code, in: entity),
+    ]
+  }
+
+  public func storedRow() throws -> Coffer.Row {
+    let entity = Self.entityName
+    return Coffer.Row(
+      try [
+        Coffer.StoredField.value(self.id, "id", in: entity),
+        Coffer.StoredField.value(self.code, "code", in: entity),
+      ])
+  }
+
+  public init(storedRow row: Coffer.Row) throws {
+    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.code = try reader.read(1, "code")
+  }
+
+  public init(storedFields fields: any Coffer.StoredFields) throws {
+    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.code = try reader.read(1, "code")
+  }
+
+  public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
+    switch keyPath {
+    case \Self.id:
+      "id"
+    case \Self.code:
+      "code"
+    default:
+      nil
+    }
+  }
 }
 
 /// Badge whose `code` became required, with the default 5: rows with no code all take 5.
-@Storable
 struct BadgeRequiresCode: Equatable {
   static var entityName: String { "Badge" }
   static var fieldDefaults: [String: Value] { ["code": .int(5)] }
   var id: Int64
-  @Unique var code: Int64
+  /* @Unique */ var code: Int64
+}
+
+// What `@Storable` generates for BadgeRequiresCode, written out; ConformanceModelExpansionTests checks it.
+// swift-format-ignore: AllPublicDeclarationsHaveDocumentation
+extension BadgeRequiresCode: Storable, KeyPathStorable {
+  public static var indexes: [Coffer.Index] {
+    [.unique("code")]
+  }
+
+  public static func storedFields() throws -> [Coffer.Field]? {
+    let entity = Self.entityName
+    return try [
+      Coffer.StoredField.field("id", \Self.id, in: entity),
+      Coffer.StoredField.field("code", \Self.code, in: entity),
+    ]
+  }
+
+  public func storedRow() throws -> Coffer.Row {
+    let entity = Self.entityName
+    return Coffer.Row(
+      try [
+        Coffer.StoredField.value(self.id, "id", in: entity),
+        Coffer.StoredField.value(self.code, "code", in: entity),
+      ])
+  }
+
+  public init(storedRow row: Coffer.Row) throws {
+    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.code = try reader.read(1, "code")
+  }
+
+  public init(storedFields fields: any Coffer.StoredFields) throws {
+    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.code = try reader.read(1, "code")
+  }
+
+  public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
+    switch keyPath {
+    case \Self.id:
+      "id"
+    case \Self.code:
+      "code"
+    default:
+      nil
+    }
+  }
 }
 
 /// An entity "Label", first without any unique index.
-@Storable
 struct LabelV1: Equatable {
   static var entityName: String { "Label" }
   var id: Int64
   var text: String?
 }
 
+// What `@Storable` generates for LabelV1, written out; ConformanceModelExpansionTests checks it.
+// swift-format-ignore: AllPublicDeclarationsHaveDocumentation
+extension LabelV1: Storable, KeyPathStorable {
+  public static func storedFields() throws -> [Coffer.Field]? {
+    let entity = Self.entityName
+    return try [
+      Coffer.StoredField.field("id", \Self.id, in: entity),
+      Coffer.StoredField.field("text", \Self.text, in: entity),
+    ]
+  }
+
+  public func storedRow() throws -> Coffer.Row {
+    let entity = Self.entityName
+    return Coffer.Row(
+      try [
+        Coffer.StoredField.value(self.id, "id", in: entity),
+        Coffer.StoredField.value(self.text, "text", in: entity),
+      ])
+  }
+
+  public init(storedRow row: Coffer.Row) throws {
+    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.text = try reader.read(1, "text")
+  }
+
+  public init(storedFields fields: any Coffer.StoredFields) throws {
+    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.text = try reader.read(1, "text")
+  }
+
+  public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
+    switch keyPath {
+    case \Self.id:
+      "id"
+    case \Self.text:
+      "text"
+    default:
+      nil
+    }
+  }
+}
+
 /// Label whose `text` became unique.
-@Storable
 struct LabelUniqueText: Equatable {
   static var entityName: String { "Label" }
   var id: Int64
-  @Unique var text: String?
+  /* @Unique */ var text: String?
+}
+
+// What `@Storable` generates for LabelUniqueText, written out; ConformanceModelExpansionTests checks it.
+// swift-format-ignore: AllPublicDeclarationsHaveDocumentation
+extension LabelUniqueText: Storable, KeyPathStorable {
+  public static var indexes: [Coffer.Index] {
+    [.unique("text")]
+  }
+
+  public static func storedFields() throws -> [Coffer.Field]? {
+    let entity = Self.entityName
+    return try [
+      Coffer.StoredField.field("id", \Self.id, in: entity),
+      Coffer.StoredField.field("text", \Self.text, in: entity),
+    ]
+  }
+
+  public func storedRow() throws -> Coffer.Row {
+    let entity = Self.entityName
+    return Coffer.Row(
+      try [
+        Coffer.StoredField.value(self.id, "id", in: entity),
+        Coffer.StoredField.value(self.text, "text", in: entity),
+      ])
+  }
+
+  public init(storedRow row: Coffer.Row) throws {
+    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.text = try reader.read(1, "text")
+  }
+
+  public init(storedFields fields: any Coffer.StoredFields) throws {
+    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.text = try reader.read(1, "text")
+  }
+
+  public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
+    switch keyPath {
+    case \Self.id:
+      "id"
+    case \Self.text:
+      "text"
+    default:
+      nil
+    }
+  }
 }
 
 /// Label with string ids, first without any unique index.
-@Storable
 struct NamedLabelV1: Equatable {
   static var entityName: String { "NamedLabel" }
   var id: String
   var text: String?
 }
 
+// What `@Storable` generates for NamedLabelV1, written out; ConformanceModelExpansionTests checks it.
+// swift-format-ignore: AllPublicDeclarationsHaveDocumentation
+extension NamedLabelV1: Storable, KeyPathStorable {
+  public static func storedFields() throws -> [Coffer.Field]? {
+    let entity = Self.entityName
+    return try [
+      Coffer.StoredField.field("id", \Self.id, in: entity),
+      Coffer.StoredField.field("text", \Self.text, in: entity),
+    ]
+  }
+
+  public func storedRow() throws -> Coffer.Row {
+    let entity = Self.entityName
+    return Coffer.Row(
+      try [
+        Coffer.StoredField.value(self.id, "id", in: entity),
+        Coffer.StoredField.value(self.text, "text", in: entity),
+      ])
+  }
+
+  public init(storedRow row: Coffer.Row) throws {
+    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.text = try reader.read(1, "text")
+  }
+
+  public init(storedFields fields: any Coffer.StoredFields) throws {
+    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.text = try reader.read(1, "text")
+  }
+
+  public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
+    switch keyPath {
+    case \Self.id:
+      "id"
+    case \Self.text:
+      "text"
+    default:
+      nil
+    }
+  }
+}
+
 /// NamedLabel whose `text` became unique.
-@Storable
 struct NamedLabelUniqueText: Equatable {
   static var entityName: String { "NamedLabel" }
   var id: String
-  @Unique var text: String?
+  /* @Unique */ var text: String?
+}
+
+// What `@Storable` generates for NamedLabelUniqueText, written out; ConformanceModelExpansionTests checks it.
+// swift-format-ignore: AllPublicDeclarationsHaveDocumentation
+extension NamedLabelUniqueText: Storable, KeyPathStorable {
+  public static var indexes: [Coffer.Index] {
+    [.unique("text")]
+  }
+
+  public static func storedFields() throws -> [Coffer.Field]? {
+    let entity = Self.entityName
+    return try [
+      Coffer.StoredField.field("id", \Self.id, in: entity),
+      Coffer.StoredField.field("text", \Self.text, in: entity),
+    ]
+  }
+
+  public func storedRow() throws -> Coffer.Row {
+    let entity = Self.entityName
+    return Coffer.Row(
+      try [
+        Coffer.StoredField.value(self.id, "id", in: entity),
+        Coffer.StoredField.value(self.text, "text", in: entity),
+      ])
+  }
+
+  public init(storedRow row: Coffer.Row) throws {
+    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.text = try reader.read(1, "text")
+  }
+
+  public init(storedFields fields: any Coffer.StoredFields) throws {
+    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.text = try reader.read(1, "text")
+  }
+
+  public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
+    switch keyPath {
+    case \Self.id:
+      "id"
+    case \Self.text:
+      "text"
+    default:
+      nil
+    }
+  }
 }
 
 /// An entity "Blob" holding optional bytes.
-@Storable
 struct BlobV1: Equatable {
   static var entityName: String { "Blob" }
   var id: Int64
   var blob: Data?
 }
 
+// What `@Storable` generates for BlobV1, written out; ConformanceModelExpansionTests checks it.
+// swift-format-ignore: AllPublicDeclarationsHaveDocumentation
+extension BlobV1: Storable, KeyPathStorable {
+  public static func storedFields() throws -> [Coffer.Field]? {
+    let entity = Self.entityName
+    return try [
+      Coffer.StoredField.field("id", \Self.id, in: entity),
+      Coffer.StoredField.field("blob", \Self.blob, in: entity),
+    ]
+  }
+
+  public func storedRow() throws -> Coffer.Row {
+    let entity = Self.entityName
+    return Coffer.Row(
+      try [
+        Coffer.StoredField.value(self.id, "id", in: entity),
+        Coffer.StoredField.value(self.blob, "blob", in: entity),
+      ])
+  }
+
+  public init(storedRow row: Coffer.Row) throws {
+    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.blob = try reader.read(1, "blob")
+  }
+
+  public init(storedFields fields: any Coffer.StoredFields) throws {
+    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.blob = try reader.read(1, "blob")
+  }
+
+  public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
+    switch keyPath {
+    case \Self.id:
+      "id"
+    case \Self.blob:
+      "blob"
+    default:
+      nil
+    }
+  }
+}
+
 /// Blob with a new optional field.
-@Storable
 struct BlobAddsNote: Equatable {
   static var entityName: String { "Blob" }
   var id: Int64
   var blob: Data?
   var note: String?
+}
+
+// What `@Storable` generates for BlobAddsNote, written out; ConformanceModelExpansionTests checks it.
+// swift-format-ignore: AllPublicDeclarationsHaveDocumentation
+extension BlobAddsNote: Storable, KeyPathStorable {
+  public static func storedFields() throws -> [Coffer.Field]? {
+    let entity = Self.entityName
+    return try [
+      Coffer.StoredField.field("id", \Self.id, in: entity),
+      Coffer.StoredField.field("blob", \Self.blob, in: entity),
+      Coffer.StoredField.field("note", \Self.note, in: entity),
+    ]
+  }
+
+  public func storedRow() throws -> Coffer.Row {
+    let entity = Self.entityName
+    return Coffer.Row(
+      try [
+        Coffer.StoredField.value(self.id, "id", in: entity),
+        Coffer.StoredField.value(self.blob, "blob", in: entity),
+        Coffer.StoredField.value(self.note, "note", in: entity),
+      ])
+  }
+
+  public init(storedRow row: Coffer.Row) throws {
+    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.blob = try reader.read(1, "blob")
+    self.note = try reader.read(2, "note")
+  }
+
+  public init(storedFields fields: any Coffer.StoredFields) throws {
+    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.blob = try reader.read(1, "blob")
+    self.note = try reader.read(2, "note")
+  }
+
+  public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
+    switch keyPath {
+    case \Self.id:
+      "id"
+    case \Self.blob:
+      "blob"
+    case \Self.note:
+      "note"
+    default:
+      nil
+    }
+  }
 }

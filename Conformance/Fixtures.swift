@@ -1,15 +1,21 @@
 @_spi(Backend) import Coffer
-import CofferMacros
 import Foundation
 
 // The models the checks share. Each check makes fresh stores, so models never collide.
 //
-// They are declared with @Storable, so every check runs twice (see ``ConformanceTarget/rowCodecs``):
+// They are @Storable models, so every check runs twice (see ``ConformanceTarget/rowCodecs``):
 // once with the generated schema and row codec, and once with the schema and codec derived from
 // their synthesized Codable conformance, exactly as for a plain Codable model.
+//
+// So that this library builds without swift-syntax, they do not use the macro: the code @Storable
+// would generate is written out after each model (and the CodingKeys it adds, inside OddNames),
+// and the field markers it reads are comments (`/* @Unique */ var email`). That code is exactly
+// the macro's expansion: Tests/CofferMacroTests/ConformanceModelExpansionTests.swift expands
+// @Storable on each model and fails when they differ. After changing a model or the macro, paste
+// the expansion that test prints rather than editing the code by hand. Its members are public, as
+// the macro writes them, so each extension turns off the rule that wants doc comments on them.
 
 /// A general record with nullable fields of several kinds.
-@Storable
 struct Item: Equatable {
   var id: Int64
   var name: String
@@ -30,30 +36,246 @@ struct Item: Equatable {
   ]
 }
 
+// What `@Storable` generates for Item, written out; ConformanceModelExpansionTests checks it.
+// swift-format-ignore: AllPublicDeclarationsHaveDocumentation
+extension Item: Storable, KeyPathStorable {
+  public static var entityName: String {
+    "Item"
+  }
+
+  public static func storedFields() throws -> [Coffer.Field]? {
+    let entity = Self.entityName
+    return try [
+      Coffer.StoredField.field("id", \Self.id, in: entity),
+      Coffer.StoredField.field("name", \Self.name, in: entity),
+      Coffer.StoredField.field("rank", \Self.rank, in: entity),
+      Coffer.StoredField.field("score", \Self.score, in: entity),
+      Coffer.StoredField.field("flag", \Self.flag, in: entity),
+    ]
+  }
+
+  public func storedRow() throws -> Coffer.Row {
+    let entity = Self.entityName
+    return Coffer.Row(
+      try [
+        Coffer.StoredField.value(self.id, "id", in: entity),
+        Coffer.StoredField.value(self.name, "name", in: entity),
+        Coffer.StoredField.value(self.rank, "rank", in: entity),
+        Coffer.StoredField.value(self.score, "score", in: entity),
+        Coffer.StoredField.value(self.flag, "flag", in: entity),
+      ])
+  }
+
+  public init(storedRow row: Coffer.Row) throws {
+    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.name = try reader.read(1, "name")
+    self.rank = try reader.read(2, "rank")
+    self.score = try reader.read(3, "score")
+    self.flag = try reader.read(4, "flag")
+  }
+
+  public init(storedFields fields: any Coffer.StoredFields) throws {
+    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.name = try reader.read(1, "name")
+    self.rank = try reader.read(2, "rank")
+    self.score = try reader.read(3, "score")
+    self.flag = try reader.read(4, "flag")
+  }
+
+  public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
+    switch keyPath {
+    case \Self.id:
+      "id"
+    case \Self.name:
+      "name"
+    case \Self.rank:
+      "rank"
+    case \Self.score:
+      "score"
+    case \Self.flag:
+      "flag"
+    default:
+      nil
+    }
+  }
+}
+
 /// A record with a unique, nullable email.
-@Storable
 struct Account: Equatable {
   var id: Int64
-  @Unique var email: String?
+  /* @Unique */ var email: String?
   var name: String
 }
 
+// What `@Storable` generates for Account, written out; ConformanceModelExpansionTests checks it.
+// swift-format-ignore: AllPublicDeclarationsHaveDocumentation
+extension Account: Storable, KeyPathStorable {
+  public static var entityName: String {
+    "Account"
+  }
+
+  public static var indexes: [Coffer.Index] {
+    [.unique("email")]
+  }
+
+  public static func storedFields() throws -> [Coffer.Field]? {
+    let entity = Self.entityName
+    return try [
+      Coffer.StoredField.field("id", \Self.id, in: entity),
+      Coffer.StoredField.field("email", \Self.email, in: entity),
+      Coffer.StoredField.field("name", \Self.name, in: entity),
+    ]
+  }
+
+  public func storedRow() throws -> Coffer.Row {
+    let entity = Self.entityName
+    return Coffer.Row(
+      try [
+        Coffer.StoredField.value(self.id, "id", in: entity),
+        Coffer.StoredField.value(self.email, "email", in: entity),
+        Coffer.StoredField.value(self.name, "name", in: entity),
+      ])
+  }
+
+  public init(storedRow row: Coffer.Row) throws {
+    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.email = try reader.read(1, "email")
+    self.name = try reader.read(2, "name")
+  }
+
+  public init(storedFields fields: any Coffer.StoredFields) throws {
+    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.email = try reader.read(1, "email")
+    self.name = try reader.read(2, "name")
+  }
+
+  public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
+    switch keyPath {
+    case \Self.id:
+      "id"
+    case \Self.email:
+      "email"
+    case \Self.name:
+      "name"
+    default:
+      nil
+    }
+  }
+}
+
 /// A record with a string id.
-@Storable
 struct Tag: Equatable {
   var id: String
   var count: Int64
 }
 
+// What `@Storable` generates for Tag, written out; ConformanceModelExpansionTests checks it.
+// swift-format-ignore: AllPublicDeclarationsHaveDocumentation
+extension Tag: Storable, KeyPathStorable {
+  public static var entityName: String {
+    "Tag"
+  }
+
+  public static func storedFields() throws -> [Coffer.Field]? {
+    let entity = Self.entityName
+    return try [
+      Coffer.StoredField.field("id", \Self.id, in: entity),
+      Coffer.StoredField.field("count", \Self.count, in: entity),
+    ]
+  }
+
+  public func storedRow() throws -> Coffer.Row {
+    let entity = Self.entityName
+    return Coffer.Row(
+      try [
+        Coffer.StoredField.value(self.id, "id", in: entity),
+        Coffer.StoredField.value(self.count, "count", in: entity),
+      ])
+  }
+
+  public init(storedRow row: Coffer.Row) throws {
+    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.count = try reader.read(1, "count")
+  }
+
+  public init(storedFields fields: any Coffer.StoredFields) throws {
+    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.count = try reader.read(1, "count")
+  }
+
+  public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
+    switch keyPath {
+    case \Self.id:
+      "id"
+    case \Self.count:
+      "count"
+    default:
+      nil
+    }
+  }
+}
+
 /// A record with a UUID id.
-@Storable
 struct Token: Equatable {
   var id: UUID
   var count: Int64
 }
 
+// What `@Storable` generates for Token, written out; ConformanceModelExpansionTests checks it.
+// swift-format-ignore: AllPublicDeclarationsHaveDocumentation
+extension Token: Storable, KeyPathStorable {
+  public static var entityName: String {
+    "Token"
+  }
+
+  public static func storedFields() throws -> [Coffer.Field]? {
+    let entity = Self.entityName
+    return try [
+      Coffer.StoredField.field("id", \Self.id, in: entity),
+      Coffer.StoredField.field("count", \Self.count, in: entity),
+    ]
+  }
+
+  public func storedRow() throws -> Coffer.Row {
+    let entity = Self.entityName
+    return Coffer.Row(
+      try [
+        Coffer.StoredField.value(self.id, "id", in: entity),
+        Coffer.StoredField.value(self.count, "count", in: entity),
+      ])
+  }
+
+  public init(storedRow row: Coffer.Row) throws {
+    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.count = try reader.read(1, "count")
+  }
+
+  public init(storedFields fields: any Coffer.StoredFields) throws {
+    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.count = try reader.read(1, "count")
+  }
+
+  public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
+    switch keyPath {
+    case \Self.id:
+      "id"
+    case \Self.count:
+      "count"
+    default:
+      nil
+    }
+  }
+}
+
 /// A record holding one nullable value of each ordered kind, for ordering checks.
-@Storable
 struct Cell: Equatable {
   var id: Int64
   var text: String?
@@ -77,18 +299,190 @@ struct Cell: Equatable {
   }
 }
 
+// What `@Storable` generates for Cell, written out; ConformanceModelExpansionTests checks it.
+// swift-format-ignore: AllPublicDeclarationsHaveDocumentation
+extension Cell: Storable, KeyPathStorable {
+  public static var entityName: String {
+    "Cell"
+  }
+
+  public static func storedFields() throws -> [Coffer.Field]? {
+    let entity = Self.entityName
+    return try [
+      Coffer.StoredField.field("id", \Self.id, in: entity),
+      Coffer.StoredField.field("text", \Self.text, in: entity),
+      Coffer.StoredField.field("date", \Self.date, in: entity),
+      Coffer.StoredField.field("uuid", \Self.uuid, in: entity),
+      Coffer.StoredField.field("bytes", \Self.bytes, in: entity),
+      Coffer.StoredField.field("double", \Self.double, in: entity),
+      Coffer.StoredField.field("bool", \Self.bool, in: entity),
+    ]
+  }
+
+  public func storedRow() throws -> Coffer.Row {
+    let entity = Self.entityName
+    return Coffer.Row(
+      try [
+        Coffer.StoredField.value(self.id, "id", in: entity),
+        Coffer.StoredField.value(self.text, "text", in: entity),
+        Coffer.StoredField.value(self.date, "date", in: entity),
+        Coffer.StoredField.value(self.uuid, "uuid", in: entity),
+        Coffer.StoredField.value(self.bytes, "bytes", in: entity),
+        Coffer.StoredField.value(self.double, "double", in: entity),
+        Coffer.StoredField.value(self.bool, "bool", in: entity),
+      ])
+  }
+
+  public init(storedRow row: Coffer.Row) throws {
+    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.text = try reader.read(1, "text")
+    self.date = try reader.read(2, "date")
+    self.uuid = try reader.read(3, "uuid")
+    self.bytes = try reader.read(4, "bytes")
+    self.double = try reader.read(5, "double")
+    self.bool = try reader.read(6, "bool")
+  }
+
+  public init(storedFields fields: any Coffer.StoredFields) throws {
+    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.text = try reader.read(1, "text")
+    self.date = try reader.read(2, "date")
+    self.uuid = try reader.read(3, "uuid")
+    self.bytes = try reader.read(4, "bytes")
+    self.double = try reader.read(5, "double")
+    self.bool = try reader.read(6, "bool")
+  }
+
+  public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
+    switch keyPath {
+    case \Self.id:
+      "id"
+    case \Self.text:
+      "text"
+    case \Self.date:
+      "date"
+    case \Self.uuid:
+      "uuid"
+    case \Self.bytes:
+      "bytes"
+    case \Self.double:
+      "double"
+    case \Self.bool:
+      "bool"
+    default:
+      nil
+    }
+  }
+}
+
 /// A record holding an unsigned integer, to check the Int64 range.
-@Storable
 struct Counter: Equatable {
   var id: Int64
   var big: UInt64
 }
 
+// What `@Storable` generates for Counter, written out; ConformanceModelExpansionTests checks it.
+// swift-format-ignore: AllPublicDeclarationsHaveDocumentation
+extension Counter: Storable, KeyPathStorable {
+  public static var entityName: String {
+    "Counter"
+  }
+
+  public static func storedFields() throws -> [Coffer.Field]? {
+    let entity = Self.entityName
+    return try [
+      Coffer.StoredField.field("id", \Self.id, in: entity),
+      Coffer.StoredField.field("big", \Self.big, in: entity),
+    ]
+  }
+
+  public func storedRow() throws -> Coffer.Row {
+    let entity = Self.entityName
+    return Coffer.Row(
+      try [
+        Coffer.StoredField.value(self.id, "id", in: entity),
+        Coffer.StoredField.value(self.big, "big", in: entity),
+      ])
+  }
+
+  public init(storedRow row: Coffer.Row) throws {
+    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.big = try reader.read(1, "big")
+  }
+
+  public init(storedFields fields: any Coffer.StoredFields) throws {
+    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.big = try reader.read(1, "big")
+  }
+
+  public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
+    switch keyPath {
+    case \Self.id:
+      "id"
+    case \Self.big:
+      "big"
+    default:
+      nil
+    }
+  }
+}
+
 /// A record whose two rows a batch always changes together, for atomicity under concurrency.
-@Storable
 struct Versioned: Equatable {
   var id: Int64
   var version: Int64
+}
+
+// What `@Storable` generates for Versioned, written out; ConformanceModelExpansionTests checks it.
+// swift-format-ignore: AllPublicDeclarationsHaveDocumentation
+extension Versioned: Storable, KeyPathStorable {
+  public static var entityName: String {
+    "Versioned"
+  }
+
+  public static func storedFields() throws -> [Coffer.Field]? {
+    let entity = Self.entityName
+    return try [
+      Coffer.StoredField.field("id", \Self.id, in: entity),
+      Coffer.StoredField.field("version", \Self.version, in: entity),
+    ]
+  }
+
+  public func storedRow() throws -> Coffer.Row {
+    let entity = Self.entityName
+    return Coffer.Row(
+      try [
+        Coffer.StoredField.value(self.id, "id", in: entity),
+        Coffer.StoredField.value(self.version, "version", in: entity),
+      ])
+  }
+
+  public init(storedRow row: Coffer.Row) throws {
+    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.version = try reader.read(1, "version")
+  }
+
+  public init(storedFields fields: any Coffer.StoredFields) throws {
+    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.version = try reader.read(1, "version")
+  }
+
+  public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
+    switch keyPath {
+    case \Self.id:
+      "id"
+    case \Self.version:
+      "version"
+    default:
+      nil
+    }
+  }
 }
 
 /// A colour stored as its string raw value.
@@ -111,7 +505,6 @@ struct Document: Codable, Sendable, Equatable {
 }
 
 /// A record with a field of every kind, including documents and enums.
-@Storable
 struct Sample: Equatable {
   var id: Int64
   var flag = false
@@ -127,35 +520,353 @@ struct Sample: Equatable {
   var level = Level.low
 }
 
+// What `@Storable` generates for Sample, written out; ConformanceModelExpansionTests checks it.
+// swift-format-ignore: AllPublicDeclarationsHaveDocumentation
+extension Sample: Storable, KeyPathStorable {
+  public static var entityName: String {
+    "Sample"
+  }
+
+  public static var fieldDefaults: [String: Coffer.Value] {
+    var defaults: [String: Coffer.Value] = [:]
+    defaults["flag"] = Coffer.StoredField.defaultValue(\Self.flag, false, in: Self.entityName)
+    defaults["int"] = Coffer.StoredField.defaultValue(\Self.int, 0, in: Self.entityName)
+    defaults["double"] = Coffer.StoredField.defaultValue(\Self.double, 0.0, in: Self.entityName)
+    defaults["text"] = Coffer.StoredField.defaultValue(\Self.text, "", in: Self.entityName)
+    defaults["color"] = Coffer.StoredField.defaultValue(\Self.color, Color.red, in: Self.entityName)
+    defaults["level"] = Coffer.StoredField.defaultValue(\Self.level, Level.low, in: Self.entityName)
+    return defaults
+  }
+
+  public static func storedFields() throws -> [Coffer.Field]? {
+    let entity = Self.entityName
+    return try [
+      Coffer.StoredField.field("id", \Self.id, in: entity),
+      Coffer.StoredField.field("flag", \Self.flag, in: entity),
+      Coffer.StoredField.field("int", \Self.int, in: entity),
+      Coffer.StoredField.field("double", \Self.double, in: entity),
+      Coffer.StoredField.field("text", \Self.text, in: entity),
+      Coffer.StoredField.field("bytes", \Self.bytes, in: entity),
+      Coffer.StoredField.field("date", \Self.date, in: entity),
+      Coffer.StoredField.field("uuid", \Self.uuid, in: entity),
+      Coffer.StoredField.field("optionalText", \Self.optionalText, in: entity),
+      Coffer.StoredField.field("document", \Self.document, in: entity),
+      Coffer.StoredField.field("color", \Self.color, in: entity),
+      Coffer.StoredField.field("level", \Self.level, in: entity),
+    ]
+  }
+
+  public func storedRow() throws -> Coffer.Row {
+    let entity = Self.entityName
+    return Coffer.Row(
+      try [
+        Coffer.StoredField.value(self.id, "id", in: entity),
+        Coffer.StoredField.value(self.flag, "flag", in: entity),
+        Coffer.StoredField.value(self.int, "int", in: entity),
+        Coffer.StoredField.value(self.double, "double", in: entity),
+        Coffer.StoredField.value(self.text, "text", in: entity),
+        Coffer.StoredField.value(self.bytes, "bytes", in: entity),
+        Coffer.StoredField.value(self.date, "date", in: entity),
+        Coffer.StoredField.value(self.uuid, "uuid", in: entity),
+        Coffer.StoredField.value(self.optionalText, "optionalText", in: entity),
+        Coffer.StoredField.value(self.document, "document", in: entity),
+        Coffer.StoredField.value(self.color, "color", in: entity),
+        Coffer.StoredField.value(self.level, "level", in: entity),
+      ])
+  }
+
+  public init(storedRow row: Coffer.Row) throws {
+    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.flag = try reader.read(1, "flag")
+    self.int = try reader.read(2, "int")
+    self.double = try reader.read(3, "double")
+    self.text = try reader.read(4, "text")
+    self.bytes = try reader.read(5, "bytes")
+    self.date = try reader.read(6, "date")
+    self.uuid = try reader.read(7, "uuid")
+    self.optionalText = try reader.read(8, "optionalText")
+    self.document = try reader.read(9, "document")
+    self.color = try reader.read(10, "color")
+    self.level = try reader.read(11, "level")
+  }
+
+  public init(storedFields fields: any Coffer.StoredFields) throws {
+    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.flag = try reader.read(1, "flag")
+    self.int = try reader.read(2, "int")
+    self.double = try reader.read(3, "double")
+    self.text = try reader.read(4, "text")
+    self.bytes = try reader.read(5, "bytes")
+    self.date = try reader.read(6, "date")
+    self.uuid = try reader.read(7, "uuid")
+    self.optionalText = try reader.read(8, "optionalText")
+    self.document = try reader.read(9, "document")
+    self.color = try reader.read(10, "color")
+    self.level = try reader.read(11, "level")
+  }
+
+  public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
+    switch keyPath {
+    case \Self.id:
+      "id"
+    case \Self.flag:
+      "flag"
+    case \Self.int:
+      "int"
+    case \Self.double:
+      "double"
+    case \Self.text:
+      "text"
+    case \Self.bytes:
+      "bytes"
+    case \Self.date:
+      "date"
+    case \Self.uuid:
+      "uuid"
+    case \Self.optionalText:
+      "optionalText"
+    case \Self.document:
+      "document"
+    case \Self.color:
+      "color"
+    case \Self.level:
+      "level"
+    default:
+      nil
+    }
+  }
+}
+
 /// An entity and fields named with Unicode, quotes, spaces, punctuation and SQL keywords.
-@Storable
 struct OddNames: Equatable {
   static var entityName: String { "Ünïcødé \"order\" table; DROP TABLE x; --" }
-  @StoredName("select") var id: String
-  @StoredName("from \"where\" 'group'") var value: Int64
-  @StoredName("🙂 ordér by, ? $1 :x %s") var note: String?
+  /* @StoredName("select") */ var id: String
+  /* @StoredName("from \"where\" 'group'") */ var value: Int64
+  /* @StoredName("🙂 ordér by, ? $1 :x %s") */ var note: String?
+
+  // What `@Storable` adds to OddNames for its stored names.
+  enum CodingKeys: String, CodingKey {
+    case id = "select"
+    case value = "from \"where\" 'group'"
+    case note = "🙂 ordér by, ? $1 :x %s"
+  }
+}
+
+// What `@Storable` generates for OddNames, written out; ConformanceModelExpansionTests checks it.
+// swift-format-ignore: AllPublicDeclarationsHaveDocumentation
+extension OddNames: Storable, KeyPathStorable {
+  public static var idField: String {
+    "select"
+  }
+
+  public static func storedFields() throws -> [Coffer.Field]? {
+    let entity = Self.entityName
+    return try [
+      Coffer.StoredField.field("select", \Self.id, in: entity),
+      Coffer.StoredField.field("from \"where\" 'group'", \Self.value, in: entity),
+      Coffer.StoredField.field("🙂 ordér by, ? $1 :x %s", \Self.note, in: entity),
+    ]
+  }
+
+  public func storedRow() throws -> Coffer.Row {
+    let entity = Self.entityName
+    return Coffer.Row(
+      try [
+        Coffer.StoredField.value(self.id, "select", in: entity),
+        Coffer.StoredField.value(self.value, "from \"where\" 'group'", in: entity),
+        Coffer.StoredField.value(self.note, "🙂 ordér by, ? $1 :x %s", in: entity),
+      ])
+  }
+
+  public init(storedRow row: Coffer.Row) throws {
+    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "select")
+    self.value = try reader.read(1, "from \"where\" 'group'")
+    self.note = try reader.read(2, "🙂 ordér by, ? $1 :x %s")
+  }
+
+  public init(storedFields fields: any Coffer.StoredFields) throws {
+    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "select")
+    self.value = try reader.read(1, "from \"where\" 'group'")
+    self.note = try reader.read(2, "🙂 ordér by, ? $1 :x %s")
+  }
+
+  public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
+    switch keyPath {
+    case \Self.id:
+      "select"
+    case \Self.value:
+      "from \"where\" 'group'"
+    case \Self.note:
+      "🙂 ordér by, ? $1 :x %s"
+    default:
+      nil
+    }
+  }
 }
 
 /// The entity `order`, distinct from ``UpperOrder``'s `Order`.
-@Storable
 struct LowerOrder: Equatable {
   static var entityName: String { "order" }
   var id: Int64
   var total: Int64
 }
 
+// What `@Storable` generates for LowerOrder, written out; ConformanceModelExpansionTests checks it.
+// swift-format-ignore: AllPublicDeclarationsHaveDocumentation
+extension LowerOrder: Storable, KeyPathStorable {
+  public static func storedFields() throws -> [Coffer.Field]? {
+    let entity = Self.entityName
+    return try [
+      Coffer.StoredField.field("id", \Self.id, in: entity),
+      Coffer.StoredField.field("total", \Self.total, in: entity),
+    ]
+  }
+
+  public func storedRow() throws -> Coffer.Row {
+    let entity = Self.entityName
+    return Coffer.Row(
+      try [
+        Coffer.StoredField.value(self.id, "id", in: entity),
+        Coffer.StoredField.value(self.total, "total", in: entity),
+      ])
+  }
+
+  public init(storedRow row: Coffer.Row) throws {
+    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.total = try reader.read(1, "total")
+  }
+
+  public init(storedFields fields: any Coffer.StoredFields) throws {
+    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.total = try reader.read(1, "total")
+  }
+
+  public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
+    switch keyPath {
+    case \Self.id:
+      "id"
+    case \Self.total:
+      "total"
+    default:
+      nil
+    }
+  }
+}
+
 /// The entity `Order`, distinct from ``LowerOrder``'s `order`.
-@Storable
 struct UpperOrder: Equatable {
   static var entityName: String { "Order" }
   var id: Int64
   var label: String
 }
 
+// What `@Storable` generates for UpperOrder, written out; ConformanceModelExpansionTests checks it.
+// swift-format-ignore: AllPublicDeclarationsHaveDocumentation
+extension UpperOrder: Storable, KeyPathStorable {
+  public static func storedFields() throws -> [Coffer.Field]? {
+    let entity = Self.entityName
+    return try [
+      Coffer.StoredField.field("id", \Self.id, in: entity),
+      Coffer.StoredField.field("label", \Self.label, in: entity),
+    ]
+  }
+
+  public func storedRow() throws -> Coffer.Row {
+    let entity = Self.entityName
+    return Coffer.Row(
+      try [
+        Coffer.StoredField.value(self.id, "id", in: entity),
+        Coffer.StoredField.value(self.label, "label", in: entity),
+      ])
+  }
+
+  public init(storedRow row: Coffer.Row) throws {
+    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.label = try reader.read(1, "label")
+  }
+
+  public init(storedFields fields: any Coffer.StoredFields) throws {
+    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.label = try reader.read(1, "label")
+  }
+
+  public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
+    switch keyPath {
+    case \Self.id:
+      "id"
+    case \Self.label:
+      "label"
+    default:
+      nil
+    }
+  }
+}
+
 /// Two fields whose names differ only in case.
-@Storable
 struct CaseFields: Equatable {
   var id: Int64
   var name: String
   var Name: String
+}
+
+// What `@Storable` generates for CaseFields, written out; ConformanceModelExpansionTests checks it.
+// swift-format-ignore: AllPublicDeclarationsHaveDocumentation
+extension CaseFields: Storable, KeyPathStorable {
+  public static var entityName: String {
+    "CaseFields"
+  }
+
+  public static func storedFields() throws -> [Coffer.Field]? {
+    let entity = Self.entityName
+    return try [
+      Coffer.StoredField.field("id", \Self.id, in: entity),
+      Coffer.StoredField.field("name", \Self.name, in: entity),
+      Coffer.StoredField.field("Name", \Self.Name, in: entity),
+    ]
+  }
+
+  public func storedRow() throws -> Coffer.Row {
+    let entity = Self.entityName
+    return Coffer.Row(
+      try [
+        Coffer.StoredField.value(self.id, "id", in: entity),
+        Coffer.StoredField.value(self.name, "name", in: entity),
+        Coffer.StoredField.value(self.Name, "Name", in: entity),
+      ])
+  }
+
+  public init(storedRow row: Coffer.Row) throws {
+    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.name = try reader.read(1, "name")
+    self.Name = try reader.read(2, "Name")
+  }
+
+  public init(storedFields fields: any Coffer.StoredFields) throws {
+    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.name = try reader.read(1, "name")
+    self.Name = try reader.read(2, "Name")
+  }
+
+  public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
+    switch keyPath {
+    case \Self.id:
+      "id"
+    case \Self.name:
+      "name"
+    case \Self.Name:
+      "Name"
+    default:
+      nil
+    }
+  }
 }
