@@ -37,19 +37,29 @@ let package = Package(
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
     .package(
       url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: ["JSON", "YAML"]),
     .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
   ],
   targets: [
-    .target(name: "Coffer", swiftSettings: upcoming),
+    .target(
+      name: "Coffer", dependencies: [.product(name: "Logging", package: "swift-log")], swiftSettings: upcoming
+    ),
     .target(name: "CofferMemory", dependencies: ["Coffer"], swiftSettings: upcoming),
-    .target(name: "CofferPlist", dependencies: ["Coffer"], swiftSettings: upcoming),
+    .target(
+      name: "CofferPlist", dependencies: ["Coffer", .product(name: "Logging", package: "swift-log")],
+      swiftSettings: upcoming),
     .systemLibrary(
       name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
-    .target(name: "CofferSQLite", dependencies: ["Coffer", "CSQLite"], swiftSettings: upcoming),
+    .target(
+      name: "CofferSQLite",
+      dependencies: ["Coffer", "CSQLite", .product(name: "Logging", package: "swift-log")],
+      swiftSettings: upcoming),
     .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]),
-    .target(name: "CofferLMDB", dependencies: ["Coffer", "CLMDB"], swiftSettings: upcoming),
+    .target(
+      name: "CofferLMDB", dependencies: ["Coffer", "CLMDB", .product(name: "Logging", package: "swift-log")],
+      swiftSettings: upcoming),
     .macro(
       name: "CofferMacroPlugin",
       dependencies: [
@@ -74,7 +84,8 @@ let package = Package(
       dependencies: ["Coffer", .product(name: "Configuration", package: "swift-configuration")],
       swiftSettings: upcoming),
     .target(
-      name: "CofferConformance", dependencies: ["Coffer"], path: "Conformance",
+      name: "CofferConformance", dependencies: ["Coffer", .product(name: "Logging", package: "swift-log")],
+      path: "Conformance",
       swiftSettings: upcoming),
     .target(
       name: "CofferChatExample", dependencies: ["Coffer", "CofferMacros"], path: "Examples/Chat",

@@ -9,6 +9,8 @@ final class CheckContext: Sendable {
   let checkID: String
   /// This check's scratch folder.
   let directory: String
+  /// What every store the check opens logs, at every level.
+  let log = LogCapture()
   private struct State {
     var counter = 0
     var urls: [ObjectIdentifier: StoreURL] = [:]
@@ -63,7 +65,7 @@ final class CheckContext: Sendable {
   }
 
   private func open(_ url: StoreURL) async throws -> Store {
-    let store = Store(backend: try await target.open(url))
+    let store = Store(backend: try await target.open(url, logger: log.logger), logger: log.logger)
     state.withLock { state in
       state.urls[ObjectIdentifier(store)] = url
       state.open.append(store)

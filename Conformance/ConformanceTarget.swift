@@ -1,5 +1,6 @@
 @_spi(Backend) import Coffer
 import Foundation
+import Logging
 
 /// A backend to run the conformance suite against, named by a store URL.
 ///
@@ -69,7 +70,7 @@ public struct ConformanceTarget: Sendable {
     try FileManager.default.createDirectory(atPath: probeDirectory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: probeDirectory) }
     let probe = entry.scratchURL(base, probeDirectory, "capabilities-\(UUID().uuidString)")
-    let backend = try await entry.open(probe)
+    let backend = try await entry.open(probe, .disabled)
     let capabilities = backend.capabilities
     try await backend.close()
     entry.removeScratch?(probe)
@@ -89,8 +90,8 @@ public struct ConformanceTarget: Sendable {
     entry.scratchURL(base, folder, name)
   }
 
-  /// Opens the store a scratch URL names.
-  func open(_ url: StoreURL) async throws -> any StorageBackend {
-    try await entry.open(url)
+  /// Opens the store a scratch URL names, its backend logging to `logger`.
+  func open(_ url: StoreURL, logger: Logger = .disabled) async throws -> any StorageBackend {
+    try await entry.open(url, logger.forStore(url.description))
   }
 }

@@ -1,5 +1,6 @@
 import CLMDB
 @_spi(Backend) import Coffer
+import Logging
 import Synchronization
 
 /// A store in an LMDB environment: a directory holding `data.mdb` and `lock.mdb`.
@@ -41,13 +42,16 @@ public final class LMDBBackend: StorageBackend {
   ///   something else, an LMDB store Coffer did not make, a damaged or truncated store, or one
   ///   written by a newer Coffer (all left untouched); ``CofferError/Code/io`` when the
   ///   directory cannot be created or opened.
-  public init(path: String, configuration: Configuration = Configuration(), name: String? = nil) throws {
+  public init(
+    path: String, configuration: Configuration = Configuration(), name: String? = nil, logger: Logger? = nil
+  ) throws {
     let name = name ?? StoreURL(scheme: "lmdb", path: path).description
     self.name = name
     self.path = path
     self.configuration = configuration
+    let logger = (logger ?? .disabled).forStore(name)
     let environment = try OpenEnvironments.acquire(
-      path: path, configuration: configuration, context: StoreContext(name: name, path: path))
+      path: path, configuration: configuration, context: StoreContext(name: name, path: path, logger: logger))
     do {
       catalog = try environment.write { try Catalog.open(in: $0) }
     } catch {
@@ -55,6 +59,12 @@ public final class LMDBBackend: StorageBackend {
       throw error
     }
     self.environment = environment
+    logger.debug(
+      "Opened the LMDB environment",
+      metadata: [
+        "coffer.path": .string(path), "coffer.mapSize": .stringConvertible(environment.mapSize),
+        "coffer.maxMapSize": .stringConvertible(configuration.maxMapSize),
+      ])
   }
 
   /// Releases the store. Everything applied is already on disk. Closing twice is harmless.

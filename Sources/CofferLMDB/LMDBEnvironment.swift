@@ -1,6 +1,7 @@
 import CLMDB
 @_spi(Backend) import Coffer
 import Foundation
+import Logging
 import Synchronization
 
 /// One open LMDB environment (a store directory): its handle, idle read transactions, the
@@ -199,6 +200,9 @@ final class LMDBEnvironment: @unchecked Sendable {
     try gate.exclusive {
       try context.check(mdb_env_set_mapsize(handle, next), "grow the store's map to \(ByteSize.format(next))")
     }
+    context.logger.info(
+      "Grew the LMDB map",
+      metadata: ["coffer.from": .stringConvertible(current), "coffer.to": .stringConvertible(next)])
   }
 
   /// Adopts the larger map another process set.

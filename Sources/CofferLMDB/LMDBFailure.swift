@@ -1,5 +1,6 @@
 import CLMDB
 @_spi(Backend) import Coffer
+import Logging
 
 #if canImport(Glibc)
   import Glibc
@@ -13,6 +14,8 @@ struct StoreContext: Sendable {
   let name: String
   /// The environment directory.
   let path: String
+  /// Where the environment logs (map growth), with the store's name as metadata.
+  var logger: Logger = .disabled
 
   /// The error for a liblmdb return code, saying what was being done and what to do about it.
   func error(_ code: Int32, _ action: String, entity: String? = nil) -> CofferError {

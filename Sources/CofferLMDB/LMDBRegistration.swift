@@ -8,10 +8,10 @@ extension BackendRegistry {
       Entry(
         scheme: "lmdb",
         forms: ["lmdb:///path/dir?mapSize=64MiB&maxMapSize=64GiB&maxReaders=126"],
-        open: { url in
+        open: { url, logger in
           try LMDBBackend(
             path: try LMDBBackend.path(from: url), configuration: try LMDBBackend.configuration(from: url),
-            name: url.description)
+            name: url.description, logger: logger)
         },
         scratchURL: { base, directory, name in
           StoreURL(scheme: "lmdb", path: directory + "/" + name + ".lmdb", options: base.options)

@@ -1,4 +1,5 @@
 @_spi(Backend) import Coffer
+import Logging
 
 extension PlistBackend {
   /// Applies a change as a left-right pair: first to the writer's own copy of the tables, in
@@ -60,10 +61,10 @@ extension PlistBackend {
   private func writeIfDue(_ state: inout WriterState, operations: Int) throws {
     switch configuration.persistence {
     case .immediate:
-      try Self.write(&state, to: file, format: format)
+      try Self.write(&state, to: file, format: format, logger: logger)
     case .everyChanges(let limit):
       if operations > 0, state.unsavedOperations >= max(1, limit) {
-        try Self.write(&state, to: file, format: format)
+        try Self.write(&state, to: file, format: format, logger: logger)
       }
     case .interval(let delay):
       if !state.timerScheduled {
@@ -117,7 +118,7 @@ extension PlistBackend {
   }
 
   /// Writes the writer's tables to the file, encoding rows missing from the cache.
-  static func write(_ state: inout WriterState, to file: StoreFile, format: Format) throws {
+  static func write(_ state: inout WriterState, to file: StoreFile, format: Format, logger: Logger) throws {
     var entities: [StoreWriter.Entity] = []
     for (name, schema) in state.working.schemas.sorted(by: { $0.key < $1.key }) {
       var cached = state.cache[name] ?? [:]
@@ -130,7 +131,15 @@ extension PlistBackend {
       state.cache[name] = cached
       entities.append(StoreWriter.Entity(schema: schema, rows: cached.values))
     }
-    try file.replace(with: StoreWriter.file(entities, format: format))
+    let bytes = StoreWriter.file(entities, format: format)
+    try file.replace(with: bytes)
+    logger.debug(
+      "Wrote the property-list file",
+      metadata: [
+        "coffer.bytes": .stringConvertible(bytes.count),
+        "coffer.entities": .stringConvertible(entities.count),
+        "coffer.unsavedOperations": .stringConvertible(state.unsavedOperations),
+      ])
     state.unsavedOperations = 0
     state.isDirty = false
   }

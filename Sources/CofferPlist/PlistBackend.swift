@@ -1,5 +1,6 @@
 @_spi(Backend) import Coffer
 import Foundation
+import Logging
 
 /// A store kept in memory and persisted to one property-list file that any plist tool can read.
 ///
@@ -21,6 +22,8 @@ public final class PlistBackend: StorageBackend {
   public let capabilities: BackendCapabilities
   /// How the store is written.
   public let configuration: Configuration
+  /// Where the backend logs opening and file writes, with the store's name as metadata.
+  let logger: Logger
   /// The store file's path.
   public var path: String { file.path }
 
@@ -57,11 +60,13 @@ public final class PlistBackend: StorageBackend {
   ///   ``CofferError/Code/corruptStore`` for a truncated, damaged, foreign or newer-format file
   ///   (which is left untouched), ``CofferError/Code/io`` or ``CofferError/Code/storageFull``
   ///   when the directory cannot be written.
-  public init(path: String, configuration: Configuration = Configuration()) throws {
+  public init(path: String, configuration: Configuration = Configuration(), logger: Logger? = nil) throws {
     let file = StoreFile(path: path)
     self.file = file
     self.name = file.storeName
     self.configuration = configuration
+    let logger = (logger ?? .disabled).forStore(file.storeName)
+    self.logger = logger
     var capabilities: BackendCapabilities = [.reopenable, .crossEntityTransactions, .schemaEvolution]
     if configuration.persistence == .immediate { capabilities.insert(.durable) }
     self.capabilities = capabilities
@@ -81,10 +86,17 @@ public final class PlistBackend: StorageBackend {
       self.format = configuration.format ?? fileFormat ?? .binary
       var writerState = WriterState(working: tables, lock: lock)
       if existing == nil || fileFormat != format {
-        try Self.write(&writerState, to: file, format: configuration.format ?? fileFormat ?? .binary)
+        try Self.write(
+          &writerState, to: file, format: configuration.format ?? fileFormat ?? .binary, logger: logger)
       }
       self.published = LockedState(Published(tables: tables))
       self.writer = LockedState(writerState)
+      logger.debug(
+        "Opened the property-list file",
+        metadata: [
+          "coffer.path": .string(path), "coffer.format": .string("\(format)"),
+          "coffer.entities": .stringConvertible(tables.schemas.count),
+        ])
     } catch let error as CofferError {
       file.unlock(lock)
       throw error
@@ -155,7 +167,7 @@ public final class PlistBackend: StorageBackend {
     try writer.withLock { state in
       guard state.lock != nil else { throw closedError() }
       guard state.isDirty else { return }
-      try Self.write(&state, to: file, format: format)
+      try Self.write(&state, to: file, format: format, logger: logger)
     }
   }
 
@@ -180,7 +192,7 @@ public final class PlistBackend: StorageBackend {
         }
         file.unlock(lock)
       }
-      if state.isDirty { try Self.write(&state, to: file, format: format) }
+      if state.isDirty { try Self.write(&state, to: file, format: format, logger: logger) }
     }
   }
 

@@ -10,9 +10,10 @@ extension BackendRegistry {
         forms: [
           "plist:///path/store.plist?format=binary|xml&persist=immediate|manual|every:N|interval:SECONDS"
         ],
-        open: { url in
+        open: { url, logger in
           try PlistBackend(
-            path: try PlistBackend.path(from: url), configuration: try PlistBackend.configuration(from: url))
+            path: try PlistBackend.path(from: url), configuration: try PlistBackend.configuration(from: url),
+            logger: logger)
         },
         scratchURL: { base, directory, name in
           StoreURL(scheme: "plist", path: directory + "/" + name + ".plist", options: base.options)

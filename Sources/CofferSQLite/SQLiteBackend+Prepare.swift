@@ -1,4 +1,5 @@
 @_spi(Backend) import Coffer
+import Logging
 
 extension SQLiteBackend {
   /// Creates the tables of new entities and evolves stored ones, in one transaction: new fields
@@ -86,6 +87,12 @@ extension SQLiteBackend {
     }
     let prepared = SQLiteTable(schema: schema, tableName: record.tableName, columnNames: columns)
     try syncIndexes(of: prepared, on: connection)
+    logger.info(
+      "Evolved an entity's table",
+      metadata: [
+        "coffer.entity": .string(schema.name), "coffer.table": .string(record.tableName),
+        "coffer.addedColumns": .stringConvertible(evolution.sources.count { $0 == nil }),
+      ])
     try SQLiteCatalog.write(
       .init(schema: schema, tableName: record.tableName, columns: columns), on: connection)
     return prepared
@@ -94,6 +101,9 @@ extension SQLiteBackend {
   private func createEntity(_ schema: EntitySchema, on connection: SQLiteConnection) throws -> SQLiteTable {
     let tableName = SQLiteIdentifier.fresh(
       for: schema.name, avoiding: try SQLiteCatalog.takenNames(on: connection))
+    logger.debug(
+      "Creating an entity's table",
+      metadata: ["coffer.entity": .string(schema.name), "coffer.table": .string(tableName)])
     var taken: Set<String> = []
     var columns: [String] = []
     var definitions: [String] = []

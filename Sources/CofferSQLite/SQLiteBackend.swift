@@ -1,6 +1,7 @@
 import CSQLite
 @_spi(Backend) import Coffer
 import Foundation
+import Logging
 
 /// A store in one SQLite database file, readable by anyone with the `sqlite3` tool.
 ///
@@ -28,6 +29,8 @@ public final class SQLiteBackend: StorageBackend {
   let writer: LockedState<SQLiteConnection?>
   /// The thread batches, schema changes and closing run on, off the Swift concurrency pool.
   let blocking: BlockingQueue
+  /// Where the backend logs opening, schema changes and closing.
+  let logger: Logger
   let readers: SQLiteReaderPool
   /// The prepared entities, by name, and the serial the next one published gets.
   let catalog = LockedState(Catalog())
@@ -43,11 +46,12 @@ public final class SQLiteBackend: StorageBackend {
   ///   database, is damaged or was written by a newer Coffer (the file is left untouched);
   ///   ``Coffer/CofferError/Code/io`` when it or its directory cannot be written;
   ///   ``Coffer/CofferError/Code/locked`` when another process holds it past the busy timeout.
-  public init(path: String, configuration: Configuration = Configuration()) throws {
+  public init(path: String, configuration: Configuration = Configuration(), logger: Logger? = nil) throws {
     let name = path.hasPrefix("/") ? "sqlite://\(path)" : "sqlite:\(path)"
     self.name = name
     self.path = path
     self.configuration = configuration
+    self.logger = (logger ?? .disabled).forStore(name)
     var capabilities: BackendCapabilities = [
       .reopenable, .multiProcess, .crossEntityTransactions, .schemaEvolution,
     ]
@@ -70,6 +74,12 @@ public final class SQLiteBackend: StorageBackend {
       closed: {
         CofferError(.closed, "This store was closed. Open it again to use it.", store: name, path: path)
       })
+    self.logger.debug(
+      "Opened the SQLite database",
+      metadata: [
+        "coffer.path": .string(path), "coffer.synchronous": .string("\(configuration.synchronous)"),
+        "coffer.readers": .stringConvertible(configuration.readers),
+      ])
   }
 
   /// Refuses an existing file of zero bytes, which SQLite would take for a new database and
@@ -224,6 +234,7 @@ public final class SQLiteBackend: StorageBackend {
       writer.withLock { $0 = nil }
       readers.close()
     }
+    logger.debug("Closed the SQLite database")
   }
 
   /// The prepared entity with a name.

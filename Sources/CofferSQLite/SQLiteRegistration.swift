@@ -9,10 +9,11 @@ extension BackendRegistry {
       Entry(
         scheme: "sqlite",
         forms: ["sqlite:///path/db.sqlite?busyTimeout=MS&synchronous=off|normal|full|extra&readers=N"],
-        open: { url in
+        open: { url, logger in
           try SQLiteBackend(
-            path: try SQLiteBackend.path(from: url), configuration: try SQLiteBackend.configuration(from: url)
-          )
+            path: try SQLiteBackend.path(from: url),
+            configuration: try SQLiteBackend.configuration(from: url),
+            logger: logger)
         },
         scratchURL: { base, directory, name in
           StoreURL(scheme: "sqlite", path: directory + "/" + name + ".sqlite", options: base.options)

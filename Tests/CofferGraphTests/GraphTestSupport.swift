@@ -27,7 +27,7 @@ func withStore<Result>(
   let base = try StoreURL(url)
   let entry = try registry.entry(for: base)
   let scratch = entry.scratchURL(base, path, "store-" + UUID().uuidString)
-  let store = Store(backend: try await entry.open(scratch))
+  let store = Store(backend: try await registry.open(scratch))
   defer { entry.removeScratch?(scratch) }
   do {
     let result = try await body(store, TestDirectory(path: path))

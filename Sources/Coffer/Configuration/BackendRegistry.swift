@@ -1,3 +1,5 @@
+import Logging
+
 /// The backends a program can open by URL, by scheme.
 ///
 /// A registry is a value that you build and pass; there is no hidden global one. Each backend
@@ -16,8 +18,8 @@ public struct BackendRegistry: Sendable {
     public var scheme: String
     /// The URL forms the backend accepts, for messages and `--help`: `"sqlite:///path/db.sqlite"`.
     public var forms: [String]
-    /// Opens (creating if needed) the store a URL names.
-    public var open: @Sendable (StoreURL) async throws -> any StorageBackend
+    /// Opens (creating if needed) the store a URL names, logging to the logger given.
+    public var open: @Sendable (StoreURL, Logger) async throws -> any StorageBackend
     /// A URL for a new, empty store of this kind derived from `base` (keeping its options), with
     /// files placed under `directory` and named after `name`. The conformance suite and tests
     /// use it to make scratch stores.
@@ -27,10 +29,11 @@ public struct BackendRegistry: Sendable {
     /// directory is enough.
     public var removeScratch: (@Sendable (StoreURL) -> Void)?
 
-    /// An entry.
+    /// An entry for a backend that logs: `open` gets the logger the store was opened with
+    /// (one that discards everything when none was given).
     public init(
       scheme: String, forms: [String],
-      open: @escaping @Sendable (StoreURL) async throws -> any StorageBackend,
+      open: @escaping @Sendable (StoreURL, Logger) async throws -> any StorageBackend,
       scratchURL: @escaping @Sendable (_ base: StoreURL, _ directory: String, _ name: String) -> StoreURL,
       removeScratch: (@Sendable (StoreURL) -> Void)? = nil
     ) {
@@ -39,6 +42,18 @@ public struct BackendRegistry: Sendable {
       self.open = open
       self.scratchURL = scratchURL
       self.removeScratch = removeScratch
+    }
+
+    /// An entry for a backend that does not log.
+    public init(
+      scheme: String, forms: [String],
+      open: @escaping @Sendable (StoreURL) async throws -> any StorageBackend,
+      scratchURL: @escaping @Sendable (_ base: StoreURL, _ directory: String, _ name: String) -> StoreURL,
+      removeScratch: (@Sendable (StoreURL) -> Void)? = nil
+    ) {
+      self.init(
+        scheme: scheme, forms: forms, open: { url, _ in try await open(url) }, scratchURL: scratchURL,
+        removeScratch: removeScratch)
     }
   }
 
@@ -79,7 +94,7 @@ public struct BackendRegistry: Sendable {
   ///
   /// - Throws: ``CofferError/Code/invalidURL`` or ``CofferError/Code/unknownScheme`` (both listing
   ///   what this build supports), or whatever the backend throws on open.
-  public func open(_ text: String) async throws -> any StorageBackend {
+  public func open(_ text: String, logger: Logger? = nil) async throws -> any StorageBackend {
     let url: StoreURL
     do {
       url = try StoreURL(text)
@@ -89,11 +104,11 @@ public struct BackendRegistry: Sendable {
       }
       throw error
     }
-    return try await open(url)
+    return try await open(url, logger: logger)
   }
 
-  /// Opens the store a parsed URL names.
-  public func open(_ url: StoreURL) async throws -> any StorageBackend {
-    try await entry(for: url).open(url)
+  /// Opens the store a parsed URL names; the backend logs to `logger` (nothing when `nil`).
+  public func open(_ url: StoreURL, logger: Logger? = nil) async throws -> any StorageBackend {
+    try await entry(for: url).open(url, (logger ?? .disabled).forStore(url.description))
   }
 }

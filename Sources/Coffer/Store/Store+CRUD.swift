@@ -32,9 +32,11 @@ extension Store {
     let rows = RowSource(count: values.count) { position in
       try QueryValidator.validate(try codec.encode(values[position]), schema: schema)
     }
-    _ = try await rethrowing {
-      try await backend.apply(
-        ChangeSet([.insertMany(entity: schema.name, rows: rows)], layouts: schema.layouts))
+    _ = try await logged(operations: 1) {
+      try await rethrowing {
+        try await backend.apply(
+          ChangeSet([.insertMany(entity: schema.name, rows: rows)], layouts: schema.layouts))
+      }
     }
     notifyObservers(ofChangesTo: schema.name)
   }

@@ -1,3 +1,5 @@
+import Logging
+
 /// The untyped row API: for entities known only at run time, tools, and backends' tests.
 /// Every query and change is validated against the prepared schema first.
 extension Store {
@@ -30,7 +32,9 @@ extension Store {
         throw error.inStore(backend.name)
       }
     }
-    let summary = try await rethrowing { try await backend.apply(ChangeSet(checked, layouts: schemas)) }
+    let summary = try await logged(operations: checked.count) {
+      try await rethrowing { try await backend.apply(ChangeSet(checked, layouts: schemas)) }
+    }
     notifyObservers(of: checked)
     return summary
   }
@@ -65,6 +69,29 @@ extension Store {
     let schema = try preparedSchema(entity)
     let checked = try rethrowing { try ids.map { try QueryValidator.validate(id: $0, schema: schema) } }
     return try await rethrowing { try await backend.get(entity: schema, ids: checked) }
+  }
+
+  /// Applies a batch through `body`, logging it at `trace` and a failure at `debug` (its
+  /// code and entity, never a value).
+  @usableFromInline
+  func logged(operations: Int, _ body: () async throws -> ChangeSummary) async throws -> ChangeSummary {
+    do {
+      let summary = try await body()
+      logger.trace(
+        "Applied a batch",
+        metadata: [
+          "coffer.operations": .stringConvertible(operations),
+          "coffer.inserted": .stringConvertible(summary.inserted),
+          "coffer.updated": .stringConvertible(summary.updated),
+          "coffer.deleted": .stringConvertible(summary.deleted),
+        ])
+      return summary
+    } catch let error as CofferError {
+      logger.debug(
+        "A batch was not applied",
+        metadata: ["coffer.code": .string(error.code.name), "coffer.entity": .string(error.entity ?? "")])
+      throw error
+    }
   }
 
   @inlinable

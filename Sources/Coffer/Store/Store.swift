@@ -1,3 +1,5 @@
+import Logging
+
 /// The typed face of a store: keep, find and change ``Storable`` values.
 ///
 /// A store wraps one ``StorageBackend``. App code uses the store and never names the backend,
@@ -18,9 +20,15 @@
 /// mismatch surfaces at open.
 ///
 /// `Store` is safe to share between tasks.
+///
+/// Give it a `Logger` (swift-log) to see what it does: opening and closing at `info`,
+/// preparing entities at `debug`, every batch and query at `trace`. Lines carry the store's
+/// name (`coffer.store`) and entity names, counts and error codes — never a stored value.
 public final class Store: Sendable {
   /// The backend this store talks to.
   public let backend: any StorageBackend
+  /// Where this store logs, with the store's name as `coffer.store` metadata.
+  public let logger: Logger
 
   struct Prepared {
     /// The codec of each type whose entity is prepared with its schema: only current owners
@@ -41,15 +49,24 @@ public final class Store: Sendable {
   /// Query observers, told after every successful ``apply(_:)`` (see `Store+Observation.swift`).
   let observers = LockedState(StoreObservers())
 
-  /// A store over a backend.
-  public init(backend: any StorageBackend) { self.backend = backend }
+  /// A store over a backend, logging to `logger` (nothing when `nil`).
+  public init(backend: any StorageBackend, logger: Logger? = nil) {
+    self.backend = backend
+    self.logger = (logger ?? .disabled).forStore(backend.name)
+  }
 
-  /// Opens the store a URL names, with the backends of a registry.
+  /// Opens the store a URL names, with the backends of a registry. The store and its backend
+  /// log to `logger` (nothing when `nil`).
   ///
   /// - Throws: ``CofferError/Code/invalidURL`` or ``CofferError/Code/unknownScheme`` with the
   ///   supported schemes, or the backend's error on open.
-  public static func open(url: String, registry: BackendRegistry) async throws -> Store {
-    Store(backend: try await registry.open(url))
+  public static func open(url: String, registry: BackendRegistry, logger: Logger? = nil) async throws -> Store
+  {
+    let store = Store(backend: try await registry.open(url, logger: logger), logger: logger)
+    store.logger.info(
+      "Opened the store",
+      metadata: ["coffer.capabilities": .string(store.backend.capabilities.names.joined(separator: ","))])
+    return store
   }
 
   /// Prepares the entities of the given types now: creates or evolves their storage and fails
@@ -62,6 +79,7 @@ public final class Store: Sendable {
   /// the row API (``fetchRows(_:)``, ``apply(_:)``).
   public func prepare(schemas: [EntitySchema]) async throws {
     try await backend.prepare(schemas)
+    for schema in schemas { logPrepared(schema) }
     prepared.withLock { state in
       for schema in schemas {
         state.schemas[schema.name] = schema
@@ -83,7 +101,19 @@ public final class Store: Sendable {
   }
 
   /// Closes the backend. Later calls fail with ``CofferError/Code/closed``.
-  public func close() async throws { try await backend.close() }
+  public func close() async throws {
+    try await backend.close()
+    logger.info("Closed the store")
+  }
+
+  private func logPrepared(_ schema: EntitySchema) {
+    logger.debug(
+      "Prepared an entity",
+      metadata: [
+        "coffer.entity": .string(schema.name), "coffer.fields": .stringConvertible(schema.fields.count),
+        "coffer.indexes": .stringConvertible(schema.indexes.count),
+      ])
+  }
 
   private func prepareType<T: Storable>(_ type: T.Type) async throws { _ = try await codec(for: type) }
 
@@ -121,6 +151,7 @@ public final class Store: Sendable {
       state.codecs[key] = CodecBox(codec)
       state.schemas[T.entityName] = codec.schema
     }
+    logPrepared(codec.schema)
     return codec
   }
 
@@ -138,6 +169,7 @@ public final class Store: Sendable {
       state.codecs[key] = box
       state.schemas[schema.name] = schema
     }
+    logPrepared(schema)
   }
 
   /// The prepared schema of an entity for the row API.
