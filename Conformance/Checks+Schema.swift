@@ -188,6 +188,36 @@ extension ConformanceSuite {
         try await again.storedSchemas().last, try EntitySchema(for: PersonAddsOptional.self),
         "Person listed after reopening again")
     },
+    ConformanceCheck(
+      "schema.failed-evolution-then-equivalent-name", requires: [.schemaEvolution],
+      "After an evolution fails, another that adds a field whose name Unicode calls equal but whose bytes differ "
+        + "(\"\u{2126}\" then \"\u{03A9}\") fails or succeeds on its own merits, never on the first one's leftovers."
+    ) { context in
+      let store = try await context.store()
+      let base = [Field("id", .int), Field("a", .int)]
+      try await store.prepare(schemas: [try EntitySchema(name: "Ohm", fields: base, idField: "id")])
+      try await store.apply(
+        ChangeSet([.insert(entity: "Ohm", row: Row([1, 1])), .insert(entity: "Ohm", row: Row([2, 2]))]))
+      let ohm = try EntitySchema(
+        name: "Ohm", fields: base + [Field("\u{2126}", .string, default: "same")], idField: "id",
+        indexes: [.unique("\u{2126}")])
+      try await expectThrows(.uniqueViolation, "a unique field whose default every row would share") {
+        try await store.prepare(schemas: [ohm])
+      }
+      let omega = try EntitySchema(
+        name: "Ohm", fields: base + [Field("\u{03A9}", .int, isOptional: true, default: 7)], idField: "id",
+        indexes: [.unique("\u{03A9}")])
+      try await expectThrows(.uniqueViolation, "the same again under the other spelling of the name") {
+        try await store.prepare(schemas: [omega])
+      }
+      let nullable = try EntitySchema(
+        name: "Ohm", fields: base + [Field("\u{03A9}", .int, isOptional: true)], idField: "id",
+        indexes: [.unique("\u{03A9}")])
+      try await store.prepare(schemas: [nullable])
+      try expectEqual(
+        try await store.fetchRows(Query(entity: "Ohm")), [Row([1, 1, .null]), Row([2, 2, .null])],
+        "rows after the evolution that holds")
+    },
   ]
 }
 

@@ -11,7 +11,11 @@ final class SQLiteConnection: @unchecked Sendable {
   let path: String
   let storeName: String
   let busyTimeout: Int
-  private var statements: [String: SQLiteStatement] = [:]
+  /// Compiled statements by SQL text. Swift compares strings by canonical equivalence, SQLite
+  /// by bytes: two texts naming `"Ω"` (U+2126) and `"Ω"` (U+03A9) land in one bucket and are
+  /// told apart by their UTF-8 bytes, so a statement is never reused for a column it does not name.
+  private var statements: [String: [(sql: String, statement: SQLiteStatement)]] = [:]
+  private var statementCount = 0
   private var tableStatements: [Int: SQLiteStatement] = [:]
   /// The serial of the table whose statements are cached, by table name: an evolved entity's
   /// table is published under a new serial, and the statements of the old one are dropped.
@@ -43,23 +47,27 @@ final class SQLiteConnection: @unchecked Sendable {
   }
 
   deinit {
-    for statement in statements.values { statement.finalize() }
+    for bucket in statements.values { for entry in bucket { entry.statement.finalize() } }
     for statement in tableStatements.values { statement.finalize() }
     sqlite3_close_v2(handle)
   }
 
   /// The statement for `sql`, compiled on first use and reused after (values are parameters).
   func statement(_ sql: String) throws -> SQLiteStatement {
-    if let cached = statements[sql] { return cached }
+    if let bucket = statements[sql] {
+      for entry in bucket where entry.sql.utf8.elementsEqual(sql.utf8) { return entry.statement }
+    }
     var compiled: OpaquePointer?
     let code = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &compiled, nil)
     guard code == SQLITE_OK, let compiled else { throw failure(code, while: "compiling a statement") }
-    if statements.count >= Self.statementLimit {
-      for statement in statements.values { statement.finalize() }
+    if statementCount >= Self.statementLimit {
+      for bucket in statements.values { for entry in bucket { entry.statement.finalize() } }
       statements.removeAll(keepingCapacity: true)
+      statementCount = 0
     }
     let statement = SQLiteStatement(compiled, connection: self)
-    statements[sql] = statement
+    statements[sql, default: []].append((sql, statement))
+    statementCount += 1
     return statement
   }
 
