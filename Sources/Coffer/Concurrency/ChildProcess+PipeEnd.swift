@@ -14,6 +14,7 @@ extension ChildProcess {
     /// The descriptor, `-1` once closed (or when the stream is no pipe).
     private let descriptor: LockedState<Int32>
 
+    /// Takes over `descriptor` (`-1` for an end that is closed from the start).
     init(_ descriptor: Int32) { self.descriptor = LockedState(descriptor) }
 
     deinit { close() }

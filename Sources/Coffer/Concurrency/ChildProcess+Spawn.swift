@@ -9,12 +9,18 @@
 enum Spawn {
   /// A started child and this process's ends of its pipes (`-1` where a stream is no pipe).
   struct Started {
+    /// The child's process id.
     var id: pid_t
+    /// The write end of the child's standard input pipe.
     var input: Int32
+    /// The read end of the child's standard output pipe.
     var output: Int32
+    /// The read end of the child's standard error pipe.
     var error: Int32
   }
 
+  /// Starts the child as ``ChildProcess/init(_:_:environment:currentDirectory:standardInput:standardOutput:standardError:)``
+  /// describes; on failure, closes every pipe it made and throws ``ChildProcess/LaunchFailure``.
   static func start(
     _ executable: String, _ arguments: [String], environment: [String: String]?, currentDirectory: String?,
     streams: (input: ChildProcess.Input, output: ChildProcess.Output, error: ChildProcess.Output)
@@ -190,9 +196,12 @@ enum Spawn {
   /// glibc functions Swift's Glibc module does not show (they are declared only with
   /// `_GNU_SOURCE`), looked up by name once; `nil` where the C library lacks one.
   enum GNU {
+    /// `int pipe2(int fds[2], int flags)`.
     typealias Pipe2 = @convention(c) (UnsafeMutablePointer<Int32>?, Int32) -> Int32
+    /// `int posix_spawn_file_actions_addchdir_np(posix_spawn_file_actions_t *, const char *)`.
     typealias AddChangeDirectory =
       @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, UnsafePointer<CChar>?) -> Int32
+    /// `int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *, int from)`.
     typealias AddCloseFrom =
       @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
 

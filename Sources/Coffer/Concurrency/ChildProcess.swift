@@ -14,8 +14,9 @@ import Dispatch
 /// started while other tests open and close files, that read can crash the whole process.
 /// A child started here gets the standard streams asked for (a pipe, a file, `/dev/null`, or
 /// this process's own) and no other descriptor of this process: the pipes are made
-/// close-on-exec when they are created, and on Linux the child closes every descriptor from 3
-/// up before it runs the program (on Darwin, `POSIX_SPAWN_CLOEXEC_DEFAULT` does the same). Its
+/// close-on-exec when they are created, and with glibc 2.34 or later the child closes every
+/// descriptor from 3 up before it runs the program (on Darwin, `POSIX_SPAWN_CLOEXEC_DEFAULT`
+/// does the same), so even files a C library opened without `O_CLOEXEC` stay here. Its
 /// signal dispositions and mask are reset to the defaults.
 ///
 /// Waiting has a blocking and an `async` form of each call: the `async` one blocks a thread of
