@@ -62,8 +62,13 @@ extension ConformanceSuite {
       do {
         try await store.prepare([ProcessRecord.self])
         let process = try startChild(child, url: url, log: context.directory + "/child.log")
-        defer { if process.isRunning { process.terminate() } }
-        try await writeBesideChild(store, process, log: context.directory + "/child.log")
+        do {
+          try await writeBesideChild(store, process, log: context.directory + "/child.log")
+        } catch {
+          process.kill()
+          _ = await process.waitUntilExit()
+          throw error
+        }
         try await expectAllRows(in: store, "after both processes finished")
         try await store.close()
         store = Store(backend: try await context.target.open(url))
@@ -78,27 +83,22 @@ extension ConformanceSuite {
 
   private static func startChild(
     _ child: ConformanceTarget.ChildProgram, url: StoreURL, log: String
-  ) throws -> Process {
+  ) throws -> ChildProcess {
     guard FileManager.default.createFile(atPath: log, contents: nil) else {
       throw CheckFailure("Could not create the child's log file \(log).")
     }
-    let output = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: child.executable)
-    process.arguments = child.arguments + [url.description, String(childFirstID), String(processCommits)]
-    process.standardOutput = output
-    process.standardError = output
-    try process.run()
-    return process
+    return try ChildProcess(
+      child.executable, child.arguments + [url.description, String(childFirstID), String(processCommits)],
+      standardOutput: .file(log), standardError: .standardOutput)
   }
 
   /// Waits for the child's first commit, then commits this process's rows one by one, checking
   /// as it goes that rows the child committed never disappear; then waits for the child.
-  private static func writeBesideChild(_ store: Store, _ process: Process, log: String) async throws {
+  private static func writeBesideChild(_ store: Store, _ process: ChildProcess, log: String) async throws {
     let fromChild = FieldRef("writer") == "child"
     let clock = ContinuousClock()
     let deadline = clock.now + .seconds(60)
-    while try await store.count(ProcessRecord.self, where: fromChild) == 0, process.isRunning {
+    while try await store.count(ProcessRecord.self, where: fromChild) == 0, process.termination == nil {
       guard clock.now < deadline else { throw CheckFailure("The child process made no commit in 60 s.") }
       try await Task.sleep(for: .milliseconds(5))
     }
@@ -111,16 +111,16 @@ extension ConformanceSuite {
         "rows committed by the child went from \(seen) to \(childRows) (of \(processCommits))")
       seen = childRows
     }
-    while process.isRunning {
+    while process.termination == nil {
       guard clock.now < deadline else {
         throw CheckFailure("The child process was still running after 60 s; it wrote \(seen) rows.")
       }
       try await Task.sleep(for: .milliseconds(10))
     }
-    guard process.terminationStatus == 0 else {
+    let termination = await process.waitUntilExit()
+    guard termination == .exited(0) else {
       let printed = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-      throw CheckFailure(
-        "The child process failed with status \(process.terminationStatus): \(show(printed))")
+      throw CheckFailure("The child process failed with \(termination): \(show(printed))")
     }
   }
 

@@ -1,3 +1,4 @@
+import Coffer
 import Foundation
 
 /// One run of the built `coffer` executable: what it printed and how it ended.
@@ -27,34 +28,15 @@ struct CommandRun {
       "coffer-cli-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: folder) }
-    let outURL = folder.appendingPathComponent("stdout")
-    let errURL = folder.appendingPathComponent("stderr")
-    try Data().write(to: outURL)
-    try Data().write(to: errURL)
-    let out = try FileHandle(forWritingTo: outURL)
-    let err = try FileHandle(forWritingTo: errURL)
 
     var environment = ProcessInfo.processInfo.environment
     environment["COFFER_STORE"] = nil
     environment["COFFER_CONFIG"] = nil
     environment.merge(extra) { _, new in new }
 
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    process.environment = environment
-    process.currentDirectoryURL = folder
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    process.waitUntilExit()
-    try out.close()
-    try err.close()
-    return CommandRun(
-      status: process.terminationStatus,
-      output: try String(contentsOf: outURL, encoding: .utf8),
-      errorOutput: try String(contentsOf: errURL, encoding: .utf8))
+    let run = try ChildProcess.run(
+      executable.path, arguments, environment: environment, currentDirectory: folder.path)
+    return CommandRun(status: run.termination.status, output: run.output, errorOutput: run.errors)
   }
 
   struct MissingExecutable: Error, CustomStringConvertible {

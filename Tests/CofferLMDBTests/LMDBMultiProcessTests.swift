@@ -122,13 +122,13 @@ func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.
     // environment resets its reader table); the other is killed holding its read transaction.
     let keeper = try hold(helper, path)
     defer {
-      kill(keeper.processIdentifier, SIGKILL)
-      keeper.waitUntilExit()
+      keeper.kill(SIGKILL)
+      _ = keeper.waitUntilExit()
     }
     let victim = try hold(helper, path)
-    let pid = victim.processIdentifier
-    kill(pid, SIGKILL)
-    victim.waitUntilExit()
+    let pid = victim.id
+    victim.kill(SIGKILL)
+    _ = await victim.waitUntilExit()
     #expect(run(tool, ["-r", path])?.output.contains(" \(pid) ") == true, "the dead reader is in the table")
 
     let reopened = try await openStore(path)
@@ -139,14 +139,9 @@ func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.
   }
 
   /// Starts a helper that opens a read transaction and waits; returns once it is open.
-  func hold(_ helper: Helper, _ path: String) throws -> Process {
-    let holder = Process()
-    holder.executableURL = URL(fileURLWithPath: helper.path)
-    holder.arguments = ["hold", path]
-    let output = Pipe()
-    holder.standardOutput = output
-    try holder.run()
-    _ = output.fileHandleForReading.availableData
+  func hold(_ helper: Helper, _ path: String) throws -> ChildProcess {
+    let holder = try ChildProcess(helper.path, ["hold", path], standardOutput: .pipe)
+    _ = try holder.standardOutput.read(until: "ready")
     return holder
   }
 }

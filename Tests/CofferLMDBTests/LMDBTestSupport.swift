@@ -39,20 +39,8 @@ func sampleNote(_ id: Int64) -> Note {
 
 /// Runs a tool and returns its exit status and output; `nil` when it cannot be started.
 func run(_ tool: String, _ arguments: [String]) -> (status: Int32, output: String)? {
-  let process = Process()
-  process.executableURL = URL(fileURLWithPath: tool)
-  process.arguments = arguments
-  let pipe = Pipe()
-  process.standardOutput = pipe
-  process.standardError = pipe
-  do {
-    try process.run()
-  } catch {
-    return nil
-  }
-  let output = pipe.fileHandleForReading.readDataToEndOfFile()
-  process.waitUntilExit()
-  return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+  guard let run = try? ChildProcess.run(tool, arguments, standardErrorIntoOutput: true) else { return nil }
+  return (run.termination.status, run.output)
 }
 
 /// liblmdb's `mdb_stat` tool, where it is installed.

@@ -1,3 +1,4 @@
+import Coffer
 import Foundation
 import Testing
 
@@ -22,20 +23,14 @@ enum TypeChecker {
     defer { try? FileManager.default.removeItem(at: folder) }
     let file = folder.appendingPathComponent("main.swift")
     try source.write(to: file, atomically: true, encoding: .utf8)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = [
-      "swiftc", "-typecheck", "-I", modules.path, "-load-plugin-executable",
-      plugin.path + "#CofferMacroPlugin",
-      file.path,
-    ]
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try process.run()
-    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    return (process.terminationStatus == 0, output)
+    let run = try ChildProcess.run(
+      "swiftc",
+      [
+        "-typecheck", "-I", modules.path, "-load-plugin-executable", plugin.path + "#CofferMacroPlugin",
+        file.path,
+      ],
+      standardErrorIntoOutput: true)
+    return (run.termination == .exited(0), run.output)
   }
 
   /// A program that filters a `@Storable` type's `text: String` with `comparison`.

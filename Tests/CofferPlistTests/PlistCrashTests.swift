@@ -51,23 +51,14 @@ import Testing
       "build the coffer executable first")
     let folder = try TemporaryFolder()
     let path = folder.file("shared.plist")
-    let process = Process()
-    process.executableURL = KilledWriter.coffer
-    process.arguments = ["churn", "plist://\(path)", "--commits", "100000"]
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
-    try process.run()
+    let writer = try ChildProcess(
+      KilledWriter.coffer.path, ["churn", "plist://\(path)", "--commits", "100000"], standardOutput: .pipe,
+      standardError: .nullDevice)
     defer {
-      kill(process.processIdentifier, SIGKILL)
-      process.waitUntilExit()
+      writer.kill(SIGKILL)
+      _ = writer.waitUntilExit()
     }
-    var printed = Data()
-    while !String(decoding: printed, as: UTF8.self).contains("committed") {
-      let chunk = output.fileHandleForReading.availableData
-      if chunk.isEmpty { break }
-      printed.append(chunk)
-    }
+    _ = try await writer.standardOutput.read(until: "committed")
     #expect {
       _ = try PlistBackend(path: path)
     } throws: { error in

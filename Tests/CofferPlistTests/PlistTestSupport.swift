@@ -33,20 +33,10 @@ func samplePost(_ id: Int64) -> Post {
 
 /// Runs a Python 3 program and returns what it printed; fails the test if it exits non-zero.
 func python(_ program: String, _ arguments: [String] = []) throws -> String {
-  let process = Process()
-  process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-  process.arguments = ["python3", "-c", program] + arguments
-  let output = Pipe()
-  let errors = Pipe()
-  process.standardOutput = output
-  process.standardError = errors
-  try process.run()
-  let printed = output.fileHandleForReading.readDataToEndOfFile()
-  let complaint = errors.fileHandleForReading.readDataToEndOfFile()
-  process.waitUntilExit()
-  guard process.terminationStatus == 0 else {
-    Issue.record("python3 failed: \(String(decoding: complaint, as: UTF8.self))")
+  let run = try ChildProcess.run("python3", ["-c", program] + arguments)
+  guard run.termination.status == 0 else {
+    Issue.record("python3 failed: \(run.errors)")
     throw CancellationError()
   }
-  return String(decoding: printed, as: UTF8.self)
+  return run.output
 }

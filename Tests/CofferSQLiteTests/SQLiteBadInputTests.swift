@@ -80,21 +80,9 @@ import Testing
     let store = try await Store.open(url: "sqlite://\(path)?busyTimeout=200", registry: sqliteRegistry())
     try await store.insert(sampleMessage(1))
 
-    let holder = Process()
-    holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    holder.arguments = ["sqlite3", path]
-    let input = Pipe()
-    let output = Pipe()
-    holder.standardInput = input
-    holder.standardOutput = output
-    try holder.run()
-    input.fileHandleForWriting.write(Data("BEGIN IMMEDIATE;\nSELECT 'holding';\n".utf8))
-    var printed = Data()
-    while !String(decoding: printed, as: UTF8.self).contains("holding") {
-      let chunk = output.fileHandleForReading.availableData
-      if chunk.isEmpty { break }
-      printed.append(chunk)
-    }
+    let holder = try ChildProcess("sqlite3", [path], standardInput: .pipe, standardOutput: .pipe)
+    try holder.standardInput.write(Array("BEGIN IMMEDIATE;\nSELECT 'holding';\n".utf8))
+    _ = try await holder.standardOutput.read(until: "holding")
 
     await #expect {
       try await store.insert(sampleMessage(2))
@@ -104,9 +92,9 @@ import Testing
     }
     #expect(try await store.count(Message.self) == 1, "reads go on while another process writes")
 
-    input.fileHandleForWriting.write(Data("ROLLBACK;\n.quit\n".utf8))
-    try input.fileHandleForWriting.close()
-    holder.waitUntilExit()
+    try holder.standardInput.write(Array("ROLLBACK;\n.quit\n".utf8))
+    holder.standardInput.close()
+    _ = await holder.waitUntilExit()
     try await store.insert(sampleMessage(2))
     #expect(try await store.count(Message.self) == 2)
     try await store.close()

@@ -44,20 +44,8 @@ struct ToolRun {
 
 /// Runs a command-line tool to completion.
 func runTool(_ tool: String, _ arguments: [String]) throws -> ToolRun {
-  let process = Process()
-  process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-  process.arguments = [tool] + arguments
-  let output = Pipe()
-  let errors = Pipe()
-  process.standardOutput = output
-  process.standardError = errors
-  try process.run()
-  let printed = output.fileHandleForReading.readDataToEndOfFile()
-  let complaint = errors.fileHandleForReading.readDataToEndOfFile()
-  process.waitUntilExit()
-  return ToolRun(
-    output: String(decoding: printed, as: UTF8.self), errors: String(decoding: complaint, as: UTF8.self),
-    status: process.terminationStatus)
+  let run = try ChildProcess.run(tool, arguments)
+  return ToolRun(output: run.output, errors: run.errors, status: run.termination.status)
 }
 
 /// Whether the `sqlite3` tool (installed by `make deps`) is on the path.

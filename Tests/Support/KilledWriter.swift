@@ -23,23 +23,13 @@ public enum KilledWriter {
   /// Starts `coffer churn URL`, waits for its first commit, lets it run for a random few
   /// milliseconds up to `maximumDelay`, kills it, and returns the ids it reported committed.
   public static func run(_ url: String, maximumDelay: Int) async throws -> [Int64] {
-    let process = Process()
-    process.executableURL = coffer
-    process.arguments = ["churn", url, "--commits", "100000"]
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    var printed = Data()
-    while !String(decoding: printed, as: UTF8.self).contains("committed") {
-      let chunk = output.fileHandleForReading.availableData
-      if chunk.isEmpty { break }
-      printed.append(chunk)
-    }
+    let writer = try ChildProcess(
+      coffer.path, ["churn", url, "--commits", "100000"], standardOutput: .pipe, standardError: .nullDevice)
+    var printed = try await writer.standardOutput.read(until: "committed")
     try await Task.sleep(for: .milliseconds(Int.random(in: 5...maximumDelay)))
-    kill(process.processIdentifier, SIGKILL)
-    process.waitUntilExit()
-    printed.append(output.fileHandleForReading.readDataToEndOfFile())
+    writer.kill(SIGKILL)
+    _ = await writer.waitUntilExit()
+    printed += try await writer.standardOutput.readToEnd()
     return String(decoding: printed, as: UTF8.self).split(separator: "\n")
       .compactMap { $0.hasPrefix("committed ") ? Int64($0.dropFirst(10)) : nil }
   }

@@ -1,3 +1,4 @@
+import Coffer
 import Foundation
 
 /// A tiny tmpfs mounted for one test, so that a write really runs out of space. Mounting needs
@@ -24,13 +25,7 @@ public struct SmallFileSystem {
   public func unmount() { _ = Self.run("/bin/umount", [path]) }
 
   private static func run(_ tool: String, _ arguments: [String]) -> Bool {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: tool)
-    process.arguments = arguments
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    do { try process.run() } catch { return false }
-    process.waitUntilExit()
-    return process.terminationStatus == 0
+    let child = try? ChildProcess(tool, arguments, standardOutput: .nullDevice, standardError: .nullDevice)
+    return child?.waitUntilExit() == .exited(0)
   }
 }
