@@ -82,6 +82,39 @@ func contactEntity() throws -> DynamicEntity {
     }
   }
 
+  @Test(arguments: graphStoreURLs) func eventsCanFollowARuntimeEntityARecordAndOneAttribute(url: String)
+    async throws
+  {
+    try await withStore(url) { store, _ in
+      let entity = try contactEntity()
+      let graph = ModelGraph(store: store)
+      var ana = try DynamicRecord(entity, attributes: ["handle": "ana", "name": "Ana"])
+      try await graph.put(ana)
+      let contacts = graph.events(for: entity)
+      let anaOnly = graph.events(for: ana)
+      let names = graph.events(for: entity, id: "ana", field: "name")
+      try await graph.insert(Author(id: "1", name: "Not a contact"))
+      try await graph.put(DynamicRecord(entity, attributes: ["handle": "bo", "name": "Bo"]))
+      try ana.set(["age": 31])
+      try await graph.put(ana)
+      try ana.set(["name": "Ana B"])
+      try await graph.put(ana)
+      #expect(
+        await next(3, of: contacts) == [
+          .inserted(ModelKey(entity: "Contact", id: "bo")),
+          .updated(ModelKey(entity: "Contact", id: "ana"), fields: ["age"]),
+          .updated(ModelKey(entity: "Contact", id: "ana"), fields: ["name"]),
+        ])
+      #expect(
+        await next(2, of: anaOnly) == [
+          .updated(ModelKey(entity: "Contact", id: "ana"), fields: ["age"]),
+          .updated(ModelKey(entity: "Contact", id: "ana"), fields: ["name"]),
+        ])
+      #expect(
+        await next(1, of: names) == [.updated(ModelKey(entity: "Contact", id: "ana"), fields: ["name"])])
+    }
+  }
+
   @Test(arguments: graphStoreURLs) func aGraphEmitsAnEventNamingEachChangedAttribute(url: String) async throws
   {
     try await withStore(url) { store, _ in

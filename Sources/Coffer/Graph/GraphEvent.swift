@@ -1,5 +1,5 @@
 /// Something that happened to a record in a ``ModelGraph``, as delivered by
-/// ``ModelGraph/events()`` and ``ModelGraph/events(for:id:field:)``.
+/// ``ModelGraph/events()`` and ``ModelGraph/events(for:id:field:)-(_,T.ID?,_)``.
 ///
 /// ```swift
 /// for await event in graph.events(for: Note.self) {

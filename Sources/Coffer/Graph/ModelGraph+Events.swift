@@ -22,6 +22,26 @@ extension ModelGraph {
     subscribe(EventFilter(entity: T.entityName, id: id?.storedValue, field: field))
   }
 
+  /// The events about records of a run-time entity — optionally only one id, and only events
+  /// that touch one attribute (updates of it, inserts and deletes): ``events(for:id:field:)-(_,T.ID?,_)``
+  /// for a ``DynamicEntity``.
+  ///
+  /// ```swift
+  /// for await event in graph.events(for: contacts, field: "name") { … }
+  /// ```
+  public func events(for entity: DynamicEntity, id: Value? = nil, field: String? = nil) -> AsyncStream<
+    GraphEvent
+  > {
+    subscribe(EventFilter(entity: entity.name, id: id, field: field))
+  }
+
+  /// The events about one stored record — its entity and id — optionally only those that
+  /// touch one attribute. A record without an id (not stored yet) has no events to follow: the
+  /// stream then carries the events of every record of its entity.
+  public func events(for record: DynamicRecord, field: String? = nil) -> AsyncStream<GraphEvent> {
+    subscribe(EventFilter(entity: record.entity.name, id: record.id, field: field))
+  }
+
   struct EventFilter {
     var entity: String?
     var id: Value?
