@@ -172,7 +172,7 @@ import Testing
     try await withStore(url) { store, _ in
       let graph = ModelGraph(store: store, autoSave: .everyChanges(2))
       try await graph.insert(Author(id: "1", name: "A"))
-      try await graph.put(Author(id: "1", name: "A"))
+      try await graph.upsert(Author(id: "1", name: "A"))
       #expect(try await store.count(Author.self) == 0)
       try await graph.insert(Author(id: "2", name: "B"))
       #expect(try await store.count(Author.self) == 2)
