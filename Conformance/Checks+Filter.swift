@@ -4,7 +4,8 @@
 /// a count.
 func expectItems(_ store: Store, _ filter: Filter, _ expected: [Int64], _ what: String) async throws {
   try await expectIDs(store.query(Item.self).filter(filter), expected, "ids where \(what)")
-  try expectEqual(try await store.count(Item.self, where: filter), expected.count, "count where \(what)")
+  try expectEqual(
+    try await store.query(Item.self).filter(filter).count(), expected.count, "count where \(what)")
 }
 
 /// A check over ``Item/sample`` that expects each filter to select exactly the listed ids.
@@ -164,7 +165,7 @@ extension ConformanceSuite {
       }
       try expectEqual(error.entity, "Item", "error.entity")
       try await expectThrows(.invalidQuery, "count with \(what)") {
-        _ = try await store.count(Item.self, where: tooDeep)
+        _ = try await store.query(Item.self).filter(tooDeep).count()
       }
       try await expectThrows(.invalidQuery, "delete with \(what)") {
         _ = try await store.query(Item.self).filter(tooDeep).delete()

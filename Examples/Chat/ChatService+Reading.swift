@@ -37,7 +37,7 @@ extension ChatService {
   public func unreadCount(in threadID: UUID? = nil) async throws -> Int {
     var filter = MessageFields.isRead == false
     if let threadID { filter = filter && MessageFields.threadID == threadID }
-    return try await store.count(MessageValue.self, where: filter)
+    return try await store.query(MessageValue.self).filter(filter).count()
   }
 
   /// The messages whose text contains `text` — case-sensitively, with no wildcards — oldest

@@ -96,6 +96,6 @@ public struct ChatService<ThreadValue: ThreadProtocol & Storable, MessageValue: 
 
   /// How many messages a thread holds.
   public func messageCount(in threadID: UUID) async throws -> Int {
-    try await store.count(MessageValue.self, where: MessageFields.threadID == threadID)
+    try await store.query(MessageValue.self).filter(MessageFields.threadID == threadID).count()
   }
 }

@@ -98,7 +98,7 @@ private func storeWithNotes() async throws -> Store {
       var results = query.observe().makeAsyncIterator()
       _ = try await results.next()
     }
-    #expect(try await store.count(Note.self) == 6)
+    #expect(try await store.query(Note.self).count() == 6)
   }
 
   @Test func keyPathsMapToStoredNames() {
@@ -111,9 +111,9 @@ private func storeWithNotes() async throws -> Store {
 @Suite struct KeyPathStoreShortcuts {
   @Test func countFirstAndDeleteAllTakeKeyPathFilters() async throws {
     let store = try await storeWithNotes()
-    #expect(try await store.count(Note.self, where: \.threadID == 2) == 2)
-    #expect(try await store.first(Note.self, where: \.readAt != nil)?.id == 3)
-    #expect(try await store.deleteAll(Note.self, where: \.threadID == 1) == 4)
+    #expect(try await store.query(Note.self).filter(\.threadID == 2).count() == 2)
+    #expect(try await store.query(Note.self).filter(\.readAt != nil).first()?.id == 3)
+    #expect(try await store.query(Note.self).filter(\.threadID == 1).delete() == 4)
     #expect(try await store.all(Note.self).map(\.id) == [5, 6])
   }
 }

@@ -16,7 +16,7 @@ struct Note: Storable, Equatable {
     #expect(try await store.get(Note.self, id: 1) == Note(id: 1, title: "a", rank: 5))
     let sorted = try await store.query(Note.self).sort(FieldRef("rank").ascending).fetch()
     #expect(sorted.map(\.id) == [2, 1])
-    #expect(try await store.count(Note.self, where: FieldRef("rank") == nil) == 1)
+    #expect(try await store.query(Note.self).filter(FieldRef("rank") == nil).count() == 1)
     await #expect(throws: CofferError.self) { try await store.insert(Note(id: 1, title: "dup", rank: nil)) }
     #expect(try await store.query(Note.self).delete() == 2)
     #expect(try await store.all(Note.self).isEmpty)

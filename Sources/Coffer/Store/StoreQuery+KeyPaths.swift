@@ -31,27 +31,3 @@ extension Sort {
     case descending
   }
 }
-
-extension Store {
-  /// The number of stored values of a type that match a key-path filter.
-  ///
-  /// ```swift
-  /// let unread = try await store.count(Message.self, where: \.readAt == nil)
-  /// ```
-  public func count<T: KeyPathStorable>(_ type: T.Type, where filter: KeyPathFilter<T>) async throws -> Int {
-    try await query(type).filter(filter).count()
-  }
-
-  /// The first value of a type that matches a key-path filter, in id order, or `nil`.
-  public func first<T: KeyPathStorable>(_ type: T.Type, where filter: KeyPathFilter<T>) async throws -> T? {
-    try await query(type).filter(filter).first()
-  }
-
-  /// Removes every stored value of a type that matches a key-path filter and returns how many.
-  @discardableResult
-  public func deleteAll<T: KeyPathStorable>(_ type: T.Type, where filter: KeyPathFilter<T>) async throws
-    -> Int
-  {
-    try await query(type).filter(filter).delete()
-  }
-}

@@ -134,8 +134,12 @@ public struct StoreQuery<T: Storable>: Sendable {
   /// - Returns: how many values were removed; `0` when none matched.
   @discardableResult
   public func delete() async throws -> Int {
-    let checked = try validated(for: try await store.codec(for: T.self))
-    return try await store.deleteAll(T.self, where: checked.filter)
+    let codec = try await store.codec(for: T.self)
+    let checked = try validated(for: codec)
+    return try await store.apply(
+      ChangeSet(
+        [.deleteMatching(entity: codec.schema.name, filter: checked.filter)], layouts: codec.schema.layouts)
+    ).deleted
   }
 }
 
