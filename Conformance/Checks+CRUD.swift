@@ -79,9 +79,8 @@ extension ConformanceSuite {
     ConformanceCheck("crud.first", "first() is the first value in the query's order, or nil.") {
       context in
       let store = try await context.store(with: Item.sample)
-      let top = try await store.query(Item.self).filter(FieldRef("rank") != nil).sort([
-        FieldRef("rank").descending
-      ]).first()
+      let top = try await store.query(Item.self).filter(FieldRef("rank") != nil).sort(\.rank, .descending)
+        .first()
       try expectEqual(top?.id, 7, "first by rank descending")
       try expectEqual(
         try await store.query(Item.self).filter(FieldRef("name") == "none").first(), nil, "first of nothing")

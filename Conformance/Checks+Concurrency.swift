@@ -108,11 +108,11 @@ extension ConformanceSuite {
         try await store.query(Item.self).filter(range).count(),
         items.filter { (10..<20).contains($0.rank ?? -1) }.count, "count(10 <= rank < 20)")
       try await expectIDs(
-        store.query(Item.self).sort(FieldRef("score").descending).limit(3), [9_999, 9_998, 9_997],
+        store.query(Item.self).sort(\.score, .descending).limit(3), [9_999, 9_998, 9_997],
         "top 3 by score")
       let byName = items.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }.map(\.id)
       try await expectIDs(
-        store.query(Item.self).sort(FieldRef("name").ascending).offset(5_000).limit(3),
+        store.query(Item.self).sort(\.name).offset(5_000).limit(3),
         Array(byName[5_000..<5_003]),
         "names page at 5000")
       try expectEqual(

@@ -99,7 +99,7 @@ extension ConformanceSuite {
       }
       try expectEqual(error.field, "colour", "error.field")
       try await expectThrows(.invalidQuery, "sort by 'colour'") {
-        try await store.query(Item.self).sort("colour").fetch()
+        try await store.query(Item.self).sort([Sort("colour")]).fetch()
       }
       try await expectThrows(.invalidQuery, "count on 'colour'") {
         try await store.query(Item.self).filter(FieldRef("colour") == nil).count()

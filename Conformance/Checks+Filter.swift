@@ -47,12 +47,12 @@ extension ConformanceSuite {
         (FieldRef("score") >= -Double.infinity, [1, 2, 4, 5, 7, 8], "score >= -infinity"),
       ]),
     itemFilterCheck(
-      "filter.is-null", "== nil (isNull) matches exactly the null fields.",
+      "filter.is-null", "== nil matches exactly the null fields.",
       [
-        (FieldRef("rank") == nil, [2, 6], "rank == nil"), (FieldRef("score").isNull, [3, 6], "score isNull"),
+        (FieldRef("rank") == nil, [2, 6], "rank == nil"), (FieldRef("score") == nil, [3, 6], "score == nil"),
       ]),
     itemFilterCheck(
-      "filter.is-not-null", "!= nil (isNotNull) matches exactly the non-null fields.",
+      "filter.is-not-null", "!= nil matches exactly the non-null fields.",
       [(FieldRef("score") != nil, [1, 2, 4, 5, 7, 8], "score != nil")]),
     itemFilterCheck(
       "filter.in", "isIn matches values equal to one in the list.",

@@ -56,7 +56,7 @@ extension ConformanceSuite {
       let value = FieldRef(OddNames.CodingKeys.value)
       let note = FieldRef(OddNames.CodingKeys.note)
       try await expectIDs(
-        store.query(OddNames.self).sort(value.descending), ["a", "c\"", "b'"], "sorted by value desc")
+        store.query(OddNames.self).sort(\.value, .descending), ["a", "c\"", "b'"], "sorted by value desc")
       try await expectIDs(
         store.query(OddNames.self).filter(note != nil && value > 1), ["c\""], "note != nil and value > 1")
       try await store.update(OddNames(id: "a", value: 0, note: "n"))

@@ -25,7 +25,7 @@ private func storeWithNotes() async throws -> Store {
       .sort(\.date, .descending).limit(2).fetch()
     let expected = try await store.query(Note.self)
       .filter(FieldRef("threadID") == Int64(1) && FieldRef("date") > cutoff)
-      .sort(FieldRef("date").descending).limit(2).fetch()
+      .sort([Sort("date", ascending: false)]).limit(2).fetch()
     #expect(page.map(\.id) == [1, 2])
     #expect(page == expected)
   }

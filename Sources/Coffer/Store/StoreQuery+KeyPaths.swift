@@ -18,7 +18,7 @@ extension StoreQuery where T: KeyPathStorable {
     -> StoreQuery
   {
     guard let field = T.storedFieldName(for: keyPath) else { return failing(with: T.notStored(keyPath)) }
-    return sort(Sort(field, ascending: direction == .ascending))
+    return sort([Sort(field, ascending: direction == .ascending)])
   }
 }
 
