@@ -107,13 +107,3 @@ private func storeWithNotes() async throws -> Store {
     #expect(Person.storedFieldName(for: \Person.id) == "personID")
   }
 }
-
-@Suite struct KeyPathStoreShortcuts {
-  @Test func countFirstAndDeleteAllTakeKeyPathFilters() async throws {
-    let store = try await storeWithNotes()
-    #expect(try await store.query(Note.self).filter(\.threadID == 2).count() == 2)
-    #expect(try await store.query(Note.self).filter(\.readAt != nil).first()?.id == 3)
-    #expect(try await store.query(Note.self).filter(\.threadID == 1).delete() == 4)
-    #expect(try await store.all(Note.self).map(\.id) == [5, 6])
-  }
-}
