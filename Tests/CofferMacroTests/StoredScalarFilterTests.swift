@@ -3,7 +3,8 @@ import CofferMemory
 import Foundation
 import Testing
 
-/// An enum with an integer raw value (`CaseIterable` is what schema derivation asks of an enum).
+/// An enum with an integer raw value that declares nothing about filters (`CaseIterable` is what
+/// schema derivation asks of an enum).
 enum Priority: Int, Codable, Sendable, CaseIterable { case low = 1, normal, high }
 
 /// A model whose properties are scalars that had no filter conformance of their own before.
@@ -39,6 +40,20 @@ private func storeWithTickets() async throws -> Store {
 private func ids(_ query: StoreQuery<Ticket>) async throws -> [Int64] { try await query.fetch().map(\.id) }
 
 @Suite struct StoredScalarFilters {
+  @Test func anEnumWithARawValueComparesByItWithNothingDeclared() async throws {
+    let tickets = try await storeWithTickets().query(Ticket.self)
+    #expect(try await ids(tickets.filter(\.priority == .high)) == [2])
+    #expect(try await ids(tickets.filter(\.priority != .high)) == [1, 3])
+    #expect(try await ids(tickets.filter(\.priority >= .normal)) == [2, 3])
+    #expect(try await ids(tickets.filter(\.priority < .normal)) == [1])
+    #expect(try await ids(tickets.filter(\.previous == nil)) == [1])
+    #expect(try await ids(tickets.filter(\.previous == .low)) == [2])
+    #expect(try await ids(tickets.filter(.isIn(\.priority, [.low, .high]))) == [1, 2])
+    #expect(try await ids(tickets.filter(.isIn(\.previous, [nil, .high]))) == [1, 3])
+    #expect(try await ids(tickets.sort(\.priority, .descending)) == [2, 3, 1])
+    #expect(try await ids(tickets.sort(\.previous)) == [1, 2, 3])
+  }
+
   @Test func urlsAndUnsignedIntegersCompareAsTheyAreStored() async throws {
     let tickets = try await storeWithTickets().query(Ticket.self)
     #expect(

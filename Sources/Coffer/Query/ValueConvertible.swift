@@ -4,7 +4,9 @@ import Foundation
 ///
 /// Every ``StoredScalar`` is one — the integers, `Bool`, `Float`/`Double`, `String`, `Date`,
 /// `UUID`, `Data` and `URL` — and so are ``Value`` and an `Optional` of any of them, so a
-/// property of a type Coffer stores can be compared with a value of its type.
+/// property of a type Coffer stores can be compared with a value of its type. An enum with a
+/// scalar raw value compares by its raw value in key-path filters and sorts with nothing
+/// declared; see ``KeyPathFilter``.
 public protocol ValueConvertible: Sendable {
   /// The value as stored.
   var storedValue: Value { get }

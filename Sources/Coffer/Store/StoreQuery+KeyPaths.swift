@@ -20,10 +20,28 @@ extension StoreQuery where T: KeyPathStorable {
     guard let field = T.storedFieldName(for: keyPath) else { return failing(with: T.notStored(keyPath)) }
     return sort([Sort(field, ascending: direction == .ascending)])
   }
+
+  /// Orders by an enum property, by raw value.
+  @_disfavoredOverload
+  public func sort<V: RawRepresentable>(_ keyPath: KeyPath<T, V>, _ direction: Sort.Direction = .ascending)
+    -> StoreQuery where V.RawValue: StoredScalar
+  {
+    guard let field = T.storedFieldName(for: keyPath) else { return failing(with: T.notStored(keyPath)) }
+    return sort([Sort(field, ascending: direction == .ascending)])
+  }
+
+  /// Orders by an optional enum property, by raw value (nulls first when ascending).
+  @_disfavoredOverload
+  public func sort<V: RawRepresentable>(_ keyPath: KeyPath<T, V?>, _ direction: Sort.Direction = .ascending)
+    -> StoreQuery where V.RawValue: StoredScalar
+  {
+    guard let field = T.storedFieldName(for: keyPath) else { return failing(with: T.notStored(keyPath)) }
+    return sort([Sort(field, ascending: direction == .ascending)])
+  }
 }
 
 extension Sort {
-  /// Which way a key-path sort goes: ``StoreQuery/sort(_:_:)``.
+  /// Which way a key-path sort goes: ``StoreQuery/sort(_:_:)-67v69``.
   public enum Direction: Sendable, Hashable {
     /// Smaller values first, nulls first.
     case ascending
