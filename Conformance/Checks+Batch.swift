@@ -132,7 +132,7 @@ extension ConformanceSuite {
         }
       }
       try expectEqual(try await store.all(Item.self), Item.sample, "Items after the failed batch")
-      try expectEqual(try await store.count(Account.self), 1, "Account count after the failed batch")
+      try expectEqual(try await store.query(Account.self).count(), 1, "Account count after the failed batch")
     },
     ConformanceCheck(
       "batch.ops-apply-in-order", "Operations in a batch apply in order, each seeing the ones before it."

@@ -56,7 +56,7 @@ extension ConformanceSuite {
         "\(reads.value) reads completed while all \(writers) writer tasks were committing (\(writers * commitsEach) "
           + "commits); at least \(wanted) should have: the commits held the concurrency pool's threads")
       try expectEqual(
-        try await store.count(Item.self), Item.sample.count + writers * commitsEach, "rows stored")
+        try await store.query(Item.self).count(), Item.sample.count + writers * commitsEach, "rows stored")
     }
   ]
 }

@@ -19,14 +19,14 @@ extension ConformanceSuite {
       let changed = Item(id: 3, name: "changed", rank: nil, score: 9, flag: false)
       try await store.update(changed)
       try expectEqual(try await store.get(Item.self, id: 3), changed, "get(3) after update")
-      try expectEqual(try await store.count(Item.self), Item.sample.count, "count after update")
+      try expectEqual(try await store.query(Item.self).count(), Item.sample.count, "count after update")
     },
     ConformanceCheck("crud.upsert-inserts-new", "upsert of a new id inserts it.") { context in
       let store = try await context.store(with: Item.sample)
       let new = Item(id: 42, name: "new", rank: 1, score: nil, flag: true)
       try await store.upsert(new)
       try expectEqual(try await store.get(Item.self, id: 42), new, "get(42) after upsert")
-      try expectEqual(try await store.count(Item.self), Item.sample.count + 1, "count after upsert")
+      try expectEqual(try await store.query(Item.self).count(), Item.sample.count + 1, "count after upsert")
     },
     ConformanceCheck("crud.upsert-replaces-existing", "upsert of a stored id replaces the stored value.") {
       context in
@@ -34,7 +34,7 @@ extension ConformanceSuite {
       let replacement = Item(id: 1, name: "replaced", rank: nil, score: nil, flag: false)
       try await store.upsert(replacement)
       try expectEqual(try await store.get(Item.self, id: 1), replacement, "get(1) after upsert")
-      try expectEqual(try await store.count(Item.self), Item.sample.count, "count after upsert")
+      try expectEqual(try await store.query(Item.self).count(), Item.sample.count, "count after upsert")
     },
     ConformanceCheck("crud.delete-removes", "delete removes the value with the id and nothing else.") {
       context in
@@ -49,23 +49,23 @@ extension ConformanceSuite {
       context in
       let store = try await context.store(with: Item.sample)
       try await store.delete(Item.self, id: 99)
-      try expectEqual(try await store.count(Item.self), Item.sample.count, "count")
+      try expectEqual(try await store.query(Item.self).count(), Item.sample.count, "count")
     },
     ConformanceCheck(
       "crud.delete-all-matching",
-      "deleteAll(where:) removes exactly the matching values and returns how many."
+      "A filtered query's delete() removes exactly the matching values and returns how many."
     ) { context in
       let store = try await context.store(with: Item.sample)
-      let removed = try await store.deleteAll(Item.self, where: FieldRef("flag") == true)
-      try expectEqual(removed, 4, "deleteAll(flag == true) result")
+      let removed = try await store.query(Item.self).filter(FieldRef("flag") == true).delete()
+      try expectEqual(removed, 4, "delete(flag == true) result")
       try await expectIDs(store.query(Item.self), [2, 4, 6, 8], "ids left")
     },
-    ConformanceCheck("crud.delete-all", "deleteAll() with no filter empties the entity.") { context in
+    ConformanceCheck("crud.delete-all", "delete() on an unfiltered query empties the entity.") { context in
       let store = try await context.store(with: Item.sample)
       try await store.insert(Tag(id: "kept", count: 1))
-      try expectEqual(try await store.deleteAll(Item.self), Item.sample.count, "deleteAll() result")
-      try expectEqual(try await store.count(Item.self), 0, "count after deleteAll")
-      try expectEqual(try await store.count(Tag.self), 1, "other entity's count")
+      try expectEqual(try await store.query(Item.self).delete(), Item.sample.count, "delete() result")
+      try expectEqual(try await store.query(Item.self).count(), 0, "count after delete()")
+      try expectEqual(try await store.query(Tag.self).count(), 1, "other entity's count")
     },
     ConformanceCheck(
       "crud.get-ids-in-order",
@@ -76,22 +76,23 @@ extension ConformanceSuite {
       try expectEqual(values.map(\.id), [7, 2, 5, 1], "get(ids: [7, 99, 2, 5, 1000, 1])")
       try expectEqual(try await store.get(Item.self, ids: []).map(\.id), [], "get(ids: [])")
     },
-    ConformanceCheck("crud.first", "first(where:sort:) is the first value in the query's order, or nil.") {
+    ConformanceCheck("crud.first", "first() is the first value in the query's order, or nil.") {
       context in
       let store = try await context.store(with: Item.sample)
-      let top = try await store.first(
-        Item.self, where: FieldRef("rank") != nil, sort: [FieldRef("rank").descending])
+      let top = try await store.query(Item.self).filter(FieldRef("rank") != nil).sort(\.rank, .descending)
+        .first()
       try expectEqual(top?.id, 7, "first by rank descending")
       try expectEqual(
-        try await store.first(Item.self, where: FieldRef("name") == "none"), nil, "first of nothing")
+        try await store.query(Item.self).filter(FieldRef("name") == "none").first(), nil, "first of nothing")
     },
-    ConformanceCheck("crud.count", "count(where:) is the number of matching values.") { context in
+    ConformanceCheck("crud.count", "count() is the number of values the query selects.") { context in
       let store = try await context.store(with: Item.sample)
-      try expectEqual(try await store.count(Item.self), 8, "count()")
+      try expectEqual(try await store.query(Item.self).count(), 8, "count()")
       try expectEqual(
-        try await store.count(Item.self, where: FieldRef("name") == "apple"), 2, "count(name == apple)")
+        try await store.query(Item.self).filter(FieldRef("name") == "apple").count(), 2,
+        "count(name == apple)")
       try expectEqual(
-        try await store.count(Item.self, where: FieldRef("rank") == nil), 2, "count(rank == nil)")
+        try await store.query(Item.self).filter(FieldRef("rank") == nil).count(), 2, "count(rank == nil)")
     },
     ConformanceCheck("crud.all-ordered-by-id", "all() returns every value ordered by id ascending.") {
       context in
@@ -113,7 +114,7 @@ extension ConformanceSuite {
       try await store.delete(Account.self, id: 1)
       try expectEqual(
         try await store.get(Item.self, id: 1), Item.sample[0], "Item 1 after deleting Account 1")
-      try expectEqual(try await store.count(Account.self), 0, "Account count")
+      try expectEqual(try await store.query(Account.self).count(), 0, "Account count")
     },
     ConformanceCheck(
       "crud.prepare-again-keeps-data", "Preparing an entity again with the same schema changes nothing."

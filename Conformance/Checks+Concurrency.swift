@@ -51,13 +51,13 @@ extension ConformanceSuite {
           try await group.waitForAll()
         }
       } read: {
-        let count = try await store.count(Item.self)
+        let count = try await store.query(Item.self).count()
         try expect((0...320).contains(count), "count while writing: expected 0...320, got \(count)")
       }
-      try expectEqual(try await store.count(Item.self), 320, "count after all writers finished")
+      try expectEqual(try await store.query(Item.self).count(), 320, "count after all writers finished")
       for writer in 0..<8 {
         try expectEqual(
-          try await store.count(Item.self, where: FieldRef("name") == "w\(writer)"), 40,
+          try await store.query(Item.self).filter(FieldRef("name") == "w\(writer)").count(), 40,
           "rows of writer \(writer)")
       }
     },
@@ -87,7 +87,7 @@ extension ConformanceSuite {
           throw CheckFailure("Item \(item.id) is visible without \(item.id ^ 1), inserted in the same batch")
         }
       }
-      try expectEqual(try await store.count(Item.self), 120, "items after all batches")
+      try expectEqual(try await store.query(Item.self).count(), 120, "items after all batches")
     },
   ]
 
@@ -102,22 +102,22 @@ extension ConformanceSuite {
           id: Int64(n), name: "item\(9_999 - n)", rank: rank, score: Double(n) / 4, flag: n % 2 == 0)
       }
       let store = try await context.store(with: items)
-      try expectEqual(try await store.count(Item.self), 10_000, "count()")
+      try expectEqual(try await store.query(Item.self).count(), 10_000, "count()")
       let range = FieldRef("rank") >= 10 && FieldRef("rank") < 20
       try expectEqual(
-        try await store.count(Item.self, where: range),
+        try await store.query(Item.self).filter(range).count(),
         items.filter { (10..<20).contains($0.rank ?? -1) }.count, "count(10 <= rank < 20)")
       try await expectIDs(
-        store.query(Item.self).sort(FieldRef("score").descending).limit(3), [9_999, 9_998, 9_997],
+        store.query(Item.self).sort(\.score, .descending).limit(3), [9_999, 9_998, 9_997],
         "top 3 by score")
       let byName = items.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }.map(\.id)
       try await expectIDs(
-        store.query(Item.self).sort(FieldRef("name").ascending).offset(5_000).limit(3),
+        store.query(Item.self).sort(\.name).offset(5_000).limit(3),
         Array(byName[5_000..<5_003]),
         "names page at 5000")
       try expectEqual(
-        try await store.deleteAll(Item.self, where: FieldRef("flag") == true), 5_000, "deleteAll(flag)")
-      try expectEqual(try await store.count(Item.self), 5_000, "count after deleting half")
+        try await store.query(Item.self).filter(FieldRef("flag") == true).delete(), 5_000, "delete(flag)")
+      try expectEqual(try await store.query(Item.self).count(), 5_000, "count after deleting half")
     }
   ]
 }

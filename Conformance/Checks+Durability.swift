@@ -72,7 +72,7 @@ extension ConformanceSuite {
         try batch.delete(BlobAddsNote.self, id: 1)
       }
       let reopened = try await context.reopen(evolved)
-      try expectEqual(try await reopened.count(BlobAddsNote.self), 0, "rows after reopening")
+      try expectEqual(try await reopened.query(BlobAddsNote.self).count(), 0, "rows after reopening")
       let kept = BlobAddsNote(id: 2, blob: Data(repeating: 0x5A, count: 70_000), note: "n")
       try await reopened.insert(kept)
       let again = try await context.reopen(reopened)

@@ -30,7 +30,7 @@ extension ConformanceSuite {
           try await store.get(Tag.self, id: id)?.count, Int64(position), "count of Tag \(id.debugDescription)"
         )
       }
-      try expectEqual(try await store.count(Tag.self), ids.count, "count()")
+      try expectEqual(try await store.query(Tag.self).count(), ids.count, "count()")
       try await store.update(Tag(id: "e\u{301}", count: 100))
       try expectEqual(
         try await store.get(Tag.self, id: "\u{E9}")?.count, 7, "precomposed é after updating decomposed")
@@ -56,12 +56,13 @@ extension ConformanceSuite {
       let value = FieldRef(OddNames.CodingKeys.value)
       let note = FieldRef(OddNames.CodingKeys.note)
       try await expectIDs(
-        store.query(OddNames.self).sort(value.descending), ["a", "c\"", "b'"], "sorted by value desc")
+        store.query(OddNames.self).sort(\.value, .descending), ["a", "c\"", "b'"], "sorted by value desc")
       try await expectIDs(
         store.query(OddNames.self).filter(note != nil && value > 1), ["c\""], "note != nil and value > 1")
       try await store.update(OddNames(id: "a", value: 0, note: "n"))
       try expectEqual(
-        try await store.deleteAll(OddNames.self, where: note.hasPrefix("x")), 1, "deleteAll(note hasPrefix x)"
+        try await store.query(OddNames.self).filter(note.hasPrefix("x")).delete(), 1,
+        "delete(note hasPrefix x)"
       )
       try await expectIDs(store.query(OddNames.self), ["a", "c\""], "ids left")
     },
@@ -82,7 +83,8 @@ extension ConformanceSuite {
       let store = try await context.store(with: [CaseFields(id: 1, name: "lower", Name: "upper")])
       try expectEqual(try await store.get(CaseFields.self, id: 1)?.Name, "upper", "Name")
       try expectEqual(
-        try await store.count(CaseFields.self, where: FieldRef("name") == "lower"), 1, "count(name == lower)")
+        try await store.query(CaseFields.self).filter(FieldRef("name") == "lower").count(), 1,
+        "count(name == lower)")
     },
   ]
 }

@@ -98,14 +98,15 @@ extension ConformanceSuite {
     let fromChild = FieldRef("writer") == "child"
     let clock = ContinuousClock()
     let deadline = clock.now + .seconds(60)
-    while try await store.count(ProcessRecord.self, where: fromChild) == 0, process.termination == nil {
+    while try await store.query(ProcessRecord.self).filter(fromChild).count() == 0, process.termination == nil
+    {
       guard clock.now < deadline else { throw CheckFailure("The child process made no commit in 60 s.") }
       try await Task.sleep(for: .milliseconds(5))
     }
     var seen = 0
     for step in 0..<processCommits {
       try await store.insert(ProcessRecord(id: Int64(step), writer: "parent", step: Int64(step)))
-      let childRows = try await store.count(ProcessRecord.self, where: fromChild)
+      let childRows = try await store.query(ProcessRecord.self).filter(fromChild).count()
       try expect(
         childRows >= seen && childRows <= processCommits,
         "rows committed by the child went from \(seen) to \(childRows) (of \(processCommits))")

@@ -14,7 +14,7 @@ extension ConformanceSuite {
       "limit/offset pages never overlap or skip rows, even when sort keys tie."
     ) { context in
       let store = try await context.store(with: tiedItems)
-      let query = store.query(Item.self).sort(FieldRef("rank").descending, FieldRef("name").ascending)
+      let query = store.query(Item.self).sort(\.rank, .descending).sort(\.name)
       let whole = try await ids(query)
       for size in [1, 3, 4, 7] {
         var paged: [Int64] = []
@@ -46,7 +46,7 @@ extension ConformanceSuite {
     ) {
       context in
       let store = try await context.store(with: Item.sample)
-      let query = store.query(Item.self).sort(FieldRef("score").descending)
+      let query = store.query(Item.self).sort(\.score, .descending)
       try await expectIDs(query.offset(2).limit(3), [1, 4, 2], "score desc, offset 2, limit 3")
       try await expectIDs(query.offset(6), [3, 6], "score desc, offset 6")
       try await expectIDs(query.limit(100), [5, 8, 1, 4, 2, 7, 3, 6], "score desc, limit 100")
@@ -63,7 +63,7 @@ extension ConformanceSuite {
       "paging.stream-reads-all-once", "stream(pageSize:) yields every value once, in the query's order."
     ) { context in
       let store = try await context.store(with: tiedItems)
-      let query = store.query(Item.self).sort(FieldRef("rank").ascending)
+      let query = store.query(Item.self).sort(\.rank)
       let whole = try await ids(query)
       for size in [1, 5, 23, 50] {
         var streamed: [Int64] = []
@@ -76,7 +76,7 @@ extension ConformanceSuite {
     ) {
       context in
       let store = try await context.store(with: tiedItems)
-      let query = store.query(Item.self).sort(FieldRef("name").descending).offset(3).limit(11)
+      let query = store.query(Item.self).sort(\.name, .descending).offset(3).limit(11)
       var streamed: [Int64] = []
       for try await item in query.stream(pageSize: 4) { streamed.append(item.id) }
       try expectEqual(streamed, try await ids(query), "ids streamed with offset 3, limit 11")
@@ -89,18 +89,18 @@ extension ConformanceSuite {
       let all = store.query(Item.self)
       try await expectIDs(all.offset(1).limit(.max), [2, 3, 4, 5, 6, 7, 8], "offset 1, limit Int.max")
       try expectEqual(try await all.offset(1).limit(.max).count(), 7, "count with offset 1, limit Int.max")
-      let byScore = all.sort(FieldRef("score").descending)
+      let byScore = all.sort(\.score, .descending)
       try await expectIDs(
         byScore.offset(1).limit(.max), [8, 1, 4, 2, 7, 3, 6], "score desc, offset 1, limit Int.max")
-      let byName = all.sort(FieldRef("name").ascending)
+      let byName = all.sort(\.name)
       try await expectIDs(
         byName.offset(1).limit(.max), [5, 2, 1, 4, 3, 8, 7], "name asc, offset 1, limit Int.max")
-      let ranked = all.filter(FieldRef("rank") != nil).sort(FieldRef("rank").ascending)
+      let ranked = all.filter(FieldRef("rank") != nil).sort(\.rank)
       try await expectIDs(
         ranked.offset(1).limit(.max), [8, 5, 1, 4, 7], "rank != nil by rank, offset 1, limit Int.max")
       try expectEqual(
         try await ranked.offset(1).limit(.max).count(), 5, "count(rank != nil) with offset 1, limit Int.max")
-      let byID = all.filter(FieldRef("flag") == true).sort(FieldRef("id").ascending)
+      let byID = all.filter(FieldRef("flag") == true).sort(\.id)
       try await expectIDs(byID.offset(2).limit(.max), [5, 7], "flag by id, offset 2, limit Int.max")
       try expectEqual(
         try await byID.offset(2).limit(.max).count(), 2, "count(flag) by id, offset 2, limit Int.max")

@@ -20,7 +20,7 @@ extension ConformanceSuite {
         "person 2 read by id with the new optional nickname")
       try await store.insert(PersonAddsOptional(id: 3, name: "Cy", age: 5, nickname: "C"))
       try expectEqual(
-        try await store.count(PersonAddsOptional.self, where: FieldRef("nickname") == nil), 2,
+        try await store.query(PersonAddsOptional.self).filter(FieldRef("nickname") == nil).count(), 2,
         "count(nickname == nil)")
     },
     ConformanceCheck(
@@ -30,7 +30,8 @@ extension ConformanceSuite {
       let store = try await context.reopen(try await context.store(with: peopleV1))
       try expectEqual(try await store.all(PersonAddsDefault.self).map(\.level), [7, 7], "levels of old rows")
       try expectEqual(
-        try await store.count(PersonAddsDefault.self, where: FieldRef("level") == 7), 2, "count(level == 7)")
+        try await store.query(PersonAddsDefault.self).filter(FieldRef("level") == 7).count(), 2,
+        "count(level == 7)")
     },
     ConformanceCheck(
       "schema.dropped-field-ignored", requires: [.reopenable, .schemaEvolution],
@@ -42,7 +43,8 @@ extension ConformanceSuite {
         [PersonDropsAge(id: 1, name: "Ann"), PersonDropsAge(id: 2, name: "Bo")],
         "people read without age")
       try await store.insert(PersonDropsAge(id: 3, name: "Cy"))
-      try expectEqual(try await store.count(PersonDropsAge.self), 3, "count after inserting without age")
+      try expectEqual(
+        try await store.query(PersonDropsAge.self).count(), 3, "count after inserting without age")
     },
     ConformanceCheck(
       "schema.changed-type-is-mismatch", requires: [.reopenable, .schemaEvolution],
@@ -129,7 +131,8 @@ extension ConformanceSuite {
       try expectEqual(other.entity, "NamedLabel", "error.entity")
       try expectEqual(
         other.id, Value.string("a10").description, "error.id (the smallest clashing id by code point)")
-      try expectEqual(try await reopened.count(LabelV1.self), labels.count, "labels after the violations")
+      try expectEqual(
+        try await reopened.query(LabelV1.self).count(), labels.count, "labels after the violations")
     },
     ConformanceCheck(
       "schema.required-field-with-null-default-is-mismatch", requires: [.schemaEvolution],

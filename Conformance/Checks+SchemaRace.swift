@@ -93,10 +93,10 @@ extension ConformanceSuite {
       }
       let ids = 1...Int64(rounds * 3)
       try expectEqual(
-        try await store.query(PersonAddsDefault.self).sort(FieldRef("id").ascending).fetch(),
+        try await store.query(PersonAddsDefault.self).sort(\.id).fetch(),
         ids.map { PersonAddsDefault(id: $0, name: "p\($0)", age: $0, level: 7) }, "people read with a level")
       try expectEqual(
-        try await store.query(PersonV1.self).sort(FieldRef("id").ascending).fetch(),
+        try await store.query(PersonV1.self).sort(\.id).fetch(),
         ids.map { PersonV1(id: $0, name: "p\($0)", age: $0) }, "people read in the first version")
     },
     ConformanceCheck(
@@ -125,7 +125,7 @@ extension ConformanceSuite {
         group.addTask {
           for _ in 0..<rounds {
             try expectEqual(
-              try await store.query(PersonV1.self).sort(FieldRef("id").ascending).fetch(), people,
+              try await store.query(PersonV1.self).sort(\.id).fetch(), people,
               "people read")
             try expectEqual(try await store.get(PersonV1.self, id: 5), people[4], "person 5")
             try expectEqual(

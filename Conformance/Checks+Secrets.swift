@@ -46,7 +46,7 @@ extension ConformanceSuite {
         _ = try await store.query(Item.self).filter(.string(field: "flag", match: .contains, pattern: secret))
           .count()
       }
-      try await collect { try await store.deleteAll(Item.self, where: FieldRef("score") > secret) }
+      try await collect { try await store.query(Item.self).filter(FieldRef("score") > secret).delete() }
       try expect(errors.count >= 9, "only \(errors.count) of the failing calls threw a CofferError")
       for error in errors {
         let texts = [error.description, error.message, String(describing: error.underlying)]

@@ -17,9 +17,9 @@ func cellOrderCheck(_ id: String, _ rule: String, field: String, _ cells: @escap
     let store = try await context.store(with: cells)
     let ascending = cells.map(\.id)
     try await expectIDs(
-      store.query(Cell.self).sort(field, ascending: true), ascending, "ids sorted by \(field) ascending")
+      store.query(Cell.self).sort([Sort(field)]), ascending, "ids sorted by \(field) ascending")
     try await expectIDs(
-      store.query(Cell.self).sort(field, ascending: false), ascending.reversed(),
+      store.query(Cell.self).sort([Sort(field, ascending: false)]), ascending.reversed(),
       "ids sorted by \(field) descending")
   }
 }
@@ -38,9 +38,9 @@ extension ConformanceSuite {
       context in
       let store = try await context.store(with: Item.sample.reversed())
       try await expectIDs(
-        store.query(Item.self).sort(FieldRef("rank").ascending), [2, 6, 3, 8, 5, 1, 4, 7], "by rank")
+        store.query(Item.self).sort(\.rank), [2, 6, 3, 8, 5, 1, 4, 7], "by rank")
       try await expectIDs(
-        store.query(Item.self).sort(FieldRef("score").ascending), [3, 6, 7, 2, 4, 1, 8, 5], "by score")
+        store.query(Item.self).sort(\.score), [3, 6, 7, 2, 4, 1, 8, 5], "by score")
     },
     ConformanceCheck(
       "sort.descending-nulls-last", "Descending order puts larger values first and nulls last."
@@ -48,14 +48,14 @@ extension ConformanceSuite {
       context in
       let store = try await context.store(with: Item.sample.reversed())
       try await expectIDs(
-        store.query(Item.self).sort(FieldRef("rank").descending), [7, 1, 4, 5, 3, 8, 2, 6], "by rank")
+        store.query(Item.self).sort(\.rank, .descending), [7, 1, 4, 5, 3, 8, 2, 6], "by rank")
       try await expectIDs(
-        store.query(Item.self).sort(FieldRef("score").descending), [5, 8, 1, 4, 2, 7, 3, 6], "by score")
+        store.query(Item.self).sort(\.score, .descending), [5, 8, 1, 4, 2, 7, 3, 6], "by score")
     },
     ConformanceCheck("sort.multi-key", "Later sort keys order rows that tie on earlier keys.") { context in
       let store = try await context.store(with: Item.sample.reversed())
       try await expectIDs(
-        store.query(Item.self).sort(FieldRef("flag").ascending, FieldRef("rank").descending),
+        store.query(Item.self).sort(\.flag).sort(\.rank, .descending),
         [4, 8, 2, 6, 7, 1, 5, 3], "by flag ascending, rank descending")
     },
     ConformanceCheck(
@@ -63,9 +63,9 @@ extension ConformanceSuite {
     ) { context in
       let store = try await context.store(with: Item.sample.reversed())
       try await expectIDs(
-        store.query(Item.self).sort(FieldRef("flag").descending), [1, 3, 5, 7, 2, 4, 6, 8], "by flag desc")
+        store.query(Item.self).sort(\.flag, .descending), [1, 3, 5, 7, 2, 4, 6, 8], "by flag desc")
       try await expectIDs(
-        store.query(Item.self).sort(FieldRef("flag").ascending), [2, 4, 6, 8, 1, 3, 5, 7], "by flag asc")
+        store.query(Item.self).sort(\.flag), [2, 4, 6, 8, 1, 3, 5, 7], "by flag asc")
       try await expectIDs(store.query(Item.self), [1, 2, 3, 4, 5, 6, 7, 8], "with no sort keys")
     },
     cellOrderCheck(

@@ -96,10 +96,10 @@ extension ConformanceSuite {
       let everything = store.query(Tag.self).filter(FieldRef("id").hasPrefix(""))
       try await expectIDs(everything, ["", "a", "ab", "b", "ba"], "ids with prefix \"\"")
       try await expectIDs(
-        everything.sort(FieldRef("count").descending).offset(1), ["b", "ab", "a", ""],
+        everything.sort(\.count, .descending).offset(1), ["b", "ab", "a", ""],
         "ids with prefix \"\", by count descending, offset 1")
       try expectEqual(
-        try await everything.sort(FieldRef("count").descending).offset(1).count(), 4,
+        try await everything.sort(\.count, .descending).offset(1).count(), 4,
         "count with prefix \"\", offset 1")
       try await expectIDs(
         store.query(Tag.self).filter(FieldRef("id").hasPrefix("a")), ["a", "ab"], "prefix a")

@@ -120,9 +120,10 @@ extension ConformanceSuite {
       let store = try await context.store(with: [Sample(id: 1, color: .blue, level: .extreme)])
       try expectEqual(try await store.get(Sample.self, id: 1)?.color, .blue, "color read back")
       try expectEqual(
-        try await store.count(Sample.self, where: FieldRef("color") == "BLUE"), 1, "count(color == \"BLUE\")")
+        try await store.query(Sample.self).filter(FieldRef("color") == "BLUE").count(), 1,
+        "count(color == \"BLUE\")")
       try expectEqual(
-        try await store.count(Sample.self, where: FieldRef("level") == -3), 1, "count(level == -3)")
+        try await store.query(Sample.self).filter(FieldRef("level") == -3).count(), 1, "count(level == -3)")
     },
     ConformanceCheck("values.nulls", "Optional fields that are nil round-trip as nil and read as null rows.")
     { context in

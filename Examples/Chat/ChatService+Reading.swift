@@ -37,7 +37,7 @@ extension ChatService {
   public func unreadCount(in threadID: UUID? = nil) async throws -> Int {
     var filter = MessageFields.isRead == false
     if let threadID { filter = filter && MessageFields.threadID == threadID }
-    return try await store.count(MessageValue.self, where: filter)
+    return try await store.query(MessageValue.self).filter(filter).count()
   }
 
   /// The messages whose text contains `text` — case-sensitively, with no wildcards — oldest
@@ -45,6 +45,7 @@ extension ChatService {
   public func search(_ text: String, in threadID: UUID? = nil) async throws -> [MessageValue] {
     var filter = MessageFields.text.contains(text)
     if let threadID { filter = filter && MessageFields.threadID == threadID }
-    return try await store.query(MessageValue.self).filter(filter).sort(MessageFields.date.ascending).fetch()
+    return try await store.query(MessageValue.self).filter(filter).sort([Sort(MessageFields.date.name)])
+      .fetch()
   }
 }

@@ -60,7 +60,7 @@ public struct ChatService<ThreadValue: ThreadProtocol & Storable, MessageValue: 
 
   /// Every thread, oldest first.
   public func threads() async throws -> [ThreadValue] {
-    try await store.query(ThreadValue.self).sort(ThreadFields.createdAt.ascending).fetch()
+    try await store.query(ThreadValue.self).sort([Sort(ThreadFields.createdAt.name)]).fetch()
   }
 
   /// Posts an unread message to a thread.
@@ -88,7 +88,7 @@ public struct ChatService<ThreadValue: ThreadProtocol & Storable, MessageValue: 
   public func newestPage(in threadID: UUID, limit: Int = 20, offset: Int = 0) async throws -> [MessageValue] {
     try await store.query(MessageValue.self)
       .filter(MessageFields.threadID == threadID)
-      .sort(MessageFields.date.descending)
+      .sort([Sort(MessageFields.date.name, ascending: false)])
       .offset(offset)
       .limit(limit)
       .fetch()
@@ -96,6 +96,6 @@ public struct ChatService<ThreadValue: ThreadProtocol & Storable, MessageValue: 
 
   /// How many messages a thread holds.
   public func messageCount(in threadID: UUID) async throws -> Int {
-    try await store.count(MessageValue.self, where: MessageFields.threadID == threadID)
+    try await store.query(MessageValue.self).filter(MessageFields.threadID == threadID).count()
   }
 }

@@ -33,7 +33,8 @@ extension CofferCommand {
       } catch {
         throw Terminal.failure(error, while: "opening the store '\(url)'")
       }
-      var next = (try await store.query(ChurnRecord.self).sort(.descending("id")).first()?.id ?? 0) + 1
+      var next =
+        (try await store.query(ChurnRecord.self).sort([Sort("id", ascending: false)]).first()?.id ?? 0) + 1
       for _ in 0..<commits {
         try await store.insert(
           ChurnRecord(id: next, note: "commit \(next)", payload: String(repeating: "x", count: 100)))

@@ -27,7 +27,7 @@ struct GraphDemo {
   func run() async throws {
     say("")
     say("Model graph (Docs/ModelGraph.md): one value per id, changes saved as one batch")
-    try await store.deleteAll(Profile.self)
+    try await store.query(Profile.self).delete()
     let graph = ModelGraph(store: store)
     let events = graph.events()
 

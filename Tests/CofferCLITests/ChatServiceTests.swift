@@ -113,7 +113,7 @@ import Testing
     let thread = try await chat.createThread(title: "archive")
     try await chat.post("kept", from: "ana", in: thread.id)
     #expect(try await chat.newestPage(in: thread.id).map(\.text) == ["kept"])
-    #expect(try await chat.store.count(ArchivedMessage.self) == 1)
+    #expect(try await chat.store.query(ArchivedMessage.self).count() == 1)
   }
 }
 

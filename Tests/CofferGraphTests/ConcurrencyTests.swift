@@ -49,7 +49,7 @@ import Testing
         }
         try await group.waitForAll()
       }
-      #expect(try await store.count(Author.self) == 80)
+      #expect(try await store.query(Author.self).count() == 80)
       #expect(!graph.hasChanges)
     }
   }
@@ -71,7 +71,7 @@ import Testing
       }
       #expect(graph.count == 30)
       try await graph.save()
-      #expect(try await store.count(Author.self) == 30)
+      #expect(try await store.query(Author.self).count() == 30)
     }
   }
 }

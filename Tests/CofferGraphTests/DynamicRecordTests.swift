@@ -66,7 +66,7 @@ func contactEntity() throws -> DynamicEntity {
       try await store.insert(DynamicRecord(entity, attributes: ["handle": "ben", "vip": true]))
       #expect(try await store.record(entity, id: "ana") == ana)
       try ana.set("age", 31)
-      try await store.save(ana)
+      try await store.upsert(ana)
       let vips = try await store.records(entity, where: FieldRef("vip") == true)
       #expect(vips.map(\.id) == ["ben"])
       #expect(try await store.record(entity, id: "ana")?["age"] == .int(31))
@@ -89,16 +89,16 @@ func contactEntity() throws -> DynamicEntity {
       let entity = try contactEntity()
       let graph = ModelGraph(store: store)
       var ana = try DynamicRecord(entity, attributes: ["handle": "ana", "name": "Ana"])
-      try await graph.put(ana)
+      try await graph.upsert(ana)
       let contacts = graph.events(for: entity)
       let anaOnly = graph.events(for: ana)
       let names = graph.events(for: entity, id: "ana", field: "name")
       try await graph.insert(Author(id: "1", name: "Not a contact"))
-      try await graph.put(DynamicRecord(entity, attributes: ["handle": "bo", "name": "Bo"]))
+      try await graph.upsert(DynamicRecord(entity, attributes: ["handle": "bo", "name": "Bo"]))
       try ana.set(["age": 31])
-      try await graph.put(ana)
+      try await graph.upsert(ana)
       try ana.set(["name": "Ana B"])
-      try await graph.put(ana)
+      try await graph.upsert(ana)
       #expect(
         await next(3, of: contacts) == [
           .inserted(ModelKey(entity: "Contact", id: "bo")),
@@ -121,10 +121,10 @@ func contactEntity() throws -> DynamicEntity {
       let entity = try contactEntity()
       let graph = ModelGraph(store: store)
       var ana = try DynamicRecord(entity, attributes: ["handle": "ana", "name": "Ana"])
-      try await graph.put(ana)
+      try await graph.upsert(ana)
       let events = graph.events()
       try ana.set(["age": 30, "vip": true])
-      try await graph.put(ana)
+      try await graph.upsert(ana)
       #expect(
         await next(1, of: events) == [
           .updated(ModelKey(entity: "Contact", id: "ana"), fields: ["age", "vip"])
@@ -139,7 +139,7 @@ func contactEntity() throws -> DynamicEntity {
       let entity = try contactEntity()
       let graph = ModelGraph(store: store)
       let record = try DynamicRecord(entity, attributes: ["handle": "x", "name": ""])
-      let error = await #expect(throws: CofferError.self) { try await graph.put(record) }
+      let error = await #expect(throws: CofferError.self) { try await graph.upsert(record) }
       #expect(error?.validationProblems == [ValidationProblem(field: "name", "must not be empty")])
       #expect(try await graph.record(entity, id: "x") == nil)
     }
@@ -155,10 +155,10 @@ func contactEntity() throws -> DynamicEntity {
     }
   }
 
-  @Test(arguments: graphStoreURLs) func aGraphRefusesToPutARecordWithoutAnID(url: String) async throws {
+  @Test(arguments: graphStoreURLs) func aGraphRefusesToUpsertARecordWithoutAnID(url: String) async throws {
     try await withStore(url) { store, _ in
       let graph = ModelGraph(store: store)
-      await expectError(.invalidValue) { try await graph.put(DynamicRecord(contactEntity())) }
+      await expectError(.invalidValue) { try await graph.upsert(DynamicRecord(contactEntity())) }
       #expect(graph.count == 0)
     }
   }

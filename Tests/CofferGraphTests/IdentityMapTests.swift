@@ -74,7 +74,7 @@ import Testing
       try await store.insert(Author(id: "1", name: "Ana"))
       let graph = ModelGraph(store: store)
       _ = try await graph.get(Author.self, id: "1")
-      try await graph.put(Author(id: "2", name: "Ben"))
+      try await graph.upsert(Author(id: "2", name: "Ben"))
       #expect(graph.count == 2)
       try await graph.delete(Author.self, id: "1")
       #expect(graph.hasChanges)
@@ -100,7 +100,7 @@ import Testing
       let empty = graph.estimatedByteSize
       _ = try await graph.instance(of: Author.self, id: "1")
       let one = graph.estimatedByteSize
-      try await graph.put(Author(id: "2", name: String(repeating: "x", count: 1000)))
+      try await graph.upsert(Author(id: "2", name: String(repeating: "x", count: 1000)))
       #expect(graph.count == 2)
       #expect(empty < one)
       #expect(graph.estimatedByteSize >= one + 1000)
@@ -120,7 +120,7 @@ import Testing
   @Test(arguments: graphStoreURLs) func optOutValuesAreRetainedWhenAddedExplicitly(url: String) async throws {
     try await withStore(url) { store, _ in
       let graph = ModelGraph(store: store)
-      try await graph.put(LogLine(id: 2, text: "kept"))
+      try await graph.upsert(LogLine(id: 2, text: "kept"))
       #expect(graph.contains(LogLine.self, id: 2))
       try await graph.save()
       #expect(try await store.get(LogLine.self, id: 2)?.text == "kept")

@@ -8,11 +8,11 @@ import Testing
       let graph = ModelGraph(store: store)
       try await graph.insert(Author(id: "1", name: "Ana"))
       try await graph.insert(Author(id: "2", name: "Ben"))
-      #expect(try await store.count(Author.self) == 0)
+      #expect(try await store.query(Author.self).count() == 0)
       #expect(graph.hasChanges)
       let summary = try await graph.save()
       #expect(summary.inserted == 2)
-      #expect(try await store.count(Author.self) == 2)
+      #expect(try await store.query(Author.self).count() == 2)
       #expect(!graph.hasChanges)
     }
   }
@@ -46,9 +46,9 @@ import Testing
       let graph = ModelGraph(store: store, autoSave: .everyChanges(3))
       try await graph.insert(Author(id: "1", name: "A"))
       try await graph.insert(Author(id: "2", name: "B"))
-      #expect(try await store.count(Author.self) == 0)
+      #expect(try await store.query(Author.self).count() == 0)
       try await graph.insert(Author(id: "3", name: "C"))
-      #expect(try await store.count(Author.self) == 3)
+      #expect(try await store.query(Author.self).count() == 3)
     }
   }
 
@@ -57,7 +57,7 @@ import Testing
       let graph = ModelGraph(store: store, autoSave: .background)
       for id in 1...20 { try await graph.insert(Author(id: "\(id)", name: "A\(id)")) }
       try await graph.flush()
-      #expect(try await store.count(Author.self) == 20)
+      #expect(try await store.query(Author.self).count() == 20)
       #expect(!graph.hasChanges)
     }
   }
@@ -70,12 +70,12 @@ import Testing
       try await graph.withoutAutoSave {
         #expect(graph.isAutoSaveSuspended)
         try await graph.insert(Author(id: "1", name: "Hydrated"))
-        #expect(try await store.count(Author.self) == 0)
+        #expect(try await store.query(Author.self).count() == 0)
       }
       #expect(!graph.isAutoSaveSuspended)
       #expect(graph.autoSave == .immediate)
       try await graph.insert(Author(id: "2", name: "After"))
-      #expect(try await store.count(Author.self) == 2)
+      #expect(try await store.query(Author.self).count() == 2)
     }
   }
 
@@ -93,7 +93,7 @@ import Testing
       }
       #expect(!graph.isAutoSaveSuspended)
       try await graph.insert(Author(id: "2", name: "After"))
-      #expect(try await store.count(Author.self) == 2)
+      #expect(try await store.query(Author.self).count() == 2)
     }
   }
 
@@ -130,10 +130,10 @@ import Testing
       let graph = ModelGraph(store: store, autoSave: .immediate)
       try await graph.withoutAutoSave { try await graph.insert(Author(id: "1", name: "Hydrated")) }
       #expect(graph.hasChanges)
-      #expect(try await store.count(Author.self) == 0)
+      #expect(try await store.query(Author.self).count() == 0)
       try await graph.insert(Author(id: "2", name: "After"))
       #expect(!graph.hasChanges)
-      #expect(try await store.count(Author.self) == 2)
+      #expect(try await store.query(Author.self).count() == 2)
     }
   }
 
@@ -144,12 +144,12 @@ import Testing
         batch.insert(Author(id: "1", name: "A"))
         batch.insert(Author(id: "2", name: "B"))
       }
-      #expect(try await store.count(Author.self) == 0)
+      #expect(try await store.query(Author.self).count() == 0)
       try await graph.batch { batch in
         batch.insert(Author(id: "3", name: "C"))
         batch.insert(Author(id: "4", name: "D"))
       }
-      #expect(try await store.count(Author.self) == 4)
+      #expect(try await store.query(Author.self).count() == 4)
       #expect(!graph.hasChanges)
     }
   }
@@ -162,9 +162,9 @@ import Testing
       try await graph.withoutAutoSave {
         for id in 1...3 { try await graph.insert(Author(id: "\(id)", name: "A\(id)")) }
       }
-      #expect(try await store.count(Author.self) == 0)
+      #expect(try await store.query(Author.self).count() == 0)
       try await graph.insert(Author(id: "4", name: "D"))
-      #expect(try await store.count(Author.self) == 4)
+      #expect(try await store.query(Author.self).count() == 4)
     }
   }
 
@@ -172,10 +172,10 @@ import Testing
     try await withStore(url) { store, _ in
       let graph = ModelGraph(store: store, autoSave: .everyChanges(2))
       try await graph.insert(Author(id: "1", name: "A"))
-      try await graph.put(Author(id: "1", name: "A"))
-      #expect(try await store.count(Author.self) == 0)
+      try await graph.upsert(Author(id: "1", name: "A"))
+      #expect(try await store.query(Author.self).count() == 0)
       try await graph.insert(Author(id: "2", name: "B"))
-      #expect(try await store.count(Author.self) == 2)
+      #expect(try await store.query(Author.self).count() == 2)
     }
   }
 }

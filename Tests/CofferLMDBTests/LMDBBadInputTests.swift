@@ -108,7 +108,7 @@ import Testing
     environment.close()
     #expect(length < (info.me_last_pgno + 1) * Int(stat.ms_psize), "the batch left its freed pages unwritten")
     let reopened = try await openStore(folder.path)
-    #expect(try await reopened.count(AttachmentWithNote.self) == 0)
+    #expect(try await reopened.query(AttachmentWithNote.self).count() == 0)
     try await reopened.close()
     let bytes = try #require(FileManager.default.contents(atPath: dataPath))
     let cut = bytes.prefix(3 * Int(stat.ms_psize))
@@ -187,7 +187,7 @@ import Testing
     try await store.close()
     try Data(repeating: 0xAB, count: 8192).write(to: URL(fileURLWithPath: folder.file("lock.mdb")))
     let reopened = try await openStore(folder.path)
-    #expect(try await reopened.count(Note.self) == 5)
+    #expect(try await reopened.query(Note.self).count() == 5)
     try await reopened.insert(sampleNote(6))
     try await reopened.close()
   }

@@ -25,7 +25,7 @@ import Testing
       return error?.code == .storageFull && error?.path == path
         && error?.message.contains("disk is full") == true
     }
-    #expect(try await store.count(Note.self) == 20)
+    #expect(try await store.query(Note.self).count() == 20)
     #expect(try await store.get(Note.self, id: 21) == nil)
     try await store.close()
 

@@ -12,7 +12,7 @@ import Testing
     let backend = try LMDBBackend(path: folder.path, configuration: .init(mapSize: 64 << 10))
     let store = Store(backend: backend)
     try await store.insert((1...5000).map(sampleNote))
-    #expect(try await store.count(Note.self) == 5000)
+    #expect(try await store.query(Note.self).count() == 5000)
     #expect(backend.environment.mapSize > 64 << 10)
     try await store.close()
   }
@@ -36,11 +36,11 @@ import Testing
     #expect(error.path == folder.path)
     #expect(error.message.contains("lmdb://\(folder.path)?maxMapSize=512KiB"))
     #expect(committed > 0)
-    #expect(try await store.count(Note.self) == committed)
+    #expect(try await store.query(Note.self).count() == committed)
     try await store.close()
 
     let larger = try await openStore(folder.path, options: "?maxMapSize=4MiB")
-    #expect(try await larger.count(Note.self) == committed)
+    #expect(try await larger.query(Note.self).count() == committed)
     try await larger.insert((1...100).map { sampleNote(Int64(100_000 + $0)) })
     try await larger.close()
   }

@@ -134,7 +134,7 @@ func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.
     let reopened = try await openStore(path)
     #expect(run(tool, ["-r", path])?.output.contains(" \(pid) ") == false, "the dead reader was cleared")
     try await reopened.insert(sampleNote(4))
-    #expect(try await reopened.count(Note.self) == 4)
+    #expect(try await reopened.query(Note.self).count() == 4)
     try await reopened.close()
   }
 
@@ -156,8 +156,8 @@ func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.
     #expect(try await second.get(Note.self, id: 1) == sampleNote(1))
     try await first.close()
     try await second.insert(sampleNote(2))
-    #expect(try await second.count(Note.self) == 2)
-    await #expect(throws: CofferError.self) { try await first.count(Note.self) }
+    #expect(try await second.query(Note.self).count() == 2)
+    await #expect(throws: CofferError.self) { try await first.query(Note.self).count() }
     try await second.close()
   }
 

@@ -9,11 +9,12 @@ import Testing
 @Suite struct LMDBQueryTests {
   static let date = Date(timeIntervalSince1970: 1_700_000_100)
   static let queries: [(String, Filter, [Sort], Int?, Int)] = [
-    ("thread page", FieldRef("thread") == 1, [FieldRef("date").descending], 50, 0),
-    ("thread page offset", FieldRef("thread") == 2, [FieldRef("date").descending], 7, 5),
-    ("thread ascending", FieldRef("thread") == 0, [FieldRef("date").ascending], nil, 0),
+    ("thread page", FieldRef("thread") == 1, [Sort("date", ascending: false)], 50, 0),
+    ("thread page offset", FieldRef("thread") == 2, [Sort("date", ascending: false)], 7, 5),
+    ("thread ascending", FieldRef("thread") == 0, [Sort("date")], nil, 0),
     (
-      "thread after date", FieldRef("thread") == 1 && FieldRef("date") > date, [FieldRef("date").descending],
+      "thread after date", FieldRef("thread") == 1 && FieldRef("date") > date,
+      [Sort("date", ascending: false)],
       20, 0
     ),
     (
@@ -22,30 +23,34 @@ import Testing
     ),
     (
       "thread with id tie-break descending", FieldRef("thread") == 2,
-      [FieldRef("date").descending, FieldRef("id").descending], 9, 0
+      [Sort("date", ascending: false), Sort("id", ascending: false)], 9, 0
     ),
     ("thread only", FieldRef("thread") == 2, [], nil, 0),
     ("unique equal", FieldRef("handle") == "h5", [], nil, 0),
-    ("unique null", FieldRef("handle") == nil, [FieldRef("id").descending], nil, 0),
-    ("unique prefix descending", FieldRef("handle").hasPrefix("h1"), [FieldRef("handle").descending], 12, 3),
+    ("unique null", FieldRef("handle") == nil, [Sort("id", ascending: false)], nil, 0),
+    (
+      "unique prefix descending", FieldRef("handle").hasPrefix("h1"), [Sort("handle", ascending: false)], 12,
+      3
+    ),
     ("score zero", FieldRef("score") == 0.0, [], nil, 0),
     ("score negative zero", FieldRef("score") == -0.0, [], nil, 0),
-    ("score below", FieldRef("score") < 0.0, [FieldRef("score").ascending], nil, 0),
-    ("score top", FieldRef("score") >= 1.0, [FieldRef("score").descending], 7, 0),
-    ("score sort only", .all, [FieldRef("score").descending], 10, 2),
+    ("score below", FieldRef("score") < 0.0, [Sort("score")], nil, 0),
+    ("score top", FieldRef("score") >= 1.0, [Sort("score", ascending: false)], 7, 0),
+    ("score sort only", .all, [Sort("score", ascending: false)], 10, 2),
     (
-      "id range descending", FieldRef("id") > 100 && FieldRef("id") <= 200, [FieldRef("id").descending], 10, 0
+      "id range descending", FieldRef("id") > 100 && FieldRef("id") <= 200, [Sort("id", ascending: false)],
+      10, 0
     ),
     ("id in", .isIn("id", [5, 3, 999, 3, 77]), [], nil, 0),
-    ("id in descending", .isIn("id", [5, 3, 77]), [FieldRef("id").descending], nil, 0),
+    ("id in descending", .isIn("id", [5, 3, 77]), [Sort("id", ascending: false)], nil, 0),
     ("id equal", FieldRef("id") == 42, [], nil, 0),
-    ("scan", FieldRef("text").contains("1"), [FieldRef("read").ascending], 30, 4),
+    ("scan", FieldRef("text").contains("1"), [Sort("read")], 30, 4),
     (
-      "or of indexed", FieldRef("thread") == 1 || FieldRef("score") == 2.0, [FieldRef("date").descending],
+      "or of indexed", FieldRef("thread") == 1 || FieldRef("score") == 2.0, [Sort("date", ascending: false)],
       nil, 0
     ),
     ("not thread", !(FieldRef("thread") == 1), [], 40, 0),
-    ("everything descending", .all, [FieldRef("id").descending], 15, 0),
+    ("everything descending", .all, [Sort("id", ascending: false)], 15, 0),
   ]
 
   @Test func indexAndIDWalksMatchTheReference() async throws {
@@ -79,7 +84,8 @@ import Testing
     try await backend.prepare([schema])
     let handle = try backend.handle("Note")
     let page = try QueryPlan(
-      Query(entity: "Note", filter: FieldRef("thread") == 1, sort: [FieldRef("date").descending], limit: 50),
+      Query(
+        entity: "Note", filter: FieldRef("thread") == 1, sort: [Sort("date", ascending: false)], limit: 50),
       handle: handle)
     guard case .index(let index, let range) = page.access else {
       Issue.record("a thread page should walk an index, not \(page.access)")

@@ -28,8 +28,9 @@ import Testing
       }
 
       let store = try await Store.open(url: "plist://\(path)", registry: plistRegistry())
-      let count = try await store.count(ChurnRecord.self)
-      let highest = try await store.query(ChurnRecord.self).sort(.descending("id")).first()?.id ?? 0
+      let count = try await store.query(ChurnRecord.self).count()
+      let highest =
+        try await store.query(ChurnRecord.self).sort([Sort("id", ascending: false)]).first()?.id ?? 0
       #expect(
         try await store.get(ChurnRecord.self, id: lastCommitted) != nil,
         "round \(round): commit \(lastCommitted) was lost")

@@ -25,7 +25,7 @@ import Testing
           && error?.message.contains("disk is full") == true
       }
       #expect(FileManager.default.contents(atPath: path) == before)
-      #expect(try await store.count(Post.self) == 5)
+      #expect(try await store.query(Post.self).count() == 5)
       #expect(try await store.get(Post.self, id: 6) == nil)
       let leftovers = try FileManager.default.contentsOfDirectory(atPath: mountPoint).filter {
         $0.contains(".tmp-")
@@ -34,7 +34,7 @@ import Testing
       try await store.close()
 
       let reopened = try await Store.open(url: "plist://\(path)", registry: plistRegistry())
-      #expect(try await reopened.count(Post.self) == 5)
+      #expect(try await reopened.query(Post.self).count() == 5)
       try await reopened.close()
     }
   }
@@ -52,7 +52,7 @@ import Testing
 
       try await store.close()
       let reopened = try await Store.open(url: "plist://\(path)", registry: plistRegistry())
-      #expect(try await reopened.count(Post.self) == 5)
+      #expect(try await reopened.query(Post.self).count() == 5)
       try await reopened.close()
     }
   }
@@ -69,10 +69,10 @@ import Testing
       } throws: { error in
         (error as? CofferError)?.code == .storageFull
       }
-      await #expect(throws: CofferError.self) { try await store.count(Post.self) }
+      await #expect(throws: CofferError.self) { try await store.query(Post.self).count() }
       try FileManager.default.removeItem(atPath: tiny.path + "/filler")
       let reopened = try await Store.open(url: "plist://\(path)", registry: plistRegistry())
-      #expect(try await reopened.count(Post.self) == 0)
+      #expect(try await reopened.query(Post.self).count() == 0)
       try await reopened.close()
     }
   }

@@ -78,7 +78,7 @@ import Testing
     #expect(try String(contentsOfFile: path, encoding: .utf8).hasPrefix("<?xml"))
 
     store = try await Store.open(url: "plist://\(path)?format=binary", registry: plistRegistry())
-    #expect(try await store.count(Post.self) == 2)
+    #expect(try await store.query(Post.self).count() == 2)
     try await store.close()
     #expect(try Data(contentsOf: URL(fileURLWithPath: path)).starts(with: Array("bplist00".utf8)))
   }

@@ -31,7 +31,7 @@ struct IndexedNote: Storable, Equatable {
 
     store = try await Store.open(url: url, registry: plistRegistry())
     for thread in Int64(0)..<7 {
-      let found = try await store.query(IndexedNote.self).filter("thread", .equal, thread).fetch()
+      let found = try await store.query(IndexedNote.self).filter(FieldRef("thread") == thread).fetch()
       #expect(Set(found.map(\.id)) == Set(all.filter { $0.thread == thread }.map(\.id)))
     }
     let inThreads = try await store.query(IndexedNote.self).filter(.isIn("thread", [.int(2), .int(5)]))
@@ -42,11 +42,11 @@ struct IndexedNote: Storable, Equatable {
     }
     try await store.update(IndexedNote(id: 42, thread: 3, token: "t42", text: "moved"))
     #expect(
-      try await store.query(IndexedNote.self).filter("thread", .equal, Int64(0)).fetch().contains {
+      try await store.query(IndexedNote.self).filter(FieldRef("thread") == Int64(0)).fetch().contains {
         $0.id == 42
       } == false)
     #expect(
-      try await store.query(IndexedNote.self).filter("thread", .equal, Int64(3)).fetch().contains {
+      try await store.query(IndexedNote.self).filter(FieldRef("thread") == Int64(3)).fetch().contains {
         $0.id == 42
       })
     try await store.close()

@@ -28,8 +28,8 @@ import Testing
     try await sqlite.insert(events)
     try await memory.insert(events)
     let orders: [[Sort]] = [
-      [.descending("day")], [.ascending("kind"), .descending("day")],
-      [.descending("kind"), .descending("day")],
+      [Sort("day", ascending: false)], [Sort("kind"), Sort("day", ascending: false)],
+      [Sort("kind", ascending: false), Sort("day", ascending: false)],
     ]
     for order in orders {
       for offset in [0, 1, 5, 9, 38] {

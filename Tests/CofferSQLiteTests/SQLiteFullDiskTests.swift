@@ -27,13 +27,13 @@ import Testing
       return error?.code == .storageFull && error?.path == path
         && error?.message.contains("disk is full") == true
     }
-    #expect(try await store.count(Message.self) == 5)
+    #expect(try await store.query(Message.self).count() == 5)
     #expect(try await store.get(Message.self, id: 6) == nil)
     try await store.insert(sampleMessage(7))
     try await store.close()
 
     let reopened = try await Store.open(url: "sqlite://\(path)", registry: sqliteRegistry())
-    #expect(try await reopened.count(Message.self) == 6)
+    #expect(try await reopened.query(Message.self).count() == 6)
     try await reopened.close()
   }
 }

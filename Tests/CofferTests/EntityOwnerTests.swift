@@ -31,6 +31,6 @@ struct PersonDetail: Storable, Equatable {
       try batch.insert(PersonSummary(id: 3, name: "Li"))
     }
     #expect(store.schema(of: "Person")?.fields.map(\.name) == ["id", "name"])
-    #expect(try await store.count(PersonSummary.self) == 3)
+    #expect(try await store.query(PersonSummary.self).count() == 3)
   }
 }

@@ -72,7 +72,7 @@ import Testing
       try QueryValidator.validate(Query(entity: "Item", offset: -1), schema: schema)
     }
     #expect(throws: CofferError.self) {
-      try QueryValidator.validate(Query(entity: "Item", sort: [.ascending("meta")]), schema: schema)
+      try QueryValidator.validate(Query(entity: "Item", sort: [Sort("meta")]), schema: schema)
     }
   }
 

@@ -49,8 +49,9 @@ extension KilledWriter {
         continue
       }
       let store = try await Store.open(url: url, registry: registry)
-      let count = try await store.count(ChurnRecord.self)
-      let highest = try await store.query(ChurnRecord.self).sort(.descending("id")).first()?.id ?? 0
+      let count = try await store.query(ChurnRecord.self).count()
+      let highest =
+        try await store.query(ChurnRecord.self).sort([Sort("id", ascending: false)]).first()?.id ?? 0
       if try await store.get(ChurnRecord.self, id: lastCommitted) == nil {
         problems.append("round \(round): commit \(lastCommitted) was acknowledged and lost")
       }

@@ -4,8 +4,9 @@ import Foundation
 /// `Float`/`Double`, `String`, `Date`, `UUID`, `Data` and `URL`.
 ///
 /// The code `@Storable` generates converts these directly, without going through `Codable`;
-/// each conversion gives exactly the value the `Codable` row codec would.
-public protocol StoredScalar: Codable {
+/// each conversion gives exactly the value the `Codable` row codec would. Each is also a
+/// ``ValueConvertible``, so a property of one of these types can be compared in a filter.
+public protocol StoredScalar: Codable, ValueConvertible {
   /// The kind of field values of this type are stored in.
   static var storedKind: FieldKind { get }
   /// The stored value, or `nil` when it does not fit (an unsigned integer above `Int64.max`).
@@ -22,6 +23,9 @@ public protocol StoredScalar: Codable {
 extension StoredScalar {
   /// `nil`: read through ``init(storedScalar:)``.
   @inlinable public static func read(from fields: some StoredFields, at position: Int) -> Self? { nil }
+
+  /// ``storedScalar``, for filters.
+  @inlinable public var storedValue: Value { storedScalar ?? .null }
 }
 
 extension Bool: StoredScalar {
@@ -41,6 +45,8 @@ extension Bool: StoredScalar {
 }
 
 extension String: StoredScalar {
+  /// ``FieldKind/string``.
+  public static var storedKind: FieldKind { .string }
   /// ``Value/string(_:)``.
   @inlinable public var storedScalar: Value? { .string(self) }
   /// From ``Value/string(_:)``.
@@ -103,6 +109,8 @@ extension Date: StoredScalar {
 }
 
 extension UUID: StoredScalar {
+  /// ``FieldKind/uuid``.
+  public static var storedKind: FieldKind { .uuid }
   /// ``Value/uuid(_:)``.
   @inlinable public var storedScalar: Value? { .uuid(self) }
   /// From ``Value/uuid(_:)``.
@@ -151,6 +159,10 @@ extension StoredScalar where Self: FixedWidthInteger {
   @inlinable public static func read(from fields: some StoredFields, at position: Int) -> Self? {
     fields.int(at: position).flatMap { Self(exactly: $0) }
   }
+  /// ``Value/int(_:)``, for filters; an unsigned integer above `Int64.max`, which no stored
+  /// integer equals, is ``Value/double(_:)``, so comparing an integer field with it fails with
+  /// ``CofferError/Code/invalidQuery`` rather than matching the wrong rows.
+  @inlinable public var storedValue: Value { Int64(exactly: self).map(Value.int) ?? .double(Double(self)) }
 }
 
 extension Int: StoredScalar {

@@ -86,7 +86,7 @@ public enum QueryValidator {
       if value.isNull {
         guard op == .equal || op == .notEqual else {
           throw invalid(
-            "'\(name) \(op.rawValue) null' never matches; compare with null only by == or != (isNull/isNotNull).",
+            "'\(name) \(op.rawValue) null' never matches; compare with null only by == nil or != nil.",
             schema, name)
         }
         return filter

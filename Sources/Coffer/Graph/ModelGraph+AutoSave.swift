@@ -38,7 +38,7 @@ extension ModelGraph {
   ///
   /// ```swift
   /// try await graph.withoutAutoSave {
-  ///   for note in downloaded { try await graph.put(note) }
+  ///   for note in downloaded { try await graph.upsert(note) }
   /// }
   /// ```
   public func withoutAutoSave<Result>(_ body: () async throws -> Result) async rethrows -> Result {

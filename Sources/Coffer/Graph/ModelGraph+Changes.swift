@@ -18,7 +18,7 @@ extension ModelGraph {
   }
 
   /// Adds the value, or replaces the one with its id: adds it to the graph explicitly.
-  public func put<T: Storable>(_ value: T, options: ChangeOptions = .standard) async throws {
+  public func upsert<T: Storable>(_ value: T, options: ChangeOptions = .standard) async throws {
     try await perform([try await edit(value, .put)], options: options)
   }
 
@@ -79,7 +79,7 @@ extension ModelGraph {
   /// ```swift
   /// try await graph.batch { batch in
   ///   batch.insert(thread)
-  ///   for message in messages { batch.put(message) }
+  ///   for message in messages { batch.upsert(message) }
   ///   batch.delete(Draft.self, id: draftID)
   /// }
   /// ```
@@ -114,7 +114,7 @@ public struct GraphBatch {
     pending.append { try await $0.edit(value, .update) }
   }
   /// Adds an insert-or-replace.
-  public mutating func put<T: Storable>(_ value: T) { pending.append { try await $0.edit(value, .put) } }
+  public mutating func upsert<T: Storable>(_ value: T) { pending.append { try await $0.edit(value, .put) } }
   /// Adds a delete of the value with the value's id.
   public mutating func delete<T: Storable>(_ value: T) { delete(T.self, id: value.id) }
   /// Adds a delete by id.

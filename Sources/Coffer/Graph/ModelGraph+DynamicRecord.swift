@@ -14,7 +14,7 @@ extension ModelGraph {
   ///
   /// - Throws: ``CofferError/Code/invalidValue`` for a new record (no id) or a required attribute
   ///   left unset, or when the entity's validation reports problems.
-  public func put(_ record: DynamicRecord, options: ChangeOptions = .standard) async throws {
+  public func upsert(_ record: DynamicRecord, options: ChangeOptions = .standard) async throws {
     let adapter = try await adapter(for: record.entity)
     let row = try store.rethrowing { try record.row() }
     let key = ModelKey(entity: record.entity.name, id: row[adapter.schema.idPosition])

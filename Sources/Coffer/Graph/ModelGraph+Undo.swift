@@ -1,6 +1,6 @@
 /// Undo and redo of changes made through the graph.
 ///
-/// Each operation — one insert, update, put or delete, one ``ModelGraph/batch(options:_:)``, one
+/// Each operation — one insert, update, upsert or delete, one ``ModelGraph/batch(options:_:)``, one
 /// commit of a scratch graph — is one step. Undo puts back the values exactly as they were
 /// before the step and redo puts back those after it; both emit the usual events, run
 /// did-change hooks and follow the auto-save policy. Undoing a change that was already saved

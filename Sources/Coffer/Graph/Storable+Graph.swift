@@ -17,7 +17,7 @@ public protocol CreatableByID: Storable {
 
 /// A ``Storable`` type whose values a ``ModelGraph`` never keeps just because they were read:
 /// ``ModelGraph/get(_:id:)`` and ``ModelGraph/instance(of:id:)`` return them without retaining
-/// them. A value is kept only when added explicitly — inserted, updated, put or deleted through
+/// them. A value is kept only when added explicitly — inserted, updated, upserted or deleted through
 /// the graph, or created by `instance(of:id:)` (a new value is an insert to save).
 ///
 /// ```swift

@@ -35,7 +35,7 @@ extension Store {
   }
 
   /// Inserts the record, or replaces the stored one with its id.
-  public func save(_ record: DynamicRecord) async throws {
+  public func upsert(_ record: DynamicRecord) async throws {
     try await apply(
       ChangeSet(
         [.upsert(entity: record.entity.name, row: try await rowPreparing(record))],

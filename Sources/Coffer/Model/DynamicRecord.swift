@@ -7,7 +7,7 @@
 /// try note.set("body", "Milk, eggs")
 /// note.has("body")                              // true
 /// note.unset("body")
-/// try await store.save(note)
+/// try await store.upsert(note)
 /// ```
 public struct DynamicRecord: Sendable, Equatable, CustomStringConvertible {
   /// The record's entity.

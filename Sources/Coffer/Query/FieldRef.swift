@@ -1,8 +1,11 @@
-/// A field named in a filter or sort, with operators that build ``Filter``s.
+/// A field named by its stored name, with operators that build ``Filter``s: the spelling for
+/// schemas known only at run time (``DynamicRecord``s, tools). On a ``KeyPathStorable`` type,
+/// write filters with key paths instead (``KeyPathFilter``).
 ///
 /// ```swift
 /// let recent = FieldRef("threadID") == 7 && FieldRef("date") > cutoff
 /// let byName = FieldRef(Contact.CodingKeys.name).hasPrefix("An")
+/// let noNick = FieldRef("nick") == nil
 /// ```
 public struct FieldRef: Sendable, Hashable {
   /// The stored field name.
@@ -23,9 +26,13 @@ public struct FieldRef: Sendable, Hashable {
     .compare(field: lhs.name, op: .notEqual, value: rhs.storedValue)
   }
   /// Null: `FieldRef("readAt") == nil`.
-  public static func == (lhs: FieldRef, rhs: _OptionalNilComparisonType) -> Filter { .isNull(lhs.name) }
+  public static func == (lhs: FieldRef, rhs: _OptionalNilComparisonType) -> Filter {
+    .compare(field: lhs.name, op: .equal, value: .null)
+  }
   /// Not null: `FieldRef("readAt") != nil`.
-  public static func != (lhs: FieldRef, rhs: _OptionalNilComparisonType) -> Filter { .isNotNull(lhs.name) }
+  public static func != (lhs: FieldRef, rhs: _OptionalNilComparisonType) -> Filter {
+    .compare(field: lhs.name, op: .notEqual, value: .null)
+  }
   /// Less than.
   public static func < (lhs: FieldRef, rhs: some ValueConvertible) -> Filter {
     .compare(field: lhs.name, op: .less, value: rhs.storedValue)
@@ -45,19 +52,10 @@ public struct FieldRef: Sendable, Hashable {
 
   /// Equal to one of the values.
   public func isIn(_ values: [some ValueConvertible]) -> Filter { .isIn(name, values.map(\.storedValue)) }
-  /// Null.
-  public var isNull: Filter { .isNull(name) }
-  /// Not null.
-  public var isNotNull: Filter { .isNotNull(name) }
   /// Contains the text, case-sensitively.
   public func contains(_ text: String) -> Filter { .string(field: name, match: .contains, pattern: text) }
   /// Starts with the text, case-sensitively.
   public func hasPrefix(_ text: String) -> Filter { .string(field: name, match: .hasPrefix, pattern: text) }
   /// Ends with the text, case-sensitively.
   public func hasSuffix(_ text: String) -> Filter { .string(field: name, match: .hasSuffix, pattern: text) }
-
-  /// Ascending order by this field.
-  public var ascending: Sort { Sort(name, ascending: true) }
-  /// Descending order by this field.
-  public var descending: Sort { Sort(name, ascending: false) }
 }

@@ -3,8 +3,8 @@
 /// Filters name fields by their stored name and compare them with ``Value``s. Their meaning is
 /// the same on every backend:
 ///
-/// - `== .null` (or ``isNull(_:)``) matches rows where the field is null, `!= .null` rows where
-///   it is not. Every other comparison, including `!=` with a non-null value, never matches null.
+/// - `== .null` (`FieldRef("nick") == nil`) matches rows where the field is null, `!= .null`
+///   rows where it is not. Every other comparison, including `!=` with a non-null value, never matches null.
 /// - ``not(_:)`` matches exactly the rows its operand does not: `not(f)` and `f` together match
 ///   every row once.
 /// - Strings compare by Unicode code point (byte-wise UTF-8). ``StringMatch`` operations are
@@ -46,13 +46,6 @@ public indirect enum Filter: Sendable, Hashable {
   case or([Filter])
   /// The operand does not match.
   case not(Filter)
-
-  /// Matches rows whose field is null.
-  public static func isNull(_ field: String) -> Filter { .compare(field: field, op: .equal, value: .null) }
-  /// Matches rows whose field is not null.
-  public static func isNotNull(_ field: String) -> Filter {
-    .compare(field: field, op: .notEqual, value: .null)
-  }
 
   /// The field names the filter mentions, each once, in first-mention order.
   public var fields: [String] {

@@ -82,8 +82,9 @@ extension KeyPathFilter {
   }
 }
 
-/// Enums with a stored raw value can be compared in filters once they declare
-/// `ValueConvertible` (`extension Color: ValueConvertible {}`): they compare by raw value.
+/// An enum that declares `ValueConvertible` (`extension Color: ValueConvertible {}`) compares by
+/// raw value wherever a ``ValueConvertible`` is taken, ``FieldRef``'s operators included; key-path
+/// filters and sorts compare any enum with a scalar raw value by raw value without it.
 extension ValueConvertible where Self: RawRepresentable, RawValue: ValueConvertible {
   /// The raw value's stored value.
   public var storedValue: Value { rawValue.storedValue }

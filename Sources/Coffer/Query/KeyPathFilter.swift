@@ -16,7 +16,7 @@ public struct KeyPathFilter<Root: KeyPathStorable>: Sendable {
   public let error: CofferError?
 
   /// A filter that names no fields.
-  public init(_ filter: Filter) {
+  init(_ filter: Filter) {
     self.filter = filter
     self.error = nil
   }
@@ -27,7 +27,7 @@ public struct KeyPathFilter<Root: KeyPathStorable>: Sendable {
   }
 
   /// The filter `make` builds on the field a key path reads.
-  public init(_ keyPath: PartialKeyPath<Root>, _ make: (FieldRef) -> Filter) {
+  init(_ keyPath: PartialKeyPath<Root>, _ make: (FieldRef) -> Filter) {
     if let field = Root.field(keyPath) {
       self.init(filter: make(field), error: nil)
     } else {

@@ -1,4 +1,6 @@
-/// One key of a query's order.
+/// One key of a query's order, by stored field name: `Sort("date", ascending: false)`. On a
+/// ``KeyPathStorable`` type, sort by key path instead: `sort(\.date, .descending)`
+/// (``Direction``).
 ///
 /// Ascending order puts nulls first; descending puts them last. Whatever the keys, ties are
 /// broken by id ascending, so an order is always total and pages never overlap or skip.
@@ -13,9 +15,4 @@ public struct Sort: Sendable, Hashable {
     self.field = field
     self.ascending = ascending
   }
-
-  /// Ascending by a field.
-  public static func ascending(_ field: String) -> Sort { Sort(field, ascending: true) }
-  /// Descending by a field.
-  public static func descending(_ field: String) -> Sort { Sort(field, ascending: false) }
 }

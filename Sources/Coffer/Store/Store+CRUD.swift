@@ -15,8 +15,8 @@ extension Store {
   }
 
   /// Adds values in one atomic batch: all of them, or none when one fails. An empty array does
-  /// nothing. It returns nothing; call ``count(_:where:)-(T.Type,Filter)`` or read the values back
-  /// when you need to.
+  /// nothing. It returns nothing; count them with
+  /// ``StoreQuery/count()`` or read them back when you need to.
   ///
   /// Each value is encoded and checked as the backend writes it, so a backend that streams
   /// rows (SQLite, LMDB) never holds a second copy of every value as rows.
@@ -71,22 +71,6 @@ extension Store {
       ChangeSet([.delete(entity: codec.schema.name, id: id.storedValue)], layouts: codec.schema.layouts))
   }
 
-  /// Removes every value of a type that matches a filter (every value, with the default
-  /// ``Filter/all``).
-  ///
-  /// ```swift
-  /// let removed = try await store.deleteAll(Message.self, where: FieldRef("threadID") == 7)
-  /// ```
-  ///
-  /// - Returns: how many values were removed; `0` when none matched.
-  @discardableResult
-  public func deleteAll<T: Storable>(_ type: T.Type, where filter: Filter = .all) async throws -> Int {
-    let codec = try await codec(for: type)
-    return try await apply(
-      ChangeSet([.deleteMatching(entity: codec.schema.name, filter: filter)], layouts: codec.schema.layouts)
-    ).deleted
-  }
-
   /// Reads one value by id.
   ///
   /// - Returns: the stored value of the type with this id, or `nil` when there is none.
@@ -137,32 +121,6 @@ extension Store {
   @inlinable
   public func all<T: Storable>(_ type: T.Type) async throws -> [T] {
     try await query(type).fetch()
-  }
-
-  /// Counts the stored values of a type that match a filter (every value, with the default
-  /// ``Filter/all``).
-  ///
-  /// - Returns: how many values match.
-  public func count<T: Storable>(_ type: T.Type, where filter: Filter = .all) async throws -> Int {
-    try await query(type).filter(filter).count()
-  }
-
-  /// Reads the first value of a type that matches a filter, in the order of `sort`.
-  ///
-  /// ```swift
-  /// let latest = try await store.first(
-  ///   Message.self, where: FieldRef("threadID") == 7, sort: [FieldRef("date").descending])
-  /// ```
-  ///
-  /// - Parameters:
-  ///   - type: the type to read.
-  ///   - filter: which values qualify; every value by default.
-  ///   - sort: the order; ties, and an empty `sort`, are ordered by id ascending.
-  /// - Returns: the first matching value in that order, or `nil` when none matches.
-  public func first<T: Storable>(_ type: T.Type, where filter: Filter = .all, sort: [Sort] = []) async throws
-    -> T?
-  {
-    try await query(type).filter(filter).sort(sort).first()
   }
 
   /// Runs a backend call, adding this store's name to a ``CofferError``.

@@ -9,8 +9,8 @@ import Logging
 /// let store = try await Store.open(url: "sqlite:///var/app/db.sqlite", registry: .builtIn)
 /// try await store.insert(Message(id: 1, threadID: 7, text: "Hello", date: .now))
 /// let page = try await store.query(Message.self)
-///   .filter(FieldRef("threadID") == 7)
-///   .sort(FieldRef("date").descending)
+///   .filter(\.threadID == 7)
+///   .sort(\.date, .descending)
 ///   .limit(50)
 ///   .fetch()
 /// ```

@@ -18,40 +18,34 @@ extension StoreQuery where T: KeyPathStorable {
     -> StoreQuery
   {
     guard let field = T.storedFieldName(for: keyPath) else { return failing(with: T.notStored(keyPath)) }
-    return sort(Sort(field, ascending: direction == .ascending))
+    return sort([Sort(field, ascending: direction == .ascending)])
+  }
+
+  /// Orders by an enum property, by raw value.
+  @_disfavoredOverload
+  public func sort<V: RawRepresentable>(_ keyPath: KeyPath<T, V>, _ direction: Sort.Direction = .ascending)
+    -> StoreQuery where V.RawValue: StoredScalar
+  {
+    guard let field = T.storedFieldName(for: keyPath) else { return failing(with: T.notStored(keyPath)) }
+    return sort([Sort(field, ascending: direction == .ascending)])
+  }
+
+  /// Orders by an optional enum property, by raw value (nulls first when ascending).
+  @_disfavoredOverload
+  public func sort<V: RawRepresentable>(_ keyPath: KeyPath<T, V?>, _ direction: Sort.Direction = .ascending)
+    -> StoreQuery where V.RawValue: StoredScalar
+  {
+    guard let field = T.storedFieldName(for: keyPath) else { return failing(with: T.notStored(keyPath)) }
+    return sort([Sort(field, ascending: direction == .ascending)])
   }
 }
 
 extension Sort {
-  /// Which way a key-path sort goes: ``StoreQuery/sort(_:_:)``.
+  /// Which way a key-path sort goes: ``StoreQuery/sort(_:_:)-67v69``.
   public enum Direction: Sendable, Hashable {
     /// Smaller values first, nulls first.
     case ascending
     /// Larger values first, nulls last.
     case descending
-  }
-}
-
-extension Store {
-  /// The number of stored values of a type that match a key-path filter.
-  ///
-  /// ```swift
-  /// let unread = try await store.count(Message.self, where: \.readAt == nil)
-  /// ```
-  public func count<T: KeyPathStorable>(_ type: T.Type, where filter: KeyPathFilter<T>) async throws -> Int {
-    try await query(type).filter(filter).count()
-  }
-
-  /// The first value of a type that matches a key-path filter, in id order, or `nil`.
-  public func first<T: KeyPathStorable>(_ type: T.Type, where filter: KeyPathFilter<T>) async throws -> T? {
-    try await query(type).filter(filter).first()
-  }
-
-  /// Removes every stored value of a type that matches a key-path filter and returns how many.
-  @discardableResult
-  public func deleteAll<T: KeyPathStorable>(_ type: T.Type, where filter: KeyPathFilter<T>) async throws
-    -> Int
-  {
-    try await query(type).filter(filter).delete()
   }
 }

@@ -1,13 +1,18 @@
 /// A query for values of one type, built step by step and run with ``fetch()``, ``first()``,
-/// ``count()``, ``stream(pageSize:)`` or ``delete()``.
+/// ``count()``, ``stream(pageSize:)``, ``observe()`` or ``delete()``.
+///
+/// On a ``KeyPathStorable`` type (every `@Storable` one), filter and sort with key paths:
 ///
 /// ```swift
 /// let unread = try await store.query(Message.self)
-///   .filter(FieldRef("threadID") == thread.id && FieldRef("readAt").isNull)
-///   .sort(FieldRef("date").descending)
+///   .filter(\.threadID == thread.id && \.readAt == nil)
+///   .sort(\.date, .descending)
 ///   .limit(20)
 ///   .fetch()
 /// ```
+///
+/// With field names known only at run time, pass a ``Filter`` built with ``FieldRef`` and
+/// ``Sort`` keys: `.filter(FieldRef("threadID") == 7).sort([Sort("date", ascending: false)])`.
 ///
 /// Each step returns a new query; a query is a value and can be kept and reused.
 public struct StoreQuery<T: Storable>: Sendable {
@@ -31,25 +36,11 @@ public struct StoreQuery<T: Storable>: Sendable {
     return copy
   }
 
-  /// Also requires `field op value`.
-  public func filter(_ field: String, _ op: ComparisonOperator, _ value: some ValueConvertible) -> StoreQuery
-  {
-    filter(.compare(field: field, op: op, value: value.storedValue))
-  }
-
   /// Orders by these keys after any given before (ties always end by id ascending).
-  public func sort(_ keys: Sort...) -> StoreQuery { sort(keys) }
-
-  /// Orders by these keys after any given before.
   public func sort(_ keys: [Sort]) -> StoreQuery {
     var copy = self
     copy.query.sort += keys
     return copy
-  }
-
-  /// Orders by a field.
-  public func sort(_ field: String, ascending: Bool = true) -> StoreQuery {
-    sort(Sort(field, ascending: ascending))
   }
 
   /// At most `count` values.
@@ -128,14 +119,18 @@ public struct StoreQuery<T: Storable>: Sendable {
   /// limit are ignored: `query.limit(1).delete()` still removes every match.
   ///
   /// ```swift
-  /// let removed = try await store.query(Message.self).filter(FieldRef("threadID") == 7).delete()
+  /// let removed = try await store.query(Message.self).filter(\.threadID == 7).delete()
   /// ```
   ///
   /// - Returns: how many values were removed; `0` when none matched.
   @discardableResult
   public func delete() async throws -> Int {
-    let checked = try validated(for: try await store.codec(for: T.self))
-    return try await store.deleteAll(T.self, where: checked.filter)
+    let codec = try await store.codec(for: T.self)
+    let checked = try validated(for: codec)
+    return try await store.apply(
+      ChangeSet(
+        [.deleteMatching(entity: codec.schema.name, filter: checked.filter)], layouts: codec.schema.layouts)
+    ).deleted
   }
 }
 

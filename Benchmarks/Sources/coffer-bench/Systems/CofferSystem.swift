@@ -55,7 +55,7 @@ final class CofferSystem: BenchSystem {
   func get(_ id: Int64) async throws -> ChatMessage? { try await open.get(ChatMessage.self, id: id) }
 
   func threadPage(_ thread: Int64) async throws -> [ChatMessage] {
-    try await open.query(ChatMessage.self).filter("threadID", .equal, thread).sort("date", ascending: false)
+    try await open.query(ChatMessage.self).filter(\.threadID == thread).sort(\.date, .descending)
       .limit(50).fetch()
   }
 
