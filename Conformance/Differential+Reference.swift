@@ -201,12 +201,15 @@ struct DifferentialReference: Sendable {
     }
     let batchAfter = after.runOutcome { reference in
       guard let old = prepared[schema.name] else { return .summary(try reference.apply(batch)) }
-      let evolution = try SchemaEvolution(from: old, to: schema)
-      let reshaped = try batch.map { operation -> ChangeSet.Operation in
-        guard case .insert(let entity, let row) = operation, entity == schema.name else { return operation }
-        return .insert(entity: entity, row: evolution.migrate(try QueryValidator.validate(row, schema: old)))
+      _ = try SchemaEvolution(from: old, to: schema)
+      // Every operation checked against the schemas before the race; the entity's rows (of
+      // inserts, updates and upserts alike) stored in the new layout, as a backend does with
+      // ChangeSet.layouts.
+      let checked = try batch.map { operation in
+        try QueryValidator.validate(
+          operation, schema: operation.entity == schema.name ? old : try self.schema(operation.entity))
       }
-      return .summary(try reference.tables.apply(ChangeSet(reshaped)))
+      return .summary(try reference.tables.apply(ChangeSet(checked, layouts: [schema.name: old])))
     }
     // The prepare first, then the batch checked against the new schema: it simply came second.
     var second = self
