@@ -144,7 +144,13 @@
   }
 
   /// Hands over the rows a query selects (see ``StorageBackend/read(_:_:)``).
+  /// A lookup by id (see ``Query/lookedUpIDs(in:)``) reads the ids directly, with no ordering.
   public func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) throws {
+    let table = try table(query.entity)
+    if let ids = query.lookedUpIDs(in: table.schema) {
+      return try RowFields.handOver(
+        try reshaped(ids.compactMap { table.rows[$0] }, of: table, as: query.layout), to: visit)
+    }
     try RowFields.handOver(try fetch(query), to: visit)
   }
 

@@ -31,7 +31,7 @@
 /// `.or(tags.map …)` over an empty `tags` selects no rows. For equality with any of several
 /// values, ``isIn(_:_:)`` (``FieldRef/isIn(_:)``) says it in one case:
 /// `FieldRef("threadID").isIn([1, 2, 3])`.
-public indirect enum Filter: Sendable, Hashable {
+public enum Filter: Sendable, Hashable {
   /// Matches every row.
   case all
   /// `field op value`.
@@ -45,7 +45,7 @@ public indirect enum Filter: Sendable, Hashable {
   /// At least one operand matches (an empty list matches nothing).
   case or([Filter])
   /// The operand does not match.
-  case not(Filter)
+  indirect case not(Filter)
 
   /// The field names the filter mentions, each once, in first-mention order.
   public var fields: [String] {
