@@ -9,6 +9,9 @@ extension LMDBBackend {
   /// A lookup by id (see ``Query/lookedUpIDs(in:)``) is one B-tree lookup per id.
   public func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
     let handle = try handle(query.entity)
+    if let id = query.lookedUpID(in: handle.schema) {
+      return try read(handle, ids: CollectionOfOne(id), as: query.layout, visit)
+    }
     if let ids = query.lookedUpIDs(in: handle.schema) {
       return try read(handle, ids: ids, as: query.layout, visit)
     }
@@ -61,7 +64,8 @@ extension LMDBBackend {
   /// Hands over the rows with these ids straight from the memory map, each one B-tree lookup,
   /// in one read transaction, in the layout of `layout`.
   private func read(
-    _ handle: EntityHandle, ids: [Value], as layout: EntitySchema?, _ visit: (any StoredFields) throws -> Void
+    _ handle: EntityHandle, ids: some Collection<Value>, as layout: EntitySchema?,
+    _ visit: (any StoredFields) throws -> Void
   ) throws {
     if ids.isEmpty { return }
     if let view = try RowReshaper(reading: handle.schema, as: layout, store: name).makeView() {

@@ -165,6 +165,9 @@ public final class SQLiteBackend: StorageBackend {
   /// A lookup by id (see ``Query/lookedUpIDs(in:)``) steps one cached statement per id.
   public func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
     let table = try table(query.entity)
+    if let id = query.lookedUpID(in: table.schema) {
+      return try read(table, ids: CollectionOfOne(id), as: query.layout, visit)
+    }
     if let ids = query.lookedUpIDs(in: table.schema) {
       return try read(table, ids: ids, as: query.layout, visit)
     }
@@ -197,7 +200,8 @@ public final class SQLiteBackend: StorageBackend {
   /// Looks each id up with one cached statement, in one read transaction, handing over each
   /// row found as the statement steps.
   private func read(
-    _ table: SQLiteTable, ids: [Value], as layout: EntitySchema?, _ visit: (any StoredFields) throws -> Void
+    _ table: SQLiteTable, ids: some Collection<Value>, as layout: EntitySchema?,
+    _ visit: (any StoredFields) throws -> Void
   ) throws {
     if ids.isEmpty { return }
     let view = try RowReshaper(reading: table.schema, as: layout, store: name).makeView()

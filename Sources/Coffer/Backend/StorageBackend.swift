@@ -155,12 +155,41 @@ extension StorageBackend {
 
 extension Query {
   /// A query for the rows with these ids, in id order, read in the layout of `entity`.
+  ///
+  /// Inlinable, as is ``init(lookingUp:in:)-(Value,_)``: a point read builds one per call.
+  @inlinable
   public init(lookingUp ids: [Value], in entity: EntitySchema) {
-    let filter: Filter =
-      ids.count == 1
-      ? .compare(field: entity.idField.name, op: .equal, value: ids[0]) : .isIn(entity.idField.name, ids)
-    self.init(entity: entity.name, filter: filter)
-    layout = entity
+    let idField = entity.fields[entity.idPosition].name
+    self.entity = entity.name
+    self.filter = ids.count == 1 ? .compare(field: idField, op: .equal, value: ids[0]) : .isIn(idField, ids)
+    self.sort = []
+    self.limit = nil
+    self.offset = 0
+    self.layout = entity
+  }
+
+  /// A query for the row with this id, read in the layout of `entity`.
+  @inlinable
+  public init(lookingUp id: Value, in entity: EntitySchema) {
+    self.entity = entity.name
+    self.filter = .compare(field: entity.fields[entity.idPosition].name, op: .equal, value: id)
+    self.sort = []
+    self.limit = nil
+    self.offset = 0
+    self.layout = entity
+  }
+
+  /// The id this query looks up when it is nothing but a lookup of one id (an id equality
+  /// filter, no sort but by id ascending, no offset or limit); `nil` for any other query. The
+  /// fast path of ``lookedUpIDs(in:)`` for a single point read, with nothing to allocate.
+  @inlinable
+  public func lookedUpID(in schema: EntitySchema) -> Value? {
+    guard case .compare(let field, .equal, let id) = filter, !id.isNull, offset == 0, limit == nil else {
+      return nil
+    }
+    let idField = schema.fields[schema.idPosition].name
+    guard field == idField, sort.allSatisfy({ $0.field == idField && $0.ascending }) else { return nil }
+    return id
   }
 
   /// The ids this query looks up — distinct, non-null, in id order — when it is nothing but

@@ -147,6 +147,11 @@
   /// A lookup by id (see ``Query/lookedUpIDs(in:)``) reads the ids directly, with no ordering.
   public func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) throws {
     let table = try table(query.entity)
+    if let id = query.lookedUpID(in: table.schema) {
+      guard let row = table.rows[id] else { return }
+      let reshape = try RowReshaper(reading: table.schema, as: query.layout, store: storeName)
+      return try visit(RowFields(reshape.isIdentity ? row : reshape(row)))
+    }
     if let ids = query.lookedUpIDs(in: table.schema) {
       return try RowFields.handOver(
         try reshaped(ids.compactMap { table.rows[$0] }, of: table, as: query.layout), to: visit)

@@ -79,7 +79,7 @@ extension Store {
     let codec = try await codec(for: type)
     var value: T?
     try await rethrowing {
-      try await backend.read(Query(lookingUp: [id.storedValue], in: codec.schema)) {
+      try await backend.read(Query(lookingUp: id.storedValue, in: codec.schema)) {
         value = try codec.decode($0)
       }
     }
