@@ -16,14 +16,33 @@
 /// ```
 public struct EntitySchema: Sendable, Hashable, Codable {
   /// The entity's name, unique within a store. Any Unicode text.
-  public let name: String
+  @inlinable public var name: String { storage.name }
   /// The fields in row order. The id field is one of them.
-  public let fields: [Field]
+  @inlinable public var fields: [Field] { storage.fields }
   /// The position of the id field in ``fields``.
-  public let idPosition: Int
+  @inlinable public var idPosition: Int { storage.idPosition }
   /// Secondary indexes and unique constraints.
-  public let indexes: [Index]
-  private let positions: [String: Int]
+  @inlinable public var indexes: [Index] { storage.indexes }
+
+  /// The parts of a schema, in one immutable object: copying a schema (every query and batch
+  /// carries one) is one reference, and two copies of one schema compare equal at once.
+  @usableFromInline
+  final class Storage: Sendable {
+    @usableFromInline let name: String
+    @usableFromInline let fields: [Field]
+    @usableFromInline let idPosition: Int
+    @usableFromInline let indexes: [Index]
+    @usableFromInline let positions: [String: Int]
+
+    init(name: String, fields: [Field], idPosition: Int, indexes: [Index], positions: [String: Int]) {
+      self.name = name
+      self.fields = fields
+      self.idPosition = idPosition
+      self.indexes = indexes
+      self.positions = positions
+    }
+  }
+  @usableFromInline let storage: Storage
 
   /// Makes a schema, checking that it is well formed.
   ///
@@ -74,11 +93,8 @@ public struct EntitySchema: Sendable, Hashable, Codable {
           field: field)
       }
     }
-    self.name = name
-    self.fields = fields
-    self.idPosition = idPosition
-    self.indexes = indexes
-    self.positions = positions
+    storage = Storage(
+      name: name, fields: fields, idPosition: idPosition, indexes: indexes, positions: positions)
   }
 
   /// The id field.
@@ -95,7 +111,7 @@ public struct EntitySchema: Sendable, Hashable, Codable {
   public var uniqueIndexes: [Index] { indexes.filter(\.isUnique) }
 
   @usableFromInline
-  var positionTable: [String: Int] { positions }
+  var positionTable: [String: Int] { storage.positions }
 
   private enum CodingKeys: String, CodingKey { case name, fields, idField, indexes }
 
@@ -120,7 +136,8 @@ public struct EntitySchema: Sendable, Hashable, Codable {
 
   /// Schemas are equal when name, fields, id and indexes are.
   public static func == (lhs: EntitySchema, rhs: EntitySchema) -> Bool {
-    lhs.name == rhs.name && lhs.fields == rhs.fields && lhs.idPosition == rhs.idPosition
+    if lhs.storage === rhs.storage { return true }
+    return lhs.name == rhs.name && lhs.fields == rhs.fields && lhs.idPosition == rhs.idPosition
       && lhs.indexes == rhs.indexes
   }
 
