@@ -56,6 +56,16 @@ private func tallyEntity() throws -> DynamicEntity {
     #expect(try await ids(notes.sort(\.threadID, .descending).sort(\.date)) == [3, 4, 1, 2])
   }
 
+  @Test func aBatchDeletesWhatAKeyPathFilterSelects() async throws {
+    let store = try await storeWithFourNotes()
+    let summary = try await store.batch { batch in
+      try batch.deleteAll(Note.self, where: \.threadID == 1 && \.readAt == nil)
+      try batch.upsert(Note.sample(5, thread: 1, text: "new", minutes: 5))
+    }
+    #expect(summary.deleted == 1)
+    #expect(try await ids(store.query(Note.self)) == [2, 3, 4, 5])
+  }
+
   @Test func aTypedQueryCountsFindsStreamsObservesAndDeletes() async throws {
     let store = try await storeWithFourNotes()
     let unread = store.query(Note.self).filter(\.readAt == nil).sort(\.date, .descending)

@@ -51,6 +51,15 @@ public struct Batch: Sendable {
     changes.deleteMatching(try QueryValidator.validate(filter, schema: codec.schema), from: codec.schema.name)
   }
 
+  /// Adds a delete of every value that matches a filter written with key paths:
+  /// `batch.deleteAll(Message.self, where: \.threadID == old)`.
+  ///
+  /// - Throws: ``CofferError/Code/invalidQuery`` when a key path reads no stored property.
+  public mutating func deleteAll<T: KeyPathStorable>(_ type: T.Type, where filter: KeyPathFilter<T>) throws {
+    if let error = filter.error { throw error }
+    try deleteAll(type, where: filter.filter)
+  }
+
   /// The codec of a type, made here for a type the store has not seen yet, noting the schema
   /// its rows are made for.
   private mutating func codec<T: Storable>(_ type: T.Type) throws -> EntityCodec<T> {
