@@ -28,13 +28,14 @@ func withStore<Result>(
   let entry = try registry.entry(for: base)
   let scratch = entry.scratchURL(base, path, "store-" + UUID().uuidString)
   let store = Store(backend: try await registry.open(scratch))
-  defer { entry.removeScratch?(scratch) }
   do {
     let result = try await body(store, TestDirectory(path: path))
     try await store.close()
+    await entry.removeScratch?(scratch)
     return result
   } catch {
     try? await store.close()
+    await entry.removeScratch?(scratch)
     throw error
   }
 }
