@@ -123,7 +123,9 @@ let package = Package(
       swiftSettings: upcoming),
     .testTarget(
       name: "CofferConformanceTests",
-      dependencies: ["Coffer", "CofferMemory", "CofferStores", "CofferConformance", "coffer"],
+      dependencies: [
+        "Coffer", "CofferMemory", "CofferStores", "CofferConformance", "CofferTestSupport", "coffer",
+      ],
       swiftSettings: upcoming),
     .testTarget(
       name: "CofferConfigurationTests",
@@ -142,7 +144,14 @@ let package = Package(
       ],
       swiftSettings: upcoming),
     .testTarget(
-      name: "CofferGraphTests", dependencies: ["Coffer", "CofferMemory", "CofferStores"],
+      name: "CofferPostgresTests",
+      dependencies: [
+        "Coffer", "CofferPostgres", "CofferStores", "CofferConformance", "CofferTestSupport", "coffer",
+      ],
+      swiftSettings: upcoming),
+    .testTarget(
+      name: "CofferGraphTests",
+      dependencies: ["Coffer", "CofferMemory", "CofferStores", "CofferTestSupport"],
       swiftSettings: upcoming),
     .testTarget(
       name: "CofferMacroTests",
@@ -155,7 +164,7 @@ let package = Package(
       name: "CofferCLITests",
       dependencies: [
         "coffer", "Coffer", "CofferMemory", "CofferChatExample", "CofferStores", "CofferMacros",
-        "CofferConformance",
+        "CofferConformance", "CofferTestSupport",
       ],
       swiftSettings: upcoming),
   ]

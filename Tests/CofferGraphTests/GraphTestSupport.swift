@@ -1,11 +1,12 @@
 import Coffer
 import CofferStores
+import CofferTestSupport
 import Foundation
 import Testing
 
 /// The stores every graph test runs on: one URL per backend;
 /// each test gets a fresh scratch store derived from the URL.
-let graphStoreURLs = ["memory:", "plist:", "sqlite:", "lmdb:"]
+let graphStoreURLs = ["memory:", "plist:", "sqlite:", "lmdb:"] + TestServers.storeURLs
 
 /// A fresh directory for one test's files, removed afterwards.
 struct TestDirectory {
