@@ -72,6 +72,34 @@ extension ConformanceSuite {
       }
     },
     ConformanceCheck(
+      "paging.stream-keeps-its-place",
+      "A stream yields each value that stays exactly once, in order, while values are inserted before its "
+        + "position and values it already read are deleted: pages start after the last value read, not at a count."
+    ) { context in
+      let store = try await context.store(with: tiedItems)
+      // Each order with the rank of a value that sorts before every stored one in it.
+      let orders: [(String, StoreQuery<Item>, Int64?)] = [
+        ("rank descending, name", store.query(Item.self).sort(\.rank, .descending).sort(\.name), .max),
+        ("rank, name", store.query(Item.self).sort(\.rank).sort(\.name), nil),
+      ]
+      var nextID: Int64 = 1000
+      for (name, query, firstRank) in orders {
+        let whole = try await ids(query)
+        var streamed: [Int64] = []
+        for try await item in query.stream(pageSize: 3) {
+          // Deletes the value read before this one, and inserts one before the stream's position.
+          if let previous = streamed.last { try await store.delete(Item.self, id: previous) }
+          streamed.append(item.id)
+          nextID += 1
+          try await store.insert(Item(id: nextID, name: "", rank: firstRank, score: nil, flag: false))
+        }
+        try expectEqual(
+          streamed, whole, "ids streamed by \(name) while values were inserted before and deleted")
+        try await store.query(Item.self).filter(\.id >= 1000).delete()
+        for item in tiedItems { try await store.upsert(item) }
+      }
+    },
+    ConformanceCheck(
       "paging.stream-honours-slice", "stream(pageSize:) honours the query's own offset and limit."
     ) {
       context in

@@ -89,6 +89,9 @@ final class PostgresConnectionPool: Sendable {
       case open(Int)
       case wait
     }
+    // Set when the server refused a new connection for want of slots: then this caller waits
+    // for one of the pool's own connections instead (or, when it has none, tries once more).
+    var serverFull: CofferError?
     while true {
       let next = try state.withLock { state -> Next in
         if state.closed { throw closedError() }
@@ -96,7 +99,7 @@ final class PostgresConnectionPool: Sendable {
           if !connection.isClosed { return .use(connection) }
           state.open -= 1
         }
-        if state.open < configuration.poolSize {
+        if state.open < configuration.poolSize, serverFull == nil || state.open == 0 {
           state.open += 1
           state.nextID += 1
           return .open(state.nextID)
@@ -107,7 +110,15 @@ final class PostgresConnectionPool: Sendable {
       case .use(let connection):
         return connection
       case .open(let id):
-        return try await connect(id: id, while: action)
+        do {
+          return try await connect(id: id, while: action)
+        } catch let error as CofferError
+          where serverFull == nil && (error.underlying as? PostgresServerError)?.sqlState == "53300"
+        {
+          logger.debug("The server has no connection slots left; waiting for one of the pool's connections")
+          serverFull = error
+          continue
+        }
       case .wait:
         let handed = try await withCheckedThrowingContinuation { continuation in
           let closed = state.withLock { state -> Bool in

@@ -31,14 +31,14 @@ public struct StoreStream<T: Storable>: AsyncSequence, Sendable {
     let pageSize: Int
     var buffer: [T] = []
     var position = 0
-    var nextOffset: Int
+    /// The sort keys' values, then the id, of the last value read: the next page starts after it.
+    var after: [Value]?
     var remaining: Int?
     var finished = false
 
     init(query: StoreQuery<T>, pageSize: Int) {
       self.query = query
       self.pageSize = pageSize
-      self.nextOffset = query.query.offset
       self.remaining = query.query.limit
     }
 
@@ -50,18 +50,84 @@ public struct StoreStream<T: Storable>: AsyncSequence, Sendable {
       }
       if finished { return nil }
       let size = remaining.map { Swift.min($0, pageSize) } ?? pageSize
-      if size == 0 {
+      if size <= 0 {
         finished = true
         return nil
       }
-      buffer = try await query.offset(nextOffset).limit(size).fetch()
+      let page = try await query.page(after: after, size: size)
+      buffer = page.values
+      after = page.last
       position = 0
-      nextOffset += buffer.count
       remaining = remaining.map { $0 - buffer.count }
-      if buffer.count < size { finished = true }
+      if buffer.count < size || page.last == nil { finished = true }
       guard !buffer.isEmpty else { return nil }
       position = 1
       return buffer[0]
     }
+  }
+}
+
+extension StoreQuery {
+  /// One page of a stream: up to `size` values after the value whose sort keys and id are
+  /// `after` (the query's own offset applies to the first page only), and the keys of the last
+  /// value when the page is full.
+  ///
+  /// Pages start after the last value read, not at a count of values (keyset paging): a value
+  /// inserted or deleted before the reader's position moves nothing, so the stream never
+  /// yields a value twice or skips one that stayed, and no backend counts its way through the
+  /// values already read.
+  func page(after: [Value]?, size: Int) async throws -> (values: [T], last: [Value]?) {
+    let codec = try await store.codec(for: T.self)
+    var checked = try validated(for: codec)
+    let keys = Self.streamKeys(checked.sort, schema: codec.schema)
+    let positions = keys.compactMap { codec.schema.position(of: $0.field) }
+    if let after {
+      checked.filter = checked.filter && Self.following(after, keys)
+      checked.offset = 0
+    }
+    checked.limit = size
+    var values: [T] = []
+    values.reserveCapacity(Swift.min(size, Self.reservedAtMost))
+    var last: [Value]?
+    try await store.rethrowing {
+      try await store.backend.read(checked) { fields in
+        values.append(try codec.decode(fields))
+        if values.count == size { last = try positions.map { try fields.value(at: $0) } }
+      }
+    }
+    return (values, last)
+  }
+
+  /// The keys that order a stream totally: the query's sort keys (each field once), then the
+  /// id ascending unless it is sorted by already.
+  static func streamKeys(_ sort: [Sort], schema: EntitySchema) -> [Sort] {
+    var keys: [Sort] = []
+    var seen: Set<String> = []
+    for key in sort where seen.insert(key.field).inserted { keys.append(key) }
+    if !seen.contains(schema.idField.name) { keys.append(Sort(schema.idField.name)) }
+    return keys
+  }
+
+  /// The filter for values after one whose keys are `values`, in the order of `keys`: nulls
+  /// come first ascending and last descending, as every backend sorts them.
+  static func following(_ values: [Value], _ keys: [Sort]) -> Filter {
+    var alternatives: [Filter] = []
+    var equalSoFar: [Filter] = []
+    for (key, value) in zip(keys, values) {
+      let field = key.field
+      let beyond: Filter
+      switch (key.ascending, value.isNull) {
+      case (true, true): beyond = .compare(field: field, op: .notEqual, value: .null)
+      case (true, false): beyond = .compare(field: field, op: .greater, value: value)
+      case (false, true): beyond = .or([])
+      case (false, false):
+        beyond = .or([
+          .compare(field: field, op: .less, value: value), .compare(field: field, op: .equal, value: .null),
+        ])
+      }
+      alternatives.append(equalSoFar.isEmpty ? beyond : .and(equalSoFar + [beyond]))
+      equalSoFar.append(.compare(field: field, op: .equal, value: value))
+    }
+    return .or(alternatives)
   }
 }
