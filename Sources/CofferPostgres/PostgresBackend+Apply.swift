@@ -174,15 +174,17 @@ struct PostgresApplier {
     return binds
   }
 
+  /// Runs a statement of the batch, prepared once per connection and shape.
   @discardableResult
   private func query(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws
     -> [PostgresRow]
   {
-    try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: .disabled).collect()
+    try await PostgresStatements.rows(sql, binds, on: connection, logger: .disabled)
   }
 
+  /// Runs a transaction-control statement (`BEGIN`, `SAVEPOINT`, …), which cannot be prepared.
   private func execute(_ sql: String) async throws {
-    try await query(sql)
+    _ = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: .disabled).collect()
   }
 
   // MARK: - Naming the row a failed batch is about

@@ -94,25 +94,23 @@ public final class PostgresBackend: StorageBackend, Service {
   public func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
     let table = try table(query.entity)
     let view = try RowReshaper(reading: table.schema, as: query.layout, store: name).makeView()
-    let statement: PostgresQuery
+    let sql: String
+    var binds = PostgresBindings(capacity: 1)
     if let id = query.lookedUpID(in: table.schema) {
-      var binds = PostgresBindings(capacity: 1)
       binds.append(id, as: table.kinds[table.schema.idPosition])
-      statement = PostgresQuery(unsafeSQL: table.getSQL, binds: binds)
+      sql = table.getSQL
     } else if let ids = query.lookedUpIDs(in: table.schema) {
       if ids.isEmpty { return }
-      var binds = PostgresBindings(capacity: 1)
       binds.append(PostgresArrayParameter(values: ids, kind: table.kinds[table.schema.idPosition]))
-      statement = PostgresQuery(unsafeSQL: table.getManySQL, binds: binds)
+      sql = table.getManySQL
     } else {
       let built = try PostgresSQL.select(query, in: table)
-      statement = PostgresQuery(unsafeSQL: built.sql, binds: built.binds)
+      (sql, binds) = (built.sql, built.binds)
     }
     do {
       try await pool.withConnection(while: "reading \(table.schema.name)") { connection in
-        let rows = try await connection.query(statement, logger: logger)
         let fields = PostgresFields(kinds: table.kinds)
-        for try await row in rows {
+        try await PostgresStatements.run(sql, binds, on: connection, logger: logger) { row in
           try fields.load(row)
           try visit(view?.showing(fields) ?? fields)
         }
@@ -128,10 +126,7 @@ public final class PostgresBackend: StorageBackend, Service {
     let built = try PostgresSQL.count(query.filter, in: table)
     do {
       return try await pool.withConnection(while: "counting \(table.schema.name)") { connection in
-        let rows = try await connection.query(
-          PostgresQuery(unsafeSQL: built.sql, binds: built.binds), logger: logger
-        )
-        .collect()
+        let rows = try await PostgresStatements.rows(built.sql, built.binds, on: connection, logger: logger)
         guard let cell = rows.first?.first(where: { _ in true }),
           case .int(let count) = try PostgresValues.read(
             cell.bytes, as: .int)
