@@ -1,10 +1,14 @@
 # Coffer's everyday commands. `make demo` and `make test` first install the C libraries the
-# SQLite and LMDB backends build on, when they are missing, then run SwiftPM.
+# SQLite and LMDB backends build on, when they are missing, then run SwiftPM. `make test` also
+# installs the PostgreSQL server package when it is missing, runs the tests against a throwaway
+# cluster of its own on loopback, and always stops and removes that cluster.
 
 SWIFT ?= swift
 # Debian/Ubuntu packages, and Homebrew formulas, for the system libraries the build links and
 # the command-line tools (sqlite3, mdb_stat) the tests use to inspect stores from outside.
 APT_PACKAGES := pkg-config libsqlite3-dev liblmdb-dev sqlite3 lmdb-utils
+# The PostgreSQL server (initdb, pg_ctl, psql) for the PostgreSQL tests; only `make test` needs it.
+APT_TEST_PACKAGES := postgresql
 BREW_PACKAGES := pkg-config sqlite lmdb
 # Every package trait, so that the tests, the demo and the docs see every backend.
 TRAITS := --enable-all-traits
@@ -33,7 +37,7 @@ deps:
 	@set -eu; \
 	if command -v dpkg >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then \
 	  missing=""; \
-	  for package in $(APT_PACKAGES); do \
+	  for package in $(APT_PACKAGES) $(EXTRA_APT_PACKAGES); do \
 	    dpkg -s "$$package" >/dev/null 2>&1 || missing="$$missing $$package"; \
 	  done; \
 	  if [ -n "$$missing" ]; then \
@@ -56,8 +60,19 @@ deps:
 demo: deps
 	$(SWIFT) run $(TRAITS) coffer demo
 
-test: deps
-	$(SWIFT) test $(TRAITS)
+# The tests run against a PostgreSQL cluster made for them in a temporary folder
+# (scripts/test-postgres), found through COFFER_TEST_POSTGRES_URL and PGPASSWORD; the trap stops
+# and removes it however the tests end. Set COFFER_TEST_POSTGRES_URL yourself to use a server of
+# your own instead.
+test:
+	@$(MAKE) --no-print-directory deps EXTRA_APT_PACKAGES="$(if $(COFFER_TEST_POSTGRES_URL),,$(APT_TEST_PACKAGES))"
+	@set -eu; \
+	if [ -n "$${COFFER_TEST_POSTGRES_URL:-}" ]; then exec $(SWIFT) test $(TRAITS); fi; \
+	cluster="$$(mktemp -d "$${TMPDIR:-/tmp}/coffer-postgres.XXXXXX")"; rmdir "$$cluster"; \
+	trap 'scripts/test-postgres stop "$$cluster"' EXIT INT TERM; \
+	url="$$(scripts/test-postgres start "$$cluster")"; \
+	echo "PostgreSQL test server: $${url%%\?*} (removed when the tests end)"; \
+	PGPASSWORD="$$(cat "$$cluster/password")" COFFER_TEST_POSTGRES_URL="$$url" $(SWIFT) test $(TRAITS)
 
 docs: docs-conformance docs-catalog
 

@@ -20,6 +20,7 @@ let package = Package(
     .library(name: "CofferPlist", targets: ["CofferPlist"]),
     .library(name: "CofferSQLite", targets: ["CofferSQLite"]),
     .library(name: "CofferLMDB", targets: ["CofferLMDB"]),
+    .library(name: "CofferPostgres", targets: ["CofferPostgres"]),
     .library(name: "CofferMacros", targets: ["CofferMacros"]),
     .library(name: "CofferStores", targets: ["CofferStores"]),
     .library(name: "CofferConfiguration", targets: ["CofferConfiguration"]),
@@ -33,6 +34,10 @@ let package = Package(
       description: "The sqlite: backend in CofferStores' built-in registry (needs libsqlite3-dev)."),
     .trait(
       name: "LMDB", description: "The lmdb: backend in CofferStores' built-in registry (needs liblmdb-dev)."),
+    .trait(
+      name: "Postgres",
+      description:
+        "The postgres: backend in CofferStores' built-in registry (builds postgres-nio and SwiftNIO)."),
     .default(enabledTraits: ["SQLite", "LMDB"]),
   ],
   dependencies: [
@@ -41,6 +46,8 @@ let package = Package(
     .package(
       url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: ["JSON", "YAML"]),
     .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
+    .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+    .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
   ],
   targets: [
     .target(
@@ -60,6 +67,14 @@ let package = Package(
     .target(
       name: "CofferLMDB", dependencies: ["Coffer", "CLMDB", .product(name: "Logging", package: "swift-log")],
       swiftSettings: upcoming),
+    .target(
+      name: "CofferPostgres",
+      dependencies: [
+        "Coffer", .product(name: "PostgresNIO", package: "postgres-nio"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+      ],
+      swiftSettings: upcoming),
     .macro(
       name: "CofferMacroPlugin",
       dependencies: [
@@ -77,6 +92,7 @@ let package = Package(
         "Coffer", "CofferMemory", "CofferPlist",
         .target(name: "CofferSQLite", condition: .when(traits: ["SQLite"])),
         .target(name: "CofferLMDB", condition: .when(traits: ["LMDB"])),
+        .target(name: "CofferPostgres", condition: .when(traits: ["Postgres"])),
       ],
       swiftSettings: upcoming),
     .target(
@@ -107,7 +123,9 @@ let package = Package(
       swiftSettings: upcoming),
     .testTarget(
       name: "CofferConformanceTests",
-      dependencies: ["Coffer", "CofferMemory", "CofferStores", "CofferConformance", "coffer"],
+      dependencies: [
+        "Coffer", "CofferMemory", "CofferStores", "CofferConformance", "CofferTestSupport", "coffer",
+      ],
       swiftSettings: upcoming),
     .testTarget(
       name: "CofferConfigurationTests",
@@ -126,7 +144,14 @@ let package = Package(
       ],
       swiftSettings: upcoming),
     .testTarget(
-      name: "CofferGraphTests", dependencies: ["Coffer", "CofferMemory", "CofferStores"],
+      name: "CofferPostgresTests",
+      dependencies: [
+        "Coffer", "CofferPostgres", "CofferStores", "CofferConformance", "CofferTestSupport", "coffer",
+      ],
+      swiftSettings: upcoming),
+    .testTarget(
+      name: "CofferGraphTests",
+      dependencies: ["Coffer", "CofferMemory", "CofferStores", "CofferTestSupport"],
       swiftSettings: upcoming),
     .testTarget(
       name: "CofferMacroTests",
@@ -139,7 +164,7 @@ let package = Package(
       name: "CofferCLITests",
       dependencies: [
         "coffer", "Coffer", "CofferMemory", "CofferChatExample", "CofferStores", "CofferMacros",
-        "CofferConformance",
+        "CofferConformance", "CofferTestSupport",
       ],
       swiftSettings: upcoming),
   ]

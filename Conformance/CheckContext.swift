@@ -61,7 +61,7 @@ final class CheckContext: Sendable {
       return (state.open, Array(Set(state.urls.values)))
     }
     for store in stores { try? await store.close() }
-    for url in urls { target.removeScratch(url) }
+    for url in urls { await target.removeScratch(url) }
   }
 
   private func open(_ url: StoreURL) async throws -> Store {

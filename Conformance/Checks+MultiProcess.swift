@@ -57,7 +57,6 @@ extension ConformanceSuite {
           "the child program \(child.executable) is missing or not executable; build it first")
       }
       let url = context.target.scratchURL(in: context.directory, name: "\(context.checkID)-shared")
-      defer { context.target.removeScratch(url) }
       var store = Store(backend: try await context.target.open(url))
       do {
         try await store.prepare([ProcessRecord.self])
@@ -74,8 +73,10 @@ extension ConformanceSuite {
         store = Store(backend: try await context.target.open(url))
         try await expectAllRows(in: store, "after reopening")
         try await store.close()
+        await context.target.removeScratch(url)
       } catch {
         try? await store.close()
+        await context.target.removeScratch(url)
         throw error
       }
     }

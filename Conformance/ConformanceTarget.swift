@@ -73,7 +73,7 @@ public struct ConformanceTarget: Sendable {
     let backend = try await entry.open(probe, .disabled)
     let capabilities = backend.capabilities
     try await backend.close()
-    entry.removeScratch?(probe)
+    await entry.removeScratch?(probe)
     self.name = url
     self.capabilities = capabilities
     self.rowCodecs = rowCodecs
@@ -84,7 +84,7 @@ public struct ConformanceTarget: Sendable {
   }
 
   /// A URL for a new scratch store in `folder`.
-  func removeScratch(_ url: StoreURL) { entry.removeScratch?(url) }
+  func removeScratch(_ url: StoreURL) async { await entry.removeScratch?(url) }
 
   func scratchURL(in folder: String, name: String) -> StoreURL {
     entry.scratchURL(base, folder, name)

@@ -8,10 +8,14 @@ import CofferPlist
 #if LMDB
   import CofferLMDB
 #endif
+#if Postgres
+  import CofferPostgres
+#endif
 
 extension BackendRegistry {
   /// A registry with every backend this build has: `memory:` and `plist:` always, `sqlite:`
-  /// and `lmdb:` when their package traits (`SQLite`, `LMDB`, both on by default) are enabled.
+  /// and `lmdb:` when their package traits (`SQLite`, `LMDB`, both on by default) are enabled,
+  /// `postgres:` and `postgresql:` when the `Postgres` trait (off by default) is.
   /// Its named in-memory stores are shared by everything in the process that uses `builtIn`;
   /// make your own registry for isolation.
   public static let builtIn: BackendRegistry = makeBuiltIn()
@@ -26,6 +30,9 @@ extension BackendRegistry {
     #endif
     #if LMDB
       registry.registerLMDB()
+    #endif
+    #if Postgres
+      registry.registerPostgres()
     #endif
     return registry
   }

@@ -2,6 +2,7 @@ import Coffer
 import CofferConformance
 import CofferMemory
 import CofferStores
+import CofferTestSupport
 import Foundation
 import Testing
 
@@ -28,9 +29,11 @@ func outcome(of id: String, on url: String) async throws -> ConformanceOutcome {
   return try await withTarget(url) { await ConformanceSuite.run(check, on: $0) }.outcome
 }
 
-/// The backends in this package: named memory stores (reopenable), a plain MemoryBackend, and
-/// property-list files in both formats.
-let backendURLs = ["memory:", "memory-unnamed:", "plist:", "plist:?format=xml", "sqlite:", "lmdb:"]
+/// The backends in this package: named memory stores (reopenable), a plain MemoryBackend,
+/// property-list files in both formats, SQLite, LMDB, and PostgreSQL when the test run has a
+/// server (see `TestServers`; `make test` always starts one).
+let backendURLs =
+  ["memory:", "memory-unnamed:", "plist:", "plist:?format=xml", "sqlite:", "lmdb:"] + TestServers.storeURLs
 
 @Suite struct MemoryBackendConformance {
   @Test(arguments: backendURLs, ConformanceSuite.checks)

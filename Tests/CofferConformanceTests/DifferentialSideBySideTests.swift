@@ -1,5 +1,6 @@
 import Coffer
 import CofferConformance
+import CofferTestSupport
 import Foundation
 import Testing
 
@@ -17,7 +18,7 @@ import Testing
     ProcessInfo.processInfo.environment["COFFER_DIFFERENTIAL_URLS"].map {
       $0.split(separator: " ").map(String.init)
     }
-    ?? ["memory:", "plist:", "plist:?format=xml", "sqlite:", "lmdb:"]
+    ?? ["memory:", "plist:", "plist:?format=xml", "sqlite:", "lmdb:"] + TestServers.storeURLs
 
   @Test func everyBackendAgreesWithTheReferenceAndTheOthers() async throws {
     let directory = FileManager.default.temporaryDirectory

@@ -1,11 +1,12 @@
 import Coffer
 import CofferStores
+import CofferTestSupport
 import Foundation
 import Testing
 
 /// The stores every graph test runs on: one URL per backend;
 /// each test gets a fresh scratch store derived from the URL.
-let graphStoreURLs = ["memory:", "plist:", "sqlite:", "lmdb:"]
+let graphStoreURLs = ["memory:", "plist:", "sqlite:", "lmdb:"] + TestServers.storeURLs
 
 /// A fresh directory for one test's files, removed afterwards.
 struct TestDirectory {
@@ -28,13 +29,14 @@ func withStore<Result>(
   let entry = try registry.entry(for: base)
   let scratch = entry.scratchURL(base, path, "store-" + UUID().uuidString)
   let store = Store(backend: try await registry.open(scratch))
-  defer { entry.removeScratch?(scratch) }
   do {
     let result = try await body(store, TestDirectory(path: path))
     try await store.close()
+    await entry.removeScratch?(scratch)
     return result
   } catch {
     try? await store.close()
+    await entry.removeScratch?(scratch)
     throw error
   }
 }

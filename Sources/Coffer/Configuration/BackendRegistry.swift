@@ -25,9 +25,9 @@ public struct BackendRegistry: Sendable {
     /// use it to make scratch stores.
     public var scratchURL: @Sendable (_ base: StoreURL, _ directory: String, _ name: String) -> StoreURL
     /// Forgets a scratch store made from ``scratchURL`` once it is closed, for stores that live
-    /// outside the scratch directory (named in-memory stores). `nil` when removing the
+    /// outside the scratch directory (named in-memory stores, schemas on a database server). `nil` when removing the
     /// directory is enough.
-    public var removeScratch: (@Sendable (StoreURL) -> Void)?
+    public var removeScratch: (@Sendable (StoreURL) async -> Void)?
 
     /// An entry for a backend that logs: `open` gets the logger the store was opened with
     /// (one that discards everything when none was given).
@@ -35,7 +35,7 @@ public struct BackendRegistry: Sendable {
       scheme: String, forms: [String],
       open: @escaping @Sendable (StoreURL, Logger) async throws -> any StorageBackend,
       scratchURL: @escaping @Sendable (_ base: StoreURL, _ directory: String, _ name: String) -> StoreURL,
-      removeScratch: (@Sendable (StoreURL) -> Void)? = nil
+      removeScratch: (@Sendable (StoreURL) async -> Void)? = nil
     ) {
       self.scheme = scheme.lowercased()
       self.forms = forms
@@ -49,7 +49,7 @@ public struct BackendRegistry: Sendable {
       scheme: String, forms: [String],
       open: @escaping @Sendable (StoreURL) async throws -> any StorageBackend,
       scratchURL: @escaping @Sendable (_ base: StoreURL, _ directory: String, _ name: String) -> StoreURL,
-      removeScratch: (@Sendable (StoreURL) -> Void)? = nil
+      removeScratch: (@Sendable (StoreURL) async -> Void)? = nil
     ) {
       self.init(
         scheme: scheme, forms: forms, open: { url, _ in try await open(url) }, scratchURL: scratchURL,

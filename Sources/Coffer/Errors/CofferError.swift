@@ -77,6 +77,16 @@ public struct CofferError: Error, Sendable, CustomStringConvertible {
     public static let changeVetoed = Code("changeVetoed")
     /// A configuration setting is missing or not valid.
     public static let invalidConfiguration = Code("invalidConfiguration")
+    /// The store's server could not be reached, refused the connection, or dropped it: it is
+    /// not running, not listening there, a standby that takes no writes, or out of connections.
+    /// Retrying later may succeed; nothing of a failed batch was applied.
+    public static let unavailable = Code("unavailable")
+    /// The store's server refused the credentials (a wrong password or an unknown role) or the
+    /// role lacks a privilege the operation needs.
+    public static let accessDenied = Code("accessDenied")
+    /// An operation ran longer than the store's time limit (a server's statement timeout) and
+    /// was cancelled; nothing of a batch that timed out was applied.
+    public static let timedOut = Code("timedOut")
     /// The backend failed in a way not covered above; ``CofferError/underlying`` says more.
     public static let backendFailure = Code("backendFailure")
 
@@ -181,6 +191,12 @@ extension CofferError {
   public static let changeVetoed = Code.changeVetoed
   /// ``Code/closed``, for `catch CofferError.closed`.
   public static let closed = Code.closed
+  /// ``Code/unavailable``, for `catch CofferError.unavailable`.
+  public static let unavailable = Code.unavailable
+  /// ``Code/accessDenied``, for `catch CofferError.accessDenied`.
+  public static let accessDenied = Code.accessDenied
+  /// ``Code/timedOut``, for `catch CofferError.timedOut`.
+  public static let timedOut = Code.timedOut
 }
 
 extension CofferError.Code {

@@ -1,0 +1,290 @@
+@_spi(Backend) import Coffer
+import Foundation
+import PostgresNIO
+
+extension PostgresBackend {
+  /// How many times a batch runs again after a serialization failure or a deadlock.
+  static let retries = 6
+
+  /// Applies the batch in one transaction (a batch of one operation is one statement, atomic by
+  /// itself); any failure rolls it all back. When the server reports a serialization failure
+  /// or a deadlock, the whole batch runs again from scratch after a short random pause, a few
+  /// times. A bulk insert goes in large `unnest` statements, never one round trip per row.
+  @discardableResult
+  public func apply(_ changes: ChangeSet) async throws -> ChangeSummary {
+    try checkOpen()
+    if changes.isEmpty { return ChangeSummary() }
+    return try await gate.shared {
+      // Read inside the gate: a schema change in this process publishes its tables before
+      // leaving it.
+      let known = tables.withLock { $0 }
+      var attempt = 0
+      while true {
+        do {
+          return try await pool.withConnection(while: "applying a batch") { connection in
+            try await PostgresApplier(connection: connection, tables: known, changes: changes, store: name)
+              .run()
+          }
+        } catch {
+          if let state = PostgresFailure.sqlState(of: error), PostgresFailure.retryable.contains(state),
+            attempt < Self.retries
+          {
+            attempt += 1
+            logger.debug(
+              "Running a batch again after a conflict",
+              metadata: ["coffer.sqlState": .string(state), "coffer.attempt": .stringConvertible(attempt)])
+            try await Task.sleep(for: .milliseconds(Int.random(in: 2...10) << min(attempt, 6)))
+            continue
+          }
+          let entity = changes.operations.count == 1 ? changes.operations.first?.entity : nil
+          throw failure.error(error, while: "applying a batch", entity: entity)
+        }
+      }
+    }
+  }
+}
+
+/// Applies the operations of one batch on one connection.
+struct PostgresApplier {
+  /// The most rows one `unnest` insert carries.
+  static let rowsPerInsert = 4096
+
+  let connection: PostgresConnection
+  let tables: [String: PostgresTable]
+  let changes: ChangeSet
+  let store: String
+
+  /// Runs the batch: in a transaction unless it is one statement.
+  func run() async throws -> ChangeSummary {
+    let single = changes.operations.count == 1 && !isBulk(changes.operations[0])
+    if !single { try await execute("BEGIN") }
+    do {
+      var summary = ChangeSummary()
+      for operation in changes.operations {
+        try await apply(operation, to: &summary)
+      }
+      if !single { try await execute("COMMIT") }
+      return summary
+    } catch {
+      if !single, !connection.isClosed { try? await execute("ROLLBACK") }
+      if PostgresFailure.sqlState(of: error) == "23505", !connection.isClosed {
+        throw try await diagnoseUniqueViolation(cause: error)
+      }
+      throw error
+    }
+  }
+
+  /// A bulk insert runs in a transaction: it may take several statements, and a row that cannot
+  /// be made fails it after the rows before it went in.
+  private func isBulk(_ operation: ChangeSet.Operation) -> Bool {
+    if case .insertMany = operation { return true }
+    return false
+  }
+
+  /// The table of an entity and the reshaper that puts the batch's rows in its layout.
+  private func resolve(_ entity: String) throws -> (PostgresTable, RowReshaper) {
+    guard let table = tables[entity] else {
+      throw CofferError(
+        .unknownEntity,
+        "Entity '\(entity)' was never prepared in this store. Prepare it first (Store does this for you). "
+          + "Nothing in the batch was applied.",
+        store: store, entity: entity)
+    }
+    return (table, try RowReshaper(changes.layouts[entity], storedAs: table.schema, store: store))
+  }
+
+  private func apply(_ operation: ChangeSet.Operation, to summary: inout ChangeSummary) async throws {
+    let (table, reshape) = try resolve(operation.entity)
+    switch operation {
+    case .insert(_, let made):
+      try await query(table.insertSQL, bindings(reshape(made), table))
+      summary.inserted += 1
+    case .insertMany(_, let rows):
+      var start = 0
+      while start < rows.count {
+        let end = min(rows.count, start + Self.rowsPerInsert)
+        var columns = Array(repeating: [Value](), count: table.kinds.count)
+        for index in columns.indices { columns[index].reserveCapacity(end - start) }
+        var made = 0
+        var failure: (any Error)?
+        for position in start..<end {
+          do {
+            let row = reshape(try rows.row(at: position))
+            for (index, value) in row.values.enumerated() { columns[index].append(value) }
+            made += 1
+          } catch {
+            // The rows before this one go in first: if one of them fails too, that failure
+            // comes first in the batch and is the one reported.
+            failure = error
+            break
+          }
+        }
+        if made > 0 {
+          var binds = PostgresBindings(capacity: columns.count)
+          for (index, values) in columns.enumerated() {
+            binds.append(PostgresArrayParameter(values: values, kind: table.kinds[index]))
+          }
+          try await query(table.insertManySQL, binds)
+          summary.inserted += made
+        }
+        if let failure { throw failure }
+        start = end
+      }
+    case .update(_, let made):
+      let row = reshape(made)
+      let rows = try await query(table.updateSQL, bindings(row, table))
+      guard !rows.isEmpty else {
+        let id = row[table.schema.idPosition]
+        throw CofferError(
+          .notFound,
+          "There is no \(table.schema.name) with id \(id) to update. Insert it (or upsert). Nothing in the batch was applied.",
+          store: store, entity: table.schema.name, id: id)
+      }
+      summary.updated += 1
+    case .upsert(_, let made):
+      let rows = try await query(table.upsertSQL, bindings(reshape(made), table))
+      if let cell = rows.first?.first(where: { _ in true }),
+        case .bool(true) = try PostgresValues.read(
+          cell.bytes, as: .bool)
+      {
+        summary.inserted += 1
+      } else {
+        summary.updated += 1
+      }
+    case .delete(_, let id):
+      var binds = PostgresBindings(capacity: 1)
+      binds.append(id, as: table.kinds[table.schema.idPosition])
+      summary.deleted += try await query(table.deleteSQL, binds).count
+    case .deleteMatching(_, let filter):
+      let built = try PostgresSQL.delete(filter, in: table)
+      let rows = try await query(
+        "WITH deleted AS (\(built.sql) RETURNING 1) SELECT count(*) FROM deleted", built.binds)
+      if let cell = rows.first?.first(where: { _ in true }),
+        case .int(let count) = try PostgresValues.read(
+          cell.bytes, as: .int)
+      {
+        summary.deleted += Int(count)
+      }
+    }
+  }
+
+  private func bindings(_ row: Row, _ table: PostgresTable) -> PostgresBindings {
+    var binds = PostgresBindings(capacity: table.kinds.count)
+    for (index, value) in row.values.enumerated() { binds.append(value, as: table.kinds[index]) }
+    return binds
+  }
+
+  @discardableResult
+  private func query(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws
+    -> [PostgresRow]
+  {
+    try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: .disabled).collect()
+  }
+
+  private func execute(_ sql: String) async throws {
+    try await query(sql)
+  }
+
+  // MARK: - Naming the row a failed batch is about
+
+  /// Runs the batch again, each operation behind a savepoint, up to the operation that breaks a
+  /// unique constraint, and returns the error every backend gives for it: a duplicate id, or
+  /// the unique fields and the row that already holds their values. Rolls everything back.
+  private func diagnoseUniqueViolation(cause: any Error) async throws -> CofferError {
+    try await execute("BEGIN")
+    do {
+      for operation in changes.operations {
+        let (table, reshape) = try resolve(operation.entity)
+        let rows: RowSource
+        switch operation {
+        case .insert(_, let row), .update(_, let row), .upsert(_, let row):
+          rows = RowSource(count: 1) { _ in row }
+        case .insertMany(_, let source): rows = source
+        case .delete, .deleteMatching:
+          var ignored = ChangeSummary()
+          try await apply(operation, to: &ignored)
+          continue
+        }
+        for position in 0..<rows.count {
+          // Made one at a time: a row that cannot be made fails only after the rows before it.
+          let row = try rows.row(at: position)
+          try await execute("SAVEPOINT coffer_row")
+          do {
+            var ignored = ChangeSummary()
+            switch operation {
+            case .update: try await apply(.update(entity: operation.entity, row: row), to: &ignored)
+            case .upsert: try await apply(.upsert(entity: operation.entity, row: row), to: &ignored)
+            default: try await apply(.insert(entity: operation.entity, row: row), to: &ignored)
+            }
+            try await execute("RELEASE SAVEPOINT coffer_row")
+          } catch  where PostgresFailure.sqlState(of: error) == "23505" {
+            try await execute("ROLLBACK TO SAVEPOINT coffer_row")
+            let error = try await explain(reshape(row), in: table, inserting: isInsert(operation))
+            try await execute("ROLLBACK")
+            return error
+          }
+        }
+      }
+    } catch {
+      try? await execute("ROLLBACK")
+      throw error
+    }
+    try await execute("ROLLBACK")
+    // Another writer changed the rows meanwhile; say what the server said.
+    return CofferError(
+      .uniqueViolation,
+      "A row of the batch broke a unique index or repeated a stored id. Nothing in the batch was applied.",
+      store: store,
+      underlying: PostgresFailure.sqlState(of: cause).map { PostgresServerError(sqlState: $0, message: nil) })
+  }
+
+  private func isInsert(_ operation: ChangeSet.Operation) -> Bool {
+    switch operation {
+    case .insert, .insertMany: true
+    default: false
+    }
+  }
+
+  /// The error for a row that broke a unique constraint, inside the batch's transaction.
+  private func explain(_ row: Row, in table: PostgresTable, inserting: Bool) async throws -> CofferError {
+    let schema = table.schema
+    let id = row[schema.idPosition]
+    let idKind = table.kinds[schema.idPosition]
+    if inserting {
+      var binds = PostgresBindings(capacity: 1)
+      binds.append(id, as: idKind)
+      if try await !query(table.existsSQL, binds).isEmpty {
+        return CofferError(
+          .duplicateID,
+          "A \(schema.name) with id \(id) is already stored. Use update or upsert to replace it. Nothing in the batch was applied.",
+          store: store, entity: schema.name, id: id)
+      }
+    }
+    for index in schema.uniqueIndexes {
+      let positions = index.fields.compactMap { schema.position(of: $0) }
+      let key = positions.map { row[$0] }
+      if key.contains(where: \.isNull) { continue }
+      var binds = PostgresBindings(capacity: positions.count + 1)
+      var conditions: [String] = []
+      for position in positions {
+        binds.append(row[position], as: table.kinds[position])
+        conditions.append("\(table.columns[position]) = $\(binds.count)")
+      }
+      binds.append(id, as: idKind)
+      let sql =
+        "SELECT \(table.idColumn) FROM \(table.table) WHERE \(conditions.joined(separator: " AND ")) "
+        + "AND \(table.idColumn) <> $\(binds.count) ORDER BY \(table.idColumn) LIMIT 1"
+      guard let cell = try await query(sql, binds).first?.first(where: { _ in true }) else { continue }
+      let holder = try PostgresValues.read(cell.bytes, as: idKind)
+      let fields = index.fields
+      return CofferError(
+        .uniqueViolation,
+        "\(schema.name) \(id) would have the same \(fields.joined(separator: ", ")) as \(schema.name) \(holder), "
+          + "but \(fields.count == 1 ? "that field is" : "those fields are") unique. Nothing in the batch was applied.",
+        store: store, entity: schema.name, id: id, field: fields.joined(separator: ","))
+    }
+    return CofferError(
+      .uniqueViolation, "\(schema.name) \(id) breaks a unique index. Nothing in the batch was applied.",
+      store: store, entity: schema.name, id: id)
+  }
+}

@@ -1,0 +1,135 @@
+@_spi(Backend) import Coffer
+import Foundation
+
+extension PostgresBackend {
+  /// Where the server is and how to talk to it: what a `postgres://` URL says.
+  ///
+  /// ```swift
+  /// let url = "postgres://app@db.internal:5432/chat?schema=tenant_7&pool=8&tls=require"
+  /// ```
+  ///
+  /// The password comes from the URL or, when the URL has none, from the `PGPASSWORD`
+  /// environment variable. It is never part of ``PostgresBackend/name``, a log line or an error.
+  public struct Configuration: Sendable {
+    /// Whether connections use TLS.
+    public enum TLSMode: String, Sendable, CaseIterable {
+      /// Plain TCP only.
+      case disable
+      /// TLS when the server offers it, plain TCP otherwise.
+      case prefer
+      /// TLS or no connection.
+      case require
+    }
+
+    /// The server's host name or address.
+    public var host: String
+    /// The server's port.
+    public var port: Int
+    /// The role to log in as.
+    public var user: String
+    /// The role's password, if it needs one. Never printed.
+    public var password: String?
+    /// The database.
+    public var database: String
+    /// The PostgreSQL schema (namespace) that holds the store's tables; created when missing.
+    public var schema: String
+    /// The most connections the backend keeps open at once (reads run concurrently on them;
+    /// batches are serialized by the server's row locks, not by the pool).
+    public var poolSize: Int
+    /// Whether connections use TLS.
+    public var tls: TLSMode
+    /// How long opening a connection may take before the server is reported unavailable.
+    public var connectTimeout: Duration
+    /// The server's `statement_timeout` for every statement, or `nil` for the server's own.
+    public var statementTimeout: Duration?
+
+    /// A configuration for a server; everything but the address has a default.
+    public init(
+      host: String = "127.0.0.1", port: Int = 5432, user: String = "postgres", password: String? = nil,
+      database: String = "postgres", schema: String = "public", poolSize: Int = 8, tls: TLSMode = .prefer,
+      connectTimeout: Duration = .seconds(10), statementTimeout: Duration? = nil
+    ) {
+      self.host = host
+      self.port = port
+      self.user = user
+      self.password = password
+      self.database = database
+      self.schema = schema
+      self.poolSize = poolSize
+      self.tls = tls
+      self.connectTimeout = connectTimeout
+      self.statementTimeout = statementTimeout
+    }
+
+    /// The options a `postgres://` URL may carry.
+    static let options: Set<String> = ["schema", "pool", "tls", "connectTimeout", "statementTimeout"]
+
+    /// The configuration a `postgres://` or `postgresql://` URL describes.
+    ///
+    /// - Parameter environment: where `PGPASSWORD` is looked up when the URL has no password.
+    /// - Throws: ``Coffer/CofferError/Code/invalidURL`` naming the option that is not valid.
+    public init(url: StoreURL, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+      func invalid(_ why: String) -> CofferError {
+        CofferError(
+          .invalidURL,
+          "'\(url)': \(why). Write postgres://USER@HOST:PORT/DATABASE?schema=NAME&pool=N&tls=disable|prefer|require"
+            + "&connectTimeout=SECONDS&statementTimeout=SECONDS.",
+          store: url.description)
+      }
+      guard ["postgres", "postgresql"].contains(url.scheme) else {
+        throw invalid("the scheme is not postgres")
+      }
+      try url.checkOptions(allowed: Self.options)
+      guard let host = url.host, !host.isEmpty else { throw invalid("it names no host") }
+      var database = url.path
+      if database.hasPrefix("/") { database.removeFirst() }
+      guard !database.isEmpty, !database.contains("/") else {
+        throw invalid("it names no database (the path is /DATABASE)")
+      }
+      self.init(host: host, port: url.port ?? 5432, database: database)
+      user = url.user ?? environment["PGUSER"] ?? "postgres"
+      password = url.password ?? environment["PGPASSWORD"]
+      if let text = url.option("schema") {
+        guard !text.isEmpty, text.utf8.count <= 63, !text.hasPrefix("pg_") else {
+          throw invalid("schema must be a name of 1 to 63 bytes that does not start with pg_, not '\(text)'")
+        }
+        schema = text
+      }
+      if let text = url.option("pool") {
+        guard let count = Int(text), (1...256).contains(count) else {
+          throw invalid("pool must be a whole number of connections from 1 to 256, not '\(text)'")
+        }
+        poolSize = count
+      }
+      if let text = url.option("tls") {
+        guard let mode = TLSMode(rawValue: text.lowercased()) else {
+          throw invalid("tls must be disable, prefer or require, not '\(text)'")
+        }
+        tls = mode
+      }
+      if let text = url.option("connectTimeout") {
+        guard let seconds = Double(text), seconds > 0, seconds <= 3600 else {
+          throw invalid("connectTimeout must be a number of seconds above 0 and at most 3600, not '\(text)'")
+        }
+        connectTimeout = .milliseconds(Int64((seconds * 1000).rounded(.up)))
+      }
+      if let text = url.option("statementTimeout") {
+        guard let seconds = Double(text), seconds >= 0, seconds <= 86_400 else {
+          throw invalid("statementTimeout must be a number of seconds from 0 to 86400, not '\(text)'")
+        }
+        statementTimeout = seconds == 0 ? nil : .milliseconds(Int64((seconds * 1000).rounded(.up)))
+      }
+    }
+
+    /// Where the store is, for messages and ``PostgresBackend/name``: host, port, database and
+    /// schema; never the password.
+    var storeName: String {
+      let address = host.contains(":") ? "[\(host)]" : host
+      let schemaPart = schema == "public" ? "" : "?schema=\(schema)"
+      return "postgres://\(user)@\(address):\(port)/\(database)\(schemaPart)"
+    }
+
+    /// `host:port`, for messages.
+    var address: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+  }
+}

@@ -1,0 +1,194 @@
+@_spi(Backend) import Coffer
+import Logging
+import NIOCore
+import PostgresNIO
+
+/// The backend's connections to the server: at most ``PostgresBackend/Configuration/poolSize``
+/// open at once, reused call after call, opened on demand.
+///
+/// A connection that fails with a lost-connection error is dropped, not reused, so the next call
+/// after the server restarts or a connection is cut opens a new one. Opening a connection that
+/// fails throws at once a typed error (server not running, wrong password, missing database),
+/// where postgres-nio's `PostgresClient` keeps retrying in the background while its callers
+/// wait: that is why the backend keeps its own pool.
+final class PostgresConnectionPool: Sendable {
+  private struct State {
+    var idle: [PostgresConnection] = []
+    /// Connections open or being opened.
+    var open = 0
+    /// Callers waiting for a connection: each is handed one that another caller released, or
+    /// `nil`, meaning "a slot is free: open one".
+    var waiters: [CheckedContinuation<PostgresConnection?, any Error>] = []
+    var closed = false
+    var nextID = 1
+  }
+
+  let configuration: PostgresBackend.Configuration
+  let failure: PostgresFailure
+  private let logger: Logger
+  private let state = LockedState(State())
+  private let connectionConfiguration: PostgresConnection.Configuration
+
+  init(configuration: PostgresBackend.Configuration, failure: PostgresFailure, logger: Logger) throws {
+    self.configuration = configuration
+    self.failure = failure
+    self.logger = logger
+    let tls: PostgresConnection.Configuration.TLS
+    switch configuration.tls {
+    case .disable:
+      tls = .disable
+    case .prefer, .require:
+      do {
+        let context = try NIOSSLContext(configuration: .makeClientConfiguration())
+        tls = configuration.tls == .prefer ? .prefer(context) : .require(context)
+      } catch {
+        throw CofferError(
+          .invalidConfiguration,
+          "TLS could not be set up on this machine (\(type(of: error))). Use tls=disable on a trusted network, "
+            + "or install the system's CA certificates.",
+          store: failure.store)
+      }
+    }
+    var connection = PostgresConnection.Configuration(
+      host: configuration.host, port: configuration.port, username: configuration.user,
+      password: configuration.password, database: configuration.database, tls: tls)
+    connection.options.connectTimeout = .nanoseconds(
+      Int64(configuration.connectTimeout.components.seconds) * 1_000_000_000
+        + configuration.connectTimeout.components.attoseconds / 1_000_000_000)
+    var parameters: [(String, String)] = [("application_name", "coffer"), ("TimeZone", "UTC")]
+    if let timeout = configuration.statementTimeout {
+      let milliseconds =
+        timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
+      parameters.append(("statement_timeout", "\(max(1, milliseconds))"))
+    }
+    connection.options.additionalStartupParameters = parameters
+    self.connectionConfiguration = connection
+  }
+
+  /// Runs `body` with a connection of the pool, giving it back afterwards; a connection whose
+  /// call lost it is closed instead.
+  func withConnection<R>(
+    while action: String, _ body: (PostgresConnection) async throws -> R
+  ) async throws -> R {
+    let connection = try await lease(while: action)
+    do {
+      let result = try await body(connection)
+      release(connection, broken: false)
+      return result
+    } catch {
+      release(connection, broken: PostgresFailure.isConnectionLoss(error) || connection.isClosed)
+      throw error
+    }
+  }
+
+  /// A connection: an idle one, a new one when fewer than the pool's size are open, or the
+  /// next one released.
+  private func lease(while action: String) async throws -> PostgresConnection {
+    enum Next {
+      case use(PostgresConnection)
+      case open(Int)
+      case wait
+    }
+    while true {
+      let next = try state.withLock { state -> Next in
+        if state.closed { throw closedError() }
+        while let connection = state.idle.popLast() {
+          if !connection.isClosed { return .use(connection) }
+          state.open -= 1
+        }
+        if state.open < configuration.poolSize {
+          state.open += 1
+          state.nextID += 1
+          return .open(state.nextID)
+        }
+        return .wait
+      }
+      switch next {
+      case .use(let connection):
+        return connection
+      case .open(let id):
+        return try await connect(id: id, while: action)
+      case .wait:
+        let handed = try await withCheckedThrowingContinuation { continuation in
+          let closed = state.withLock { state -> Bool in
+            if state.closed { return true }
+            state.waiters.append(continuation)
+            return false
+          }
+          if closed { continuation.resume(throwing: closedError()) }
+        }
+        if let handed, !handed.isClosed { return handed }
+        // A slot was freed for this caller (or the connection handed over was closed while
+        // idle, and its slot is this caller's now): open a connection in it.
+        let id = state.withLock { state in
+          state.nextID += 1
+          return state.nextID
+        }
+        return try await connect(id: id, while: action)
+      }
+    }
+  }
+
+  /// Opens a connection in a slot already counted in `open`; gives the slot back if it fails.
+  private func connect(id: Int, while action: String) async throws -> PostgresConnection {
+    do {
+      let connection = try await PostgresConnection.connect(
+        configuration: connectionConfiguration, id: id, logger: .disabled)
+      logger.trace("Opened a connection", metadata: ["coffer.connection": .stringConvertible(id)])
+      return connection
+    } catch {
+      freeSlot()
+      throw failure.error(error, while: action)
+    }
+  }
+
+  /// Gives a connection back: to a waiting caller, to the idle list, or (when broken) closes it
+  /// and hands its slot on.
+  private func release(_ connection: PostgresConnection, broken: Bool) {
+    if broken {
+      connection.close().whenComplete { _ in }
+      freeSlot()
+      return
+    }
+    let waiter = state.withLock { state -> CheckedContinuation<PostgresConnection?, any Error>? in
+      if state.closed { return nil }
+      if !state.waiters.isEmpty { return state.waiters.removeFirst() }
+      state.idle.append(connection)
+      return nil
+    }
+    if let waiter {
+      waiter.resume(returning: connection)
+    } else if state.withLock({ $0.closed }) {
+      connection.close().whenComplete { _ in }
+    }
+  }
+
+  /// Frees a slot: the first waiter may open a connection in it.
+  private func freeSlot() {
+    let waiter = state.withLock { state -> CheckedContinuation<PostgresConnection?, any Error>? in
+      if !state.waiters.isEmpty { return state.waiters.removeFirst() }
+      state.open -= 1
+      return nil
+    }
+    waiter?.resume(returning: nil)
+  }
+
+  /// Closes every idle connection and fails every waiter; connections in use are closed when
+  /// they come back.
+  func close() async {
+    let (idle, waiters) = state.withLock { state in
+      state.closed = true
+      defer {
+        state.idle = []
+        state.waiters = []
+      }
+      return (state.idle, state.waiters)
+    }
+    for waiter in waiters { waiter.resume(throwing: closedError()) }
+    for connection in idle { try? await connection.close() }
+  }
+
+  private func closedError() -> CofferError {
+    CofferError(.closed, "This store was closed. Open it again to use it.", store: failure.store)
+  }
+}

@@ -1,0 +1,166 @@
+@_spi(Backend) import Coffer
+import PostgresNIO
+
+/// A ``Coffer/Filter``, sort and slice as PostgreSQL text and the values bound to it.
+///
+/// The text depends only on the query's shape, never on its values (a list of ids is one array
+/// parameter), so the server sees few distinct statements. The translation keeps the reference
+/// semantics of `CompiledFilter` and `RowOrdering`:
+///
+/// - a comparison never matches null (SQL's NULL result counts as no match), `== nil` is
+///   `IS NULL`;
+/// - `not` is two-valued: `(f) IS NOT TRUE` is true wherever `f` is false *or* NULL;
+/// - string tests are case-sensitive and literal (`strpos`, `left`, `right`: no `LIKE`), with an
+///   exact check at character boundaries for stored text holding escapes (``PostgresText``);
+/// - strings compare by code point (`COLLATE "C"` columns);
+/// - ascending puts NULL first and descending last, ties broken by id ascending.
+struct PostgresSQL {
+  var sql = ""
+  var binds = PostgresBindings()
+
+  /// `SELECT columns FROM table WHERE … ORDER BY … LIMIT $ OFFSET $`.
+  static func select(_ query: Query, in table: PostgresTable) throws -> PostgresSQL {
+    var built = PostgresSQL()
+    built.sql = "SELECT \(table.selectList) FROM \(table.table)"
+    try built.appendWhere(query.filter, table)
+    var keys: [String] = []
+    var sortsByID = false
+    for key in query.sort {
+      let column = try table.column(key.field)
+      keys.append(key.ascending ? "\(column) ASC NULLS FIRST" : "\(column) DESC NULLS LAST")
+      if column == table.idColumn { sortsByID = true }
+    }
+    if !sortsByID { keys.append("\(table.idColumn) ASC") }
+    built.sql += " ORDER BY " + keys.joined(separator: ", ")
+    if let limit = query.limit {
+      built.sql += " LIMIT \(built.parameter(.int(Int64(max(0, limit))), .int))"
+    }
+    if query.offset > 0 {
+      built.sql += " OFFSET \(built.parameter(.int(Int64(query.offset)), .int))"
+    }
+    return built
+  }
+
+  /// `SELECT count(*) FROM table WHERE …` (offset and limit are applied by the caller).
+  static func count(_ filter: Filter, in table: PostgresTable) throws -> PostgresSQL {
+    var built = PostgresSQL()
+    built.sql = "SELECT count(*) FROM \(table.table)"
+    try built.appendWhere(filter, table)
+    return built
+  }
+
+  /// `DELETE FROM table WHERE …`.
+  static func delete(_ filter: Filter, in table: PostgresTable) throws -> PostgresSQL {
+    var built = PostgresSQL()
+    built.sql = "DELETE FROM \(table.table)"
+    try built.appendWhere(filter, table)
+    return built
+  }
+
+  /// Binds a value and returns its placeholder.
+  mutating func parameter(_ value: Value, _ kind: FieldKind) -> String {
+    binds.append(value, as: kind)
+    return "$\(binds.count)"
+  }
+
+  /// Binds an array and returns its placeholder, cast to its type.
+  mutating func array(_ values: [Value], _ kind: FieldKind) -> String {
+    binds.append(PostgresArrayParameter(values: values, kind: kind))
+    return "$\(binds.count)::\(PostgresValues.arrayCast(kind))"
+  }
+
+  private mutating func appendWhere(_ filter: Filter, _ table: PostgresTable) throws {
+    if case .all = filter { return }
+    sql += " WHERE "
+    try append(filter, table)
+  }
+
+  private mutating func append(_ filter: Filter, _ table: PostgresTable) throws {
+    switch filter {
+    case .all:
+      sql += "TRUE"
+    case .compare(let field, let op, let value):
+      let (column, kind) = try table.field(field)
+      if value.isNull {
+        switch op {
+        case .equal: sql += "\(column) IS NULL"
+        case .notEqual: sql += "\(column) IS NOT NULL"
+        default: sql += "FALSE"
+        }
+        return
+      }
+      sql += "\(column) \(Self.sqlOperator(op)) \(parameter(value, kind))"
+    case .isIn(let field, let values):
+      let (column, kind) = try table.field(field)
+      let present = values.filter { !$0.isNull }
+      let matchesNull = present.count < values.count
+      switch (present.isEmpty, matchesNull) {
+      case (true, false): sql += "FALSE"
+      case (true, true): sql += "\(column) IS NULL"
+      case (false, _):
+        let list = array(present, kind)
+        sql += matchesNull ? "(\(column) = ANY(\(list)) OR \(column) IS NULL)" : "\(column) = ANY(\(list))"
+      }
+    case .string(let field, let match, let pattern):
+      let column = try table.column(field)
+      guard !pattern.isEmpty else {
+        sql += "\(column) IS NOT NULL"
+        return
+      }
+      let stored = PostgresText.escaped(pattern)
+      let text = parameter(.string(pattern), .string)
+      let length = stored.unicodeScalars.count
+      // A match that starts inside an escape needs a pattern starting with U+0000…U+0002.
+      let mayMisalign = (pattern.unicodeScalars.first?.value ?? 3) <= 2
+      var term: String
+      switch match {
+      case .contains:
+        term = "strpos(\(column), \(text)) > 0"
+      case .hasPrefix:
+        term = "left(\(column), \(parameter(.int(Int64(length)), .int))::integer) = \(text)"
+      case .hasSuffix:
+        term = "right(\(column), \(parameter(.int(Int64(length)), .int))::integer) = \(text)"
+      }
+      if mayMisalign, match != .hasPrefix {
+        let regex = PostgresText.boundaryRegex(pattern, atEnd: match == .hasSuffix)
+        term =
+          "(\(term) AND (strpos(\(column), chr(1)) = 0 OR \(column) ~ \(parameter(.string(regex), .string))))"
+      }
+      sql += term
+    case .and(let operands):
+      try appendJoined(operands, "AND", empty: "TRUE", table)
+    case .or(let operands):
+      try appendJoined(operands, "OR", empty: "FALSE", table)
+    case .not(let inner):
+      sql += "(("
+      try append(inner, table)
+      sql += ") IS NOT TRUE)"
+    }
+  }
+
+  private mutating func appendJoined(
+    _ operands: [Filter], _ joiner: String, empty: String, _ table: PostgresTable
+  ) throws {
+    guard !operands.isEmpty else {
+      sql += empty
+      return
+    }
+    sql += "("
+    for (index, operand) in operands.enumerated() {
+      if index > 0 { sql += " \(joiner) " }
+      try append(operand, table)
+    }
+    sql += ")"
+  }
+
+  private static func sqlOperator(_ op: ComparisonOperator) -> String {
+    switch op {
+    case .equal: "="
+    case .notEqual: "<>"
+    case .less: "<"
+    case .lessOrEqual: "<="
+    case .greater: ">"
+    case .greaterOrEqual: ">="
+    }
+  }
+}

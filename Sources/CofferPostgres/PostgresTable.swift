@@ -1,0 +1,123 @@
+@_spi(Backend) import Coffer
+import Foundation
+
+/// One prepared entity: its schema, the table and columns that hold it, and the SQL of the
+/// operations that do not depend on a query, written once.
+final class PostgresTable: Sendable {
+  /// The schema the entity was prepared with.
+  let schema: EntitySchema
+  /// The table's name (unquoted).
+  let tableName: String
+  /// The schema-qualified, quoted table: `"public"."Message"`.
+  let table: String
+  /// The column of each field (unquoted), in field order.
+  let columnNames: [String]
+  /// The quoted column of each field, in field order.
+  let columns: [String]
+  /// The field kinds, in field order.
+  let kinds: [FieldKind]
+  /// The quoted id column.
+  let idColumn: String
+
+  let selectList: String
+  let getSQL: String
+  let getManySQL: String
+  let insertSQL: String
+  let updateSQL: String
+  let upsertSQL: String
+  let deleteSQL: String
+  let existsSQL: String
+  /// `INSERT … SELECT * FROM unnest($1::bigint[], …)`: many rows in one statement.
+  let insertManySQL: String
+
+  init(schema: EntitySchema, namespace: String, tableName: String, columnNames: [String]) {
+    self.schema = schema
+    self.tableName = tableName
+    let table = PostgresIdentifier.quoted(namespace) + "." + PostgresIdentifier.quoted(tableName)
+    let columns = columnNames.map(PostgresIdentifier.quoted)
+    self.table = table
+    self.columnNames = columnNames
+    self.columns = columns
+    let kinds = schema.fields.map(\.kind)
+    self.kinds = kinds
+    let id = columns[schema.idPosition]
+    self.idColumn = id
+    let selectList = columns.joined(separator: ", ")
+    self.selectList = selectList
+    let placeholders = (1...columns.count).map { "$\($0)" }.joined(separator: ", ")
+    getSQL = "SELECT \(selectList) FROM \(table) WHERE \(id) = $1"
+    getManySQL = "SELECT \(selectList) FROM \(table) WHERE \(id) = ANY($1) ORDER BY \(id)"
+    insertSQL = "INSERT INTO \(table) (\(selectList)) VALUES (\(placeholders))"
+    let others = columns.indices.filter { $0 != schema.idPosition }
+    let assignments = others.map { "\(columns[$0]) = $\($0 + 1)" }
+    updateSQL =
+      assignments.isEmpty
+      ? "UPDATE \(table) SET \(id) = \(id) WHERE \(id) = $\(schema.idPosition + 1) RETURNING 1"
+      : "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \(id) = $\(schema.idPosition + 1) "
+        + "RETURNING 1"
+    let excluded = others.map { "\(columns[$0]) = EXCLUDED.\(columns[$0])" }
+    upsertSQL =
+      "INSERT INTO \(table) (\(selectList)) VALUES (\(placeholders)) ON CONFLICT (\(id)) DO "
+      + (excluded.isEmpty ? "NOTHING" : "UPDATE SET \(excluded.joined(separator: ", "))")
+      // A row the statement inserted has no deleting transaction yet: xmax is 0.
+      + " RETURNING (xmax = 0)"
+    deleteSQL = "DELETE FROM \(table) WHERE \(id) = $1 RETURNING 1"
+    existsSQL = "SELECT 1 FROM \(table) WHERE \(id) = $1"
+    let arrays = kinds.enumerated().map { "$\($0.offset + 1)::\(PostgresValues.arrayCast($0.element))" }
+    insertManySQL =
+      "INSERT INTO \(table) (\(selectList)) SELECT * FROM unnest(\(arrays.joined(separator: ", ")))"
+  }
+
+  /// The quoted column of a field.
+  func column(_ field: String) throws -> String { try self.field(field).column }
+
+  /// The quoted column and kind of a field.
+  func field(_ name: String) throws -> (column: String, kind: FieldKind) {
+    guard let position = schema.position(of: name) else {
+      let known = schema.fields.map(\.name).joined(separator: ", ")
+      throw CofferError(
+        .invalidQuery, "\(schema.name) has no field '\(name)'. Its fields are: \(known).",
+        entity: schema.name, field: name)
+    }
+    return (columns[position], kinds[position])
+  }
+}
+
+/// Quoting of PostgreSQL identifiers, and names that fit its 63-byte limit.
+enum PostgresIdentifier {
+  /// The most bytes PostgreSQL keeps of an identifier.
+  static let maximumBytes = 63
+
+  /// `"name"`, with inner quotes doubled.
+  static func quoted(_ name: String) -> String {
+    "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+  }
+
+  /// A name for `wanted` that is not in `taken` and fits in 63 bytes: the name itself when it
+  /// can be, else a shortened one with a number.
+  static func fresh(for wanted: String, avoiding taken: Set<String>) -> String {
+    let base = fitting(wanted, reserve: 0)
+    if !base.isEmpty, !taken.contains(base), !base.contains("\u{0}") { return base }
+    var number = 2
+    while true {
+      let suffix = "_\(number)"
+      let candidate =
+        fitting(wanted.replacingOccurrences(of: "\u{0}", with: ""), reserve: suffix.utf8.count) + suffix
+      if !taken.contains(candidate) { return candidate }
+      number += 1
+    }
+  }
+
+  /// The longest prefix of `name` (whole characters) that leaves `reserve` bytes of the 63.
+  private static func fitting(_ name: String, reserve: Int) -> String {
+    var result = ""
+    var bytes = 0
+    for character in name {
+      let size = String(character).utf8.count
+      if bytes + size > maximumBytes - reserve { break }
+      result.append(character)
+      bytes += size
+    }
+    return result
+  }
+}
