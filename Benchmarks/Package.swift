@@ -8,7 +8,8 @@ let package = Package(
   name: "CofferBenchmarks",
   platforms: [.macOS(.v15)],
   dependencies: [
-    .package(name: "Coffer", path: ".."),
+    // The default backends plus postgres:, which the Postgres trait builds into CofferStores.
+    .package(name: "Coffer", path: "..", traits: [.defaults, "Postgres"]),
     .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
     // Fluent over PostgreSQL, as a Swift server developer uses it: what the postgres backend is
     // compared with beside raw libpq.
