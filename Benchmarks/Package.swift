@@ -8,21 +8,35 @@ let package = Package(
   name: "CofferBenchmarks",
   platforms: [.macOS(.v15)],
   dependencies: [
-    .package(name: "Coffer", path: ".."),
+    // The default backends plus postgres:, which the Postgres trait builds into CofferStores.
+    .package(name: "Coffer", path: "..", traits: [.defaults, "Postgres"]),
     .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+    // Fluent over PostgreSQL, as a Swift server developer uses it: what the postgres backend is
+    // compared with beside raw libpq.
+    .package(url: "https://github.com/vapor/fluent-kit", exact: "1.57.0"),
+    .package(url: "https://github.com/vapor/fluent-postgres-driver", exact: "2.14.0"),
+    .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+    .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
   ],
   targets: [
     // The C libraries, reached directly: the physical limit every Coffer backend is held to.
     .systemLibrary(name: "RawSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
     .systemLibrary(name: "RawLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
+    .systemLibrary(name: "RawPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
     .executableTarget(
       name: "coffer-bench",
       dependencies: [
-        "RawSQLite", "RawLMDB",
+        "RawSQLite", "RawLMDB", "RawPostgres",
         .product(name: "Coffer", package: "Coffer"),
         .product(name: "CofferPlist", package: "Coffer"),
         .product(name: "CofferStores", package: "Coffer"),
         .product(name: "GRDB", package: "GRDB.swift"),
+        .product(name: "FluentKit", package: "fluent-kit"),
+        .product(name: "FluentSQL", package: "fluent-kit"),
+        .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "Logging", package: "swift-log"),
         .product(name: "CofferMacros", package: "Coffer"),
       ],
       swiftSettings: [

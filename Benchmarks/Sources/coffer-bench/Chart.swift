@@ -3,8 +3,8 @@ import Foundation
 /// An SVG bar chart of the ratios at one size: one group per operation, one bar per comparison,
 /// on a logarithmic axis with 1x (parity) marked.
 enum Chart {
-  static let shownPairs = [0, 1, 3, 5]
-  static let colors = ["#1f77b4", "#9ecae1", "#2ca02c", "#ff7f0e"]
+  static let shownPairs = [0, 1, 3, 5, 6]
+  static let colors = ["#1f77b4", "#9ecae1", "#2ca02c", "#ff7f0e", "#9467bd"]
 
   static func svg(_ results: [Result], rows: Int) -> String {
     let operations = Operation.allCases.filter { $0 != .fileSize }
@@ -15,7 +15,9 @@ enum Chart {
     let barHeight = 11.0
     let groupHeight = Double(pairs.count) * barHeight + 14
     let top = 60.0
-    let height = top + Double(operations.count) * groupHeight + 70
+    let legendRows = Double((pairs.count + 3) / 4)
+    let plotBottom = top + Double(operations.count) * groupHeight + 10
+    let height = plotBottom + 40 + 20 * legendRows
     let lowest = -3.0  // log2 of the axis ends: 1/8x … 32x
     let highest = 5.0
     func x(_ ratio: Double) -> Double {
@@ -34,9 +36,9 @@ enum Chart {
       let position = x(ratio)
       let label = power < 0 ? "1/\(1 << -power)x" : "\(1 << power)x"
       svg.append(
-        "<line x1=\"\(position)\" y1=\"\(top - 10)\" x2=\"\(position)\" y2=\"\(height - 60)\" "
+        "<line x1=\"\(position)\" y1=\"\(top - 10)\" x2=\"\(position)\" y2=\"\(plotBottom)\" "
           + "stroke=\"\(power == 0 ? "#333" : "#ddd")\" stroke-width=\"\(power == 0 ? 1.5 : 1)\"/>")
-      svg.append("<text x=\"\(position)\" y=\"\(height - 45)\" text-anchor=\"middle\">\(label)</text>")
+      svg.append("<text x=\"\(position)\" y=\"\(plotBottom + 15)\" text-anchor=\"middle\">\(label)</text>")
     }
     for (group, operation) in operations.enumerated() {
       let groupTop = top + Double(group) * groupHeight
@@ -56,10 +58,12 @@ enum Chart {
       }
     }
     for (index, pair) in pairs.enumerated() {
-      let legendX = 20.0 + Double(index) * 210
+      // Four entries to a legend row.
+      let legendX = 20.0 + Double(index % 4) * 210
+      let legendY = height - 20 * legendRows - 5 + Double(index / 4) * 20
       svg.append(
-        "<rect x=\"\(legendX)\" y=\"\(height - 25)\" width=\"12\" height=\"12\" fill=\"\(colors[index])\"/>")
-      svg.append("<text x=\"\(legendX + 18)\" y=\"\(height - 15)\">\(pair.title)</text>")
+        "<rect x=\"\(legendX)\" y=\"\(legendY)\" width=\"12\" height=\"12\" fill=\"\(colors[index])\"/>")
+      svg.append("<text x=\"\(legendX + 18)\" y=\"\(legendY + 10)\">\(pair.title)</text>")
     }
     svg.append("</svg>")
     return svg.joined(separator: "\n") + "\n"

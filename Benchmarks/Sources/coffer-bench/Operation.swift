@@ -4,6 +4,7 @@ import Foundation
 enum Operation: String, CaseIterable {
   case bulkInsert = "bulk insert"
   case pointGet = "point gets"
+  case concurrentGets = "concurrent point gets"
   case threadPage = "thread pages"
   case fullScan = "full scan"
   case update = "update 10%"
@@ -16,6 +17,8 @@ enum Operation: String, CaseIterable {
     switch self {
     case .bulkInsert: "\(rows.formatted()) rows in one batch"
     case .pointGet: "per get, mean of up to \(gets.formatted())"
+    case .concurrentGets:
+      "\(Suite.getters) tasks at once, gets per second in total, up to \(gets.formatted())"
     case .threadPage: "per page of the newest 50 in a thread, mean of up to \(pages.formatted())"
     case .fullScan: "every row decoded"
     case .update: "\((rows / 10).formatted()) rows in one batch"
@@ -26,9 +29,14 @@ enum Operation: String, CaseIterable {
   }
 
   var isTime: Bool { self != .peakMemory && self != .fileSize }
+
+  /// Whether the figure is a throughput: the suite keeps the time per call over all tasks, and
+  /// the report shows its inverse, calls per second.
+  var isThroughput: Bool { self == .concurrentGets }
 }
 
-/// One figure: a median time in seconds, or a size in bytes.
+/// One figure: a median time in seconds (for a throughput, the time per call over all tasks),
+/// or a size in bytes.
 struct Result {
   var operation: Operation
   var system: String

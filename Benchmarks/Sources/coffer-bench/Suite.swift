@@ -19,6 +19,8 @@ struct Suite {
   /// moment of a busy machine better than one of three; one at 1,000,000.
   var repetitions: (Int) -> Int = { $0 >= 1_000_000 ? 1 : 5 }
   var keys: [String]
+  /// How many tasks do point gets at once in the concurrent gets.
+  static let getters = 8
 
   func run(log: (String) -> Void) async throws -> [Result] {
     var results: [Result] = []
@@ -38,7 +40,10 @@ struct Suite {
     var results: [Result] = []
     func record(_ operation: Operation, _ system: any BenchSystem, _ value: Double) {
       results.append(Result(operation: operation, system: system.name, rows: rows, value: value))
-      let shown = operation.isTime ? SuiteReport.duration(value) : "\(Int64(value) / 1024) KiB"
+      let shown =
+        operation.isThroughput
+        ? SuiteReport.throughput(value)
+        : operation.isTime ? SuiteReport.duration(value) : "\(Int64(value) / 1024) KiB"
       log("  \(operation.rawValue) — \(system.name): \(shown)")
     }
     let repetitions = repetitions(rows)
@@ -74,6 +79,33 @@ struct Suite {
       }
     }
     for (index, system) in systems.enumerated() { record(.pointGet, system, samples.median(index)) }
+
+    // The same gets from eight tasks at once, for the systems that take part: the time per get
+    // over all tasks (the report shows gets per second). Each task's reads are checked.
+    samples = Samples(systems.count)
+    var concurrent = Set<Int>()
+    for _ in 0..<repetitions {
+      for (index, system) in systems.enumerated() {
+        let clock = ContinuousClock()
+        let start = clock.now
+        guard
+          let tallies = try await system.concurrentGets(ids, tasks: Self.getters, until: start + readBudget)
+        else { continue }
+        let elapsed = clock.now - start
+        let done = tallies.reduce(0) { $0 + $1.done }
+        samples.add(index, Measure.seconds(elapsed) / Double(max(done, 1)))
+        concurrent.insert(index)
+        for (task, tally) in tallies.enumerated() {
+          let mine = stride(from: task, to: ids.count, by: Self.getters).prefix(tally.done).map { ids[$0] }
+          try expected.check(
+            tally.threadSum == expected.threadSum(of: mine[...]), system, "concurrent point gets")
+        }
+        if done < ids.count { log("    (\(system.name): \(done) concurrent gets within the time budget)") }
+      }
+    }
+    for (index, system) in systems.enumerated() where concurrent.contains(index) {
+      record(.concurrentGets, system, samples.median(index))
+    }
 
     // Thread pages: the newest 50 messages of random threads.
     let threads = (0..<pages).map { _ in Int64(random.below(Workload.threads)) }
@@ -160,6 +192,9 @@ struct Suite {
 struct Samples {
   private var samples: [[Double]]
   init(_ count: Int) { samples = Array(repeating: [], count: count) }
+
+  /// Adds one sample measured elsewhere.
+  mutating func add(_ index: Int, _ seconds: Double) { samples[index].append(seconds) }
 
   /// Times one run of `body` as one sample.
   @discardableResult

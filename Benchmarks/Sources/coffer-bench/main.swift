@@ -2,15 +2,17 @@ import Foundation
 
 /// `coffer-bench [--sizes N,N,…] [--systems KEY,…] [--gets N] [--pages N] [--suite-commits N]
 /// [--rows N] [--commits N] [--naive-commits N] [--repetitions N] [--codec-rows N] [--skip-suite]
-/// [--skip-plist] [--skip-codec] [--output DIR] [--no-write]`, or
+/// [--skip-plist] [--skip-codec] [--postgres-url URL] [--output DIR] [--no-write]`, or
 /// `coffer-bench --profile SYSTEM scan|get|page|insert ROWS ROUNDS` to repeat one operation for a profiler.
 ///
 /// Runs the cross-system suite, the property-list suite and the row-codec comparison, prints every figure, and writes
 /// DIR/Performance.md, DIR/performance.csv and DIR/performance-ratios.svg (DIR defaults to the
-/// repository's Docs folder).
+/// repository's Docs folder). The PostgreSQL systems run against the server `--postgres-url` or
+/// `COFFER_BENCH_POSTGRES_URL` names, and are left out without one.
 struct Options {
   var sizes = [10_000, 100_000, 1_000_000]
-  var systems = SystemCatalog.available
+  /// The systems `--systems` names, or nil for every available one.
+  var chosen: [String]?
   var gets = 100_000
   var pages = 10_000
   var suiteCommits = 1_000
@@ -46,13 +48,10 @@ struct Options {
           }
           return size
         }
-      case "--systems":
-        systems = try list()
-        for key in systems where !SystemCatalog.available.contains(key) {
-          throw UsageError(
-            message:
-              "unknown system \(key); this build has \(SystemCatalog.available.joined(separator: ", "))")
-        }
+      case "--systems": chosen = try list()
+      case "--postgres-url":
+        guard let url = iterator.next() else { throw UsageError(message: "--postgres-url needs a URL") }
+        try PostgresServer.use(url)
       case "--gets": gets = try number()
       case "--pages": pages = try number()
       case "--suite-commits": suiteCommits = try number()
@@ -69,6 +68,31 @@ struct Options {
       default: throw UsageError(message: "unknown argument \(argument)")
       }
     }
+    for key in chosen ?? [] where !SystemCatalog.available.contains(key) {
+      if SystemCatalog.all.contains(where: { $0.key == key }), let reason = SystemCatalog.absence(key) {
+        throw UsageError(message: "\(key) is left out: \(reason)")
+      }
+      throw UsageError(
+        message: "unknown system \(key); this build has \(SystemCatalog.available.joined(separator: ", "))")
+    }
+  }
+
+  /// The systems to run: those `--systems` names, or every available one.
+  var systems: [String] { chosen ?? SystemCatalog.available }
+
+  /// The systems left out of this run, grouped by why, for the log.
+  var leftOut: [(reason: String, keys: [String])] {
+    guard chosen == nil else { return [] }
+    var groups: [(reason: String, keys: [String])] = []
+    for (key, _) in SystemCatalog.all {
+      guard let reason = SystemCatalog.absence(key) else { continue }
+      if let index = groups.firstIndex(where: { $0.reason == reason }) {
+        groups[index].keys.append(key)
+      } else {
+        groups.append((reason, [key]))
+      }
+    }
+    return groups
   }
 }
 
@@ -97,17 +121,24 @@ do {
     exit(0)
   }
   let options = try Options(arguments)
+  // The server URL holds a password: the page names the option, never its value.
+  let shownArguments = arguments.enumerated().map { index, argument in
+    index > 0 && arguments[index - 1] == "--postgres-url" ? "URL" : argument
+  }
   let command =
     "swift run -c release --package-path Benchmarks coffer-bench"
-    + (arguments.isEmpty ? "" : " " + arguments.joined(separator: " "))
+    + (arguments.isEmpty ? "" : " " + shownArguments.joined(separator: " "))
   var lines = [
     "# Performance",
     "",
     "Written by `\(command)`; every figure below was printed by that run. Medians of five",
     "repetitions (one at 1,000,000 rows); ratios are taken within the same run, with the systems",
     "interleaved. Machine: \(machineDescription()).",
-    "",
   ]
+  if options.systems.contains(where: SystemCatalog.postgresKeys.contains) {
+    lines.append("PostgreSQL: \(PostgresServer.describe()).")
+  }
+  lines.append("")
   var csv = ["suite,operation,system,rows,value,unit"]
   var svg: String?
 
@@ -116,6 +147,9 @@ do {
     keys: options.systems)
   if options.suite {
     say("coffer-bench: \(options.systems.joined(separator: ", "))")
+    for group in options.leftOut {
+      say("coffer-bench: left out \(group.keys.joined(separator: ", ")): \(group.reason)")
+    }
     let results = try await suite.run { say($0) }
     lines += SuiteReport.markdown(results, suite: suite)
     csv += SuiteReport.csv(results)

@@ -23,10 +23,23 @@ protocol BenchSystem: AnyObject {
   func update(_ messages: [ChatMessage]) async throws
   /// Replaces one message in its own durable transaction.
   func commit(_ message: ChatMessage) async throws
+  /// Point gets from `tasks` tasks (or threads) at once, each on a connection of its own where
+  /// the system has connections: task `k` gets `ids[k]`, `ids[k + tasks]`, … in that order until
+  /// it has done them all or `deadline` has passed. Returns each task's tally, in task order;
+  /// nil when the system does not take part (the default).
+  func concurrentGets(_ ids: [Int64], tasks: Int, until deadline: ContinuousClock.Instant) async throws
+    -> [GetTally]?
   /// Bytes the store occupies on disk (0 for a memory store).
   func fileSize() -> Int64
   /// Closes the store.
   func close() async throws
+}
+
+extension BenchSystem {
+  /// Not measured: the system leaves the concurrent gets out.
+  func concurrentGets(_ ids: [Int64], tasks: Int, until deadline: ContinuousClock.Instant) async throws
+    -> [GetTally]?
+  { nil }
 }
 
 /// The size of a file, or of every file under a folder.

@@ -2,7 +2,9 @@ import Coffer
 import CofferStores
 import Foundation
 
-/// A Coffer backend reached the way an app reaches it: `Store.open(url:)` and the typed API.
+/// A Coffer backend reached the way an app reaches it: `Store.open(url:)` and the typed API. A
+/// file store lives in the benchmark's scratch folder; a PostgreSQL store in a database of its
+/// own on the benchmark's server, made anew for every new store.
 final class CofferSystem: BenchSystem {
   let name: String
   let isDurable: Bool
@@ -11,6 +13,9 @@ final class CofferSystem: BenchSystem {
   private let options: String
   /// The file or folder name the store takes in the benchmark's folder; empty for memory stores.
   private let file: String
+  /// The name of the store's database on the PostgreSQL server, for a server store.
+  private let databaseName: String?
+  private var database: PostgresDatabase?
   private var store: Store?
   private var path = ""
 
@@ -29,6 +34,19 @@ final class CofferSystem: BenchSystem {
     self.file = file
     self.options = options
     self.isDurable = durable
+    self.databaseName = nil
+  }
+
+  /// A system for the database `database` on the benchmark's PostgreSQL server, reached with
+  /// the server's URL (whose scheme, `postgres` or `postgresql`, names the backend).
+  init(name: String, database: String, codec: RowCodecChoice = .generated) {
+    self.name = name + (codec == .codable ? " (Codable)" : "")
+    self.codec = codec
+    self.scheme = "postgres"
+    self.file = ""
+    self.options = ""
+    self.isDurable = true
+    self.databaseName = database
   }
 
   private var open: Store {
@@ -41,7 +59,13 @@ final class CofferSystem: BenchSystem {
   func create(in folder: String) async throws {
     try await close()
     path = file.isEmpty ? "" : folder + "/" + file
-    let url = "\(scheme):" + (path.isEmpty ? "" : "//" + path) + options
+    var url = "\(scheme):" + (path.isEmpty ? "" : "//" + path) + options
+    if let databaseName {
+      let database = try PostgresDatabase(databaseName)
+      try database.recreate()
+      self.database = database
+      url = database.url
+    }
     // The store picks its codec for a type when the type is prepared, and keeps it.
     store = try await RowCodecChoice.$current.withValue(codec) {
       let store = try await Store.open(url: url, registry: .makeBuiltIn())
@@ -67,9 +91,27 @@ final class CofferSystem: BenchSystem {
 
   func commit(_ message: ChatMessage) async throws { try await open.update(message) }
 
-  /// The store's file or folder, plus an SQLite store's log files (absent for the others).
+  /// Child tasks sharing the one store, as the handlers of a server share it.
+  func concurrentGets(_ ids: [Int64], tasks: Int, until deadline: ContinuousClock.Instant) async throws
+    -> [GetTally]?
+  {
+    let store = try open
+    return try await inTasks(tasks) { task in
+      var tally = GetTally()
+      for position in stride(from: task, to: ids.count, by: tasks) {
+        if tally.done % 100 == 0 && ContinuousClock.now >= deadline { break }
+        tally.threadSum &+= try await store.get(ChatMessage.self, id: ids[position])?.threadID ?? -1
+        tally.done += 1
+      }
+      return tally
+    }
+  }
+
+  /// The store's file or folder, plus an SQLite store's log files (absent for the others); for
+  /// a PostgreSQL store, its database's tables and indexes.
   func fileSize() -> Int64 {
-    path.isEmpty ? 0 : sqliteSize(path)
+    if let database { return database.size() }
+    return path.isEmpty ? 0 : sqliteSize(path)
   }
 
   func close() async throws {

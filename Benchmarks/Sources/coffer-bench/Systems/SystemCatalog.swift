@@ -2,7 +2,8 @@ import Coffer
 import CofferStores
 
 /// Every system the suite measures, in table order, keyed by a short name the command line and
-/// the memory probe use. Coffer backends this build does not register are left out.
+/// the memory probe use. Coffer backends this build does not register are left out, and so are
+/// the PostgreSQL systems when no server is named.
 enum SystemCatalog {
   static let all: [(key: String, make: @Sendable () -> any BenchSystem)] = [
     (
@@ -25,6 +26,12 @@ enum SystemCatalog {
       }
     ),
     ("dictionary", { DictionarySystem() }),
+    (
+      "coffer-postgres",
+      { CofferSystem(name: "Coffer postgres", database: "coffer_bench_coffer_postgres") }
+    ),
+    ("raw-libpq", { RawPostgresSystem() }),
+    ("fluent-postgres", { FluentSystem() }),
     (
       "coffer-sqlite-codable",
       {
@@ -51,16 +58,31 @@ enum SystemCatalog {
           codec: .codable)
       }
     ),
+    (
+      "coffer-postgres-codable",
+      {
+        CofferSystem(
+          name: "Coffer postgres", database: "coffer_bench_coffer_postgres_codable", codec: .codable)
+      }
+    ),
   ]
 
-  /// The keys of the systems available in this build.
-  static var available: [String] {
-    let schemes = Set(BackendRegistry.makeBuiltIn().schemes)
-    return all.map(\.key).filter { key in
-      guard key.hasPrefix("coffer-") else { return true }
-      let backend = key.dropFirst("coffer-".count).split(separator: "-").first.map(String.init) ?? ""
-      return schemes.contains(backend)
-    }
+  /// The systems that need the PostgreSQL server.
+  static let postgresKeys: Set = [
+    "coffer-postgres", "raw-libpq", "fluent-postgres", "coffer-postgres-codable",
+  ]
+
+  /// The keys of the systems available in this build and run.
+  static var available: [String] { all.map(\.key).filter { absence($0) == nil } }
+
+  /// Why a system is left out of this build or run, or nil when it is available.
+  static func absence(_ key: String) -> String? {
+    if postgresKeys.contains(key), let reason = PostgresServer.absence { return reason }
+    guard key.hasPrefix("coffer-") else { return nil }
+    let backend = key.dropFirst("coffer-".count).split(separator: "-").first.map(String.init) ?? ""
+    guard !BackendRegistry.makeBuiltIn().schemes.contains(backend) else { return nil }
+    return "this build does not register the \(backend): backend"
+      + (backend == "postgres" ? " (the root package's Postgres trait)" : "")
   }
 
   static func make(_ key: String) -> (any BenchSystem)? { all.first { $0.key == key }?.make() }
