@@ -54,14 +54,90 @@ struct PostgresApplier {
   let changes: ChangeSet
   let store: String
 
+  /// One statement's worth of a batch: an operation, or a run of operations of one kind on one
+  /// entity that one statement applies (rows already in the table's layout).
+  enum Step {
+    case operation(ChangeSet.Operation)
+    case run(Run)
+  }
+
+  /// Consecutive inserts, updates, upserts or deletes of one entity, for one statement.
+  struct Run {
+    enum Kind { case insert, update, upsert, delete }
+    var kind: Kind
+    var table: PostgresTable
+    /// The rows (deletes: rows of one value, the id).
+    var rows: [Row]
+  }
+
+  /// The batch's operations as steps: runs of two or more operations of one kind on one entity
+  /// become one statement each (an update or upsert run ends before an id it already has, so
+  /// that each row's change applies to the row as the one before left it).
+  func steps() throws -> [Step] {
+    var steps: [Step] = []
+    let operations = changes.operations
+    var index = 0
+    while index < operations.count {
+      let operation = operations[index]
+      guard let kind = Self.runKind(operation) else {
+        steps.append(.operation(operation))
+        index += 1
+        continue
+      }
+      let (table, reshape) = try resolve(operation.entity)
+      var rows: [Row] = []
+      var ids: Set<Value> = []
+      var end = index
+      while end < operations.count, rows.count < Self.rowsPerInsert, Self.runKind(operations[end]) == kind,
+        operations[end].entity == operation.entity
+      {
+        let row: Row
+        switch operations[end] {
+        case .insert(_, let made), .update(_, let made), .upsert(_, let made): row = reshape(made)
+        case .delete(_, let id): row = Row([id])
+        case .insertMany, .deleteMatching: row = Row([])
+        }
+        let id = kind == .delete ? row[0] : row[table.schema.idPosition]
+        if kind == .update || kind == .upsert, !ids.insert(id).inserted { break }
+        rows.append(row)
+        end += 1
+      }
+      if rows.count == 1 {
+        steps.append(.operation(operation))
+      } else {
+        steps.append(.run(Run(kind: kind, table: table, rows: rows)))
+      }
+      index = end
+    }
+    return steps
+  }
+
+  private static func runKind(_ operation: ChangeSet.Operation) -> Run.Kind? {
+    switch operation {
+    case .insert: .insert
+    case .update: .update
+    case .upsert: .upsert
+    case .delete: .delete
+    case .insertMany, .deleteMatching: nil
+    }
+  }
+
   /// Runs the batch: in a transaction unless it is one statement.
   func run() async throws -> ChangeSummary {
-    let single = changes.operations.count == 1 && !isBulk(changes.operations[0])
+    let steps = try steps()
+    let single: Bool
+    switch steps.first {
+    case .operation(let operation)?: single = steps.count == 1 && !isBulk(operation)
+    default: single = steps.count == 1
+    }
     if !single { try await execute("BEGIN") }
     do {
       var summary = ChangeSummary()
-      for operation in changes.operations {
-        try await apply(operation, to: &summary)
+      for step in steps {
+        switch step {
+        case .operation(let operation): try await apply(operation, to: &summary)
+        case .run(let run): try await apply(run, to: &summary)
+        }
       }
       if !single { try await execute("COMMIT") }
       return summary
@@ -165,6 +241,58 @@ struct PostgresApplier {
       {
         summary.deleted += Int(count)
       }
+    }
+  }
+
+  /// Applies a run of operations in one statement, its rows bound as one array per column.
+  private func apply(_ run: Run, to summary: inout ChangeSummary) async throws {
+    let table = run.table
+    var binds = PostgresBindings(capacity: table.kinds.count)
+    if run.kind == .delete {
+      binds.append(
+        PostgresArrayParameter(values: run.rows.map { $0[0] }, kind: table.kinds[table.schema.idPosition]))
+      summary.deleted += try await query(table.deleteManySQL, binds).count
+      return
+    }
+    for (index, kind) in table.kinds.enumerated() {
+      binds.append(PostgresArrayParameter(values: run.rows.map { $0[index] }, kind: kind))
+    }
+    switch run.kind {
+    case .insert:
+      try await query(table.insertManySQL, binds)
+      summary.inserted += run.rows.count
+    case .update:
+      let updated = try await query(table.updateManySQL, binds)
+      if updated.count < run.rows.count {
+        // The first row in the batch's order that found nothing to update is the failure.
+        var found: Set<Value> = []
+        for row in updated {
+          if let cell = row.first(where: { _ in true }) {
+            found.insert(try PostgresValues.read(cell.bytes, as: table.kinds[table.schema.idPosition]))
+          }
+        }
+        let missing = run.rows.map { $0[table.schema.idPosition] }.first { !found.contains($0) } ?? .null
+        throw CofferError(
+          .notFound,
+          "There is no \(table.schema.name) with id \(missing) to update. Insert it (or upsert). Nothing in the batch "
+            + "was applied.",
+          store: store, entity: table.schema.name, id: missing)
+      }
+      summary.updated += run.rows.count
+    case .upsert:
+      let rows = try await query(table.upsertManySQL, binds)
+      var inserted = 0
+      for row in rows {
+        if let cell = row.first(where: { _ in true }),
+          case .bool(true) = try PostgresValues.read(cell.bytes, as: .bool)
+        {
+          inserted += 1
+        }
+      }
+      summary.inserted += inserted
+      summary.updated += run.rows.count - inserted
+    case .delete:
+      break
     }
   }
 

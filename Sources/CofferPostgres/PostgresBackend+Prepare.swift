@@ -286,7 +286,7 @@ extension PostgresBackend {
     let fields = PostgresFields(kinds: table.kinds)
     for row in try await run("SELECT \(table.selectList) FROM \(table.table)", on: connection) {
       try fields.load(row)
-      if let made = fields.row { rows.append(made) }
+      rows.append(Row(try fields.values()))
     }
     if let clash = UniqueClash.smallest(in: rows, schema: table.schema) {
       return clash.error(entity: table.schema.name, store: name)

@@ -29,6 +29,12 @@ final class PostgresTable: Sendable {
   let existsSQL: String
   /// `INSERT … SELECT * FROM unnest($1::bigint[], …)`: many rows in one statement.
   let insertManySQL: String
+  /// `UPDATE … FROM unnest(…) … RETURNING id`: many rows (of distinct ids) in one statement.
+  let updateManySQL: String
+  /// `INSERT … SELECT * FROM unnest(…) ON CONFLICT (id) DO UPDATE …`: many upserts (of distinct ids).
+  let upsertManySQL: String
+  /// `DELETE … WHERE id = ANY($1) RETURNING 1`.
+  let deleteManySQL: String
 
   init(schema: EntitySchema, namespace: String, tableName: String, columnNames: [String]) {
     self.schema = schema
@@ -64,9 +70,26 @@ final class PostgresTable: Sendable {
     deleteSQL = "DELETE FROM \(table) WHERE \(id) = $1 RETURNING 1"
     existsSQL = "SELECT 1 FROM \(table) WHERE \(id) = $1"
     let arrays = kinds.enumerated().map { "$\($0.offset + 1)::\(PostgresValues.arrayCast($0.element))" }
-    insertManySQL =
-      "INSERT INTO \(table) (\(selectList)) SELECT * FROM unnest(\(arrays.joined(separator: ", ")))"
+    let unnest = "unnest(\(arrays.joined(separator: ", ")))"
+    insertManySQL = "INSERT INTO \(table) (\(selectList)) \(Self.selectAll(unnest))"
+    // The rows' columns are named by position: "0", "1", …
+    let names = columns.indices.map { "\"\($0)\"" }
+    let fromRows = "\(unnest) AS \"rows\"(\(names.joined(separator: ", ")))"
+    let setFromRows = others.map { "\(columns[$0]) = \"rows\".\(names[$0])" }
+    updateManySQL =
+      "UPDATE \(table) SET "
+      + (setFromRows.isEmpty ? "\(id) = \(table).\(id)" : setFromRows.joined(separator: ", "))
+      + " FROM \(fromRows) WHERE \(table).\(id) = \"rows\".\(names[schema.idPosition]) RETURNING \(table).\(id)"
+    upsertManySQL =
+      "INSERT INTO \(table) (\(selectList)) \(Self.selectAll(unnest)) ON CONFLICT (\(id)) DO "
+      + (excluded.isEmpty ? "NOTHING" : "UPDATE SET \(excluded.joined(separator: ", "))")
+      + " RETURNING (xmax = 0)"
+    deleteManySQL =
+      "DELETE FROM \(table) WHERE \(id) = ANY($1::\(PostgresValues.arrayCast(kinds[schema.idPosition]))) RETURNING 1"
   }
+
+  /// `SELECT * FROM source`.
+  private static func selectAll(_ source: String) -> String { "SELECT * FROM \(source)" }
 
   /// The quoted column of a field.
   func column(_ field: String) throws -> String { try self.field(field).column }
