@@ -60,6 +60,11 @@ struct PostgresDatabase {
       throw BenchError(PostgresServer.absence ?? "the PostgreSQL URL does not parse")
     }
     components.path = "/" + name
+    // A URL without a password takes PGPASSWORD's, as libpq and Coffer do, so that every
+    // system (Fluent reads only the URL) logs in the same way.
+    if components.password == nil, let password = ProcessInfo.processInfo.environment["PGPASSWORD"] {
+      components.password = password
+    }
     guard let url = components.string else { throw BenchError("cannot name database \(name) in the URL") }
     self.name = name
     self.url = url
