@@ -87,6 +87,39 @@ extension ConformanceSuite {
       try expectEqual(try await store.all(Item.self), Item.sample, "all() after the failed batch")
     },
     ConformanceCheck(
+      "batch.updates-then-missing-applies-nothing",
+      "A batch of only updates, whose last id is not stored, fails with notFound naming that id and leaves the "
+        + "ids before it unchanged; so do runs of upserts and deletes followed by a failing update."
+    ) { context in
+      let store = try await context.store(with: Item.sample)
+      let error = try await expectThrows(.notFound, "batch updating 1, 2, 3 then 77") {
+        try await store.batch { batch in
+          for id in [1, 2, 3, 77] as [Int64] {
+            try batch.update(Item(id: id, name: "changed", rank: nil, score: nil, flag: true))
+          }
+        }
+      }
+      try expectEqual(error.idValue, .int(77), "the missing id the error names")
+      let second = try await expectThrows(.notFound, "batch updating 4, 77, 5, 88") {
+        try await store.batch { batch in
+          for id in [4, 77, 5, 88] as [Int64] {
+            try batch.update(Item(id: id, name: "changed", rank: nil, score: nil, flag: true))
+          }
+        }
+      }
+      try expectEqual(second.idValue, .int(77), "the first missing id in the batch's order")
+      try await expectThrows(.notFound, "batch upserting 90, 91, deleting 1, 2, then updating 77") {
+        try await store.batch { batch in
+          try batch.upsert(Item(id: 90, name: "new", rank: nil, score: nil, flag: true))
+          try batch.upsert(Item(id: 91, name: "new", rank: nil, score: nil, flag: true))
+          try batch.delete(Item.self, id: 1)
+          try batch.delete(Item.self, id: 2)
+          try batch.update(Item(id: 77, name: "ghost", rank: nil, score: nil, flag: true))
+        }
+      }
+      try expectEqual(try await store.all(Item.self), Item.sample, "all() after the failed batches")
+    },
+    ConformanceCheck(
       "batch.unique-violation-applies-nothing", "A batch that breaks a unique index anywhere applies nothing."
     ) { context in
       let store = try await context.store(with: [Account(id: 1, email: "a@x", name: "A")])

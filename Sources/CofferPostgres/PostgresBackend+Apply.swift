@@ -128,7 +128,10 @@ struct PostgresApplier {
     let single: Bool
     switch steps.first {
     case .operation(let operation)?: single = steps.count == 1 && !isBulk(operation)
-    default: single = steps.count == 1
+    // An update run finds out afterwards that an id was missing: it needs a transaction to undo
+    // the rows it did update. Any other run fails as a whole or not at all.
+    case .run(let run)?: single = steps.count == 1 && run.kind != .update
+    case nil: single = true
     }
     if !single { try await execute("BEGIN") }
     do {
