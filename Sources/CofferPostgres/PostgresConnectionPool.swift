@@ -27,6 +27,8 @@ final class PostgresConnectionPool: Sendable {
   let failure: PostgresFailure
   private let logger: Logger
   private let state = LockedState(State())
+  /// The task executor of each event loop the pool's connections run on.
+  private let executors = LockedState<[ObjectIdentifier: EventLoopExecutor]>([:])
   private let connectionConfiguration: PostgresConnection.Configuration
 
   init(configuration: PostgresBackend.Configuration, failure: PostgresFailure, logger: Logger) throws {
@@ -72,12 +74,27 @@ final class PostgresConnectionPool: Sendable {
   ) async throws -> R {
     let connection = try await lease(while: action)
     do {
-      let result = try await body(connection)
+      // On the connection's event loop thread: no hop between the loop and the Swift
+      // concurrency pool at every await of the query.
+      let result = try await withTaskExecutorPreference(executor(for: connection.eventLoop)) {
+        try await body(connection)
+      }
       release(connection, broken: false)
       return result
     } catch {
       release(connection, broken: PostgresFailure.isConnectionLoss(error) || connection.isClosed)
       throw error
+    }
+  }
+
+  /// The executor that runs tasks on an event loop.
+  private func executor(for eventLoop: any EventLoop) -> EventLoopExecutor {
+    executors.withLock { executors in
+      let key = ObjectIdentifier(eventLoop)
+      if let executor = executors[key] { return executor }
+      let executor = EventLoopExecutor(eventLoop)
+      executors[key] = executor
+      return executor
     }
   }
 
