@@ -247,6 +247,10 @@ extension PostgresBackend {
 
   /// Makes the table's indexes those the schema declares; other indexes Coffer made on the
   /// table are dropped.
+  ///
+  /// Every column is indexed `NULLS FIRST`: read forwards the index is in Coffer's ascending
+  /// order (nulls first), read backwards in its descending order (nulls last), so a sorted page
+  /// such as "the newest 50 of a thread" walks the index instead of sorting the rows.
   private func syncIndexes(of table: PostgresTable, on connection: PostgresConnection) async throws {
     let existing = try await catalog.indexNames(of: table.tableName, on: connection)
     var wanted: [String: (index: Index, columns: [String])] = [:]
@@ -260,7 +264,7 @@ extension PostgresBackend {
     for (indexName, entry) in wanted.sorted(by: { $0.key < $1.key }) where !existing.contains(indexName) {
       let sql =
         "CREATE \(entry.index.isUnique ? "UNIQUE " : "")INDEX \(PostgresIdentifier.quoted(indexName)) ON "
-        + "\(table.table) (\(entry.columns.joined(separator: ", ")))"
+        + "\(table.table) (\(entry.columns.map { "\($0) NULLS FIRST" }.joined(separator: ", ")))"
       guard entry.index.isUnique else {
         try await run(sql, on: connection)
         continue
