@@ -147,6 +147,8 @@ let package = Package(
       name: "CofferPostgresTests",
       dependencies: [
         "Coffer", "CofferPostgres", "CofferStores", "CofferConformance", "CofferTestSupport", "coffer",
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ],
       swiftSettings: upcoming),
     .testTarget(

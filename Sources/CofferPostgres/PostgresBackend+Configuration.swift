@@ -80,7 +80,9 @@ extension PostgresBackend {
         throw invalid("the scheme is not postgres")
       }
       try url.checkOptions(allowed: Self.options)
-      guard let host = url.host, !host.isEmpty else { throw invalid("it names no host") }
+      guard var host = url.host, !host.isEmpty else { throw invalid("it names no host") }
+      // An IPv6 address comes with the brackets of its URL form ([::1]); connecting needs it bare.
+      if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
       var database = url.path
       if database.hasPrefix("/") { database.removeFirst() }
       guard !database.isEmpty, !database.contains("/") else {

@@ -174,7 +174,7 @@ final class PostgresConnectionPool: Sendable {
   /// and hands its slot on.
   private func release(_ connection: PostgresConnection, broken: Bool) {
     if broken {
-      connection.close().whenComplete { _ in }
+      Self.closeInBackground(connection)
       freeSlot()
       return
     }
@@ -187,8 +187,20 @@ final class PostgresConnectionPool: Sendable {
     if let waiter {
       waiter.resume(returning: connection)
     } else if state.withLock({ $0.closed }) {
-      connection.close().whenComplete { _ in }
+      Self.closeInBackground(connection)
     }
+  }
+
+  /// Closes a connection without waiting, keeping it alive until its channel is closed: a
+  /// `PostgresConnection` freed while open leaks its socket and server session (and fails an
+  /// assertion in debug builds).
+  private static func closeInBackground(_ connection: PostgresConnection) {
+    connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
+  }
+
+  /// A store dropped without ``close()`` closes its idle connections here.
+  deinit {
+    for connection in state.withLock({ $0.idle }) { Self.closeInBackground(connection) }
   }
 
   /// Frees a slot: the first waiter may open a connection in it.
