@@ -145,8 +145,11 @@ struct PostgresApplier {
       if !single { try await execute("COMMIT") }
       return summary
     } catch {
-      if !single, !connection.isClosed { try? await execute("ROLLBACK") }
-      if PostgresFailure.sqlState(of: error) == "23505", !connection.isClosed {
+      // After a lost connection nothing is sent on it again: a statement enqueued on a
+      // connection that is closing may never be answered. The server rolls back by itself.
+      let lost = PostgresFailure.isConnectionLoss(error) || connection.isClosed
+      if !single, !lost { try? await execute("ROLLBACK") }
+      if PostgresFailure.sqlState(of: error) == "23505", !lost {
         throw try await diagnoseUniqueViolation(cause: error)
       }
       throw error
@@ -359,7 +362,7 @@ struct PostgresApplier {
         }
       }
     } catch {
-      try? await execute("ROLLBACK")
+      if !PostgresFailure.isConnectionLoss(error), !connection.isClosed { try? await execute("ROLLBACK") }
       throw error
     }
     try await execute("ROLLBACK")

@@ -49,7 +49,10 @@ extension PostgresBackend {
       try await run("COMMIT", on: connection)
       return result
     } catch {
-      if !connection.isClosed { _ = try? await run("ROLLBACK", on: connection) }
+      // After a lost connection nothing is sent on it again (the server rolls back by itself).
+      if !PostgresFailure.isConnectionLoss(error), !connection.isClosed {
+        _ = try? await run("ROLLBACK", on: connection)
+      }
       throw error
     }
   }

@@ -82,7 +82,7 @@ final class PostgresConnectionPool: Sendable {
       release(connection, broken: false)
       return result
     } catch {
-      release(connection, broken: PostgresFailure.isConnectionLoss(error) || connection.isClosed)
+      release(connection, broken: PostgresFailure.retiresConnection(error) || connection.isClosed)
       throw error
     }
   }

@@ -46,6 +46,20 @@ struct PostgresFailure {
     }
   }
 
+  /// Whether a connection that failed with this error must be closed rather than reused: it
+  /// is lost, or the server refused a statement for a reason that may have come while the
+  /// statement was being prepared (a timeout, a lock, a deadlock, a missing table). postgres-nio
+  /// remembers a failed preparation for the rest of the connection's life and fails every
+  /// later use of that statement with the same error; a new connection prepares it afresh.
+  /// Data and constraint errors (classes 22 and 23) come only when a statement runs, and
+  /// Coffer's own errors say nothing about the connection.
+  static func retiresConnection(_ error: any Error) -> Bool {
+    if error is CofferError { return isConnectionLoss(error) }
+    guard let failure = error as? PSQLError, failure.code == .server else { return isConnectionLoss(error) }
+    let state = failure.serverInfo?[.sqlState] ?? ""
+    return !(state.hasPrefix("22") || state.hasPrefix("23"))
+  }
+
   /// The error for a failure while doing `action` ("opening the store", "applying a batch", …).
   func error(_ error: any Error, while action: String, entity: String? = nil) -> CofferError {
     if let error = error as? CofferError { return error.inStore(store) }

@@ -18,7 +18,8 @@ import Testing
     let base = try StoreURL(server)
     let entry = try BackendRegistry.builtIn.entry(for: base)
     let url = entry.scratchURL(base, "concurrent-prepare", UUID().uuidString)
-    let v1 = try EntitySchema(name: "Note", fields: [Field("id", .int), Field("text", .string)], idField: "id")
+    let v1 = try EntitySchema(
+      name: "Note", fields: [Field("id", .int), Field("text", .string)], idField: "id")
     let v2 = try EntitySchema(
       name: "Note",
       fields: [Field("id", .int), Field("text", .string), Field("pinned", .bool, default: .bool(false))],
@@ -32,7 +33,8 @@ import Testing
             let layout = writer.isMultiple(of: 2) ? v1 : v2
             var row = [Value.int(Int64(writer)), .string("note \(writer)")]
             if layout == v2 { row.append(.bool(true)) }
-            try await store.apply(ChangeSet([.insert(entity: "Note", row: Row(row))], layouts: ["Note": layout]))
+            try await store.apply(
+              ChangeSet([.insert(entity: "Note", row: Row(row))], layouts: ["Note": layout]))
             try await store.close()
             return .success(writer)
           } catch {
