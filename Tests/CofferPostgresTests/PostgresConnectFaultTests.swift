@@ -10,13 +10,15 @@ import Testing
   @Test func aServerThatIsNotRunningIsUnavailableAtOnce() async throws {
     let server = try PostgresTestServer.required()
     let port = try freePort()
-    let url = server.with(options: ["connectTimeout": "10"], port: port)
+    // A connect timeout far longer than the bound below: failing within the bound shows the
+    // refusal was reported, not waited out (the bound is generous, for a busy test run).
+    let url = server.with(options: ["connectTimeout": "300"], port: port)
     let started = ContinuousClock.now
     let error = await expectCofferError(.unavailable) {
       _ = try await openStore(url)
     }
     let elapsed = ContinuousClock.now - started
-    #expect(elapsed < .seconds(3), "took \(elapsed), the connect timeout is 10 s")
+    #expect(elapsed < .seconds(90), "took \(elapsed), the connect timeout is 300 s")
     #expect(
       error?.names(address: "127.0.0.1:\(port)", database: server.database) == true,
       "\(String(describing: error))")
@@ -100,7 +102,8 @@ extension PostgresConnectFaultTests {
       _ = try await openStore(url)
     }
     let elapsed = ContinuousClock.now - started
-    #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(5), "took \(elapsed) with connectTimeout=1")
+    // Not before the timeout; the upper bound only guards against a hang on a busy test run.
+    #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(90), "took \(elapsed) with connectTimeout=1")
     #expect(
       error?.names(address: "127.0.0.1:\(listener.port)", database: server.database) == true,
       "\(String(describing: error))")
