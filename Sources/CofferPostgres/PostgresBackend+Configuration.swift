@@ -8,6 +8,11 @@ extension PostgresBackend {
   /// let url = "postgres://app@db.internal:5432/chat?schema=tenant_7&pool=8&tls=require"
   /// ```
   ///
+  /// A URL may name several servers, a primary and its standbys:
+  /// `postgres://app@db1:5432,db2:5432/chat`. The backend then opens each connection on the
+  /// first of ``hosts`` that accepts writes (trying the one that did last time first), so that
+  /// after a standby is promoted the store carries on there.
+  ///
   /// The password comes from the URL or, when the URL has none, from the `PGPASSWORD`
   /// environment variable. It is never part of ``PostgresBackend/name``, a log line or an error.
   public struct Configuration: Sendable {
@@ -21,10 +26,42 @@ extension PostgresBackend {
       case require
     }
 
-    /// The server's host name or address.
-    public var host: String
-    /// The server's port.
-    public var port: Int
+    /// One server: a host name or address (an IPv6 address without brackets) and a port.
+    public struct Host: Sendable, Hashable, CustomStringConvertible {
+      /// The host name or address.
+      public var name: String
+      /// The port.
+      public var port: Int
+
+      /// A server at a host and port.
+      public init(_ name: String, port: Int = 5432) {
+        self.name = name
+        self.port = port
+      }
+
+      /// `host:port`, with an IPv6 address in brackets: `[::1]:5432`.
+      public var description: String { name.contains(":") ? "[\(name)]:\(port)" : "\(name):\(port)" }
+    }
+
+    /// The servers, in the order they are tried: with one, every connection goes to it; with
+    /// several, each new connection goes to the first that accepts writes (`pg_is_in_recovery()`
+    /// is false), starting with the one that did last time. Never empty.
+    public var hosts: [Host]
+
+    /// The first server's host name or address. Setting it changes the first of ``hosts``.
+    public var host: String {
+      get { hosts.first?.name ?? "" }
+      set {
+        if hosts.isEmpty { hosts = [Host(newValue)] } else { hosts[0].name = newValue }
+      }
+    }
+    /// The first server's port. Setting it changes the first of ``hosts``.
+    public var port: Int {
+      get { hosts.first?.port ?? 5432 }
+      set {
+        if hosts.isEmpty { hosts = [Host("127.0.0.1", port: newValue)] } else { hosts[0].port = newValue }
+      }
+    }
     /// The role to log in as.
     public var user: String
     /// The role's password, if it needs one. Never printed.
@@ -38,19 +75,21 @@ extension PostgresBackend {
     public var poolSize: Int
     /// Whether connections use TLS.
     public var tls: TLSMode
-    /// How long opening a connection may take before the server is reported unavailable.
+    /// How long opening a connection may take before the server is reported unavailable; with
+    /// several ``hosts``, the limit for each (connecting, logging in and asking whether it
+    /// accepts writes).
     public var connectTimeout: Duration
     /// The server's `statement_timeout` for every statement, or `nil` for the server's own.
     public var statementTimeout: Duration?
 
-    /// A configuration for a server; everything but the address has a default.
+    /// A configuration for a server; everything but the address has a default. Set ``hosts`` to
+    /// name more servers.
     public init(
       host: String = "127.0.0.1", port: Int = 5432, user: String = "postgres", password: String? = nil,
       database: String = "postgres", schema: String = "public", poolSize: Int = 8, tls: TLSMode = .prefer,
       connectTimeout: Duration = .seconds(10), statementTimeout: Duration? = nil
     ) {
-      self.host = host
-      self.port = port
+      self.hosts = [Host(host, port: port)]
       self.user = user
       self.password = password
       self.database = database
@@ -72,7 +111,7 @@ extension PostgresBackend {
       func invalid(_ why: String) -> CofferError {
         CofferError(
           .invalidURL,
-          "'\(url)': \(why). Write postgres://USER@HOST:PORT/DATABASE?schema=NAME&pool=N&tls=disable|prefer|require"
+          "'\(url)': \(why). Write postgres://USER@HOST:PORT[,HOST:PORT…]/DATABASE?schema=NAME&pool=N&tls=disable|prefer|require"
             + "&connectTimeout=SECONDS&statementTimeout=SECONDS.",
           store: url.description)
       }
@@ -80,15 +119,18 @@ extension PostgresBackend {
         throw invalid("the scheme is not postgres")
       }
       try url.checkOptions(allowed: Self.options)
-      guard var host = url.host, !host.isEmpty else { throw invalid("it names no host") }
-      // An IPv6 address comes with the brackets of its URL form ([::1]); connecting needs it bare.
-      if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+      guard !url.hosts.isEmpty else { throw invalid("it names no host") }
       var database = url.path
       if database.hasPrefix("/") { database.removeFirst() }
       guard !database.isEmpty, !database.contains("/") else {
         throw invalid("it names no database (the path is /DATABASE)")
       }
-      self.init(host: host, port: url.port ?? 5432, database: database)
+      self.init(database: database)
+      hosts = url.hosts.map { host in
+        // The URL writes an IPv6 address in brackets; the connection wants the address alone.
+        let bracketed = host.name.hasPrefix("[") && host.name.hasSuffix("]") && host.name.count > 2
+        return Host(bracketed ? String(host.name.dropFirst().dropLast()) : host.name, port: host.port ?? 5432)
+      }
       user = url.user ?? environment["PGUSER"] ?? "postgres"
       password = url.password ?? environment["PGPASSWORD"]
       if let text = url.option("schema") {
@@ -123,15 +165,14 @@ extension PostgresBackend {
       }
     }
 
-    /// Where the store is, for messages and ``PostgresBackend/name``: host, port, database and
-    /// schema; never the password.
+    /// Where the store is, for messages and ``PostgresBackend/name``: every host and port, the
+    /// database and the schema; never the password.
     var storeName: String {
-      let address = host.contains(":") ? "[\(host)]" : host
       let schemaPart = schema == "public" ? "" : "?schema=\(schema)"
-      return "postgres://\(user)@\(address):\(port)/\(database)\(schemaPart)"
+      return "postgres://\(user)@\(address)/\(database)\(schemaPart)"
     }
 
-    /// `host:port`, for messages.
-    var address: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    /// `host:port`, or `host:port,host:port` for several servers, for messages.
+    var address: String { hosts.map(\.description).joined(separator: ",") }
   }
 }

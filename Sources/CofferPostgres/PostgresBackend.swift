@@ -19,13 +19,16 @@ import ServiceLifecycle
 /// ```
 ///
 /// The backend keeps a pool of connections (``Configuration/poolSize``), opened on demand and
-/// reopened after the server drops one. Server apps that manage their services with
+/// reopened after the server drops one. With several servers in the URL (a primary and its
+/// standbys), connections go to the one that accepts writes, and after a failover to the
+/// standby that was promoted. Server apps that manage their services with
 /// swift-service-lifecycle can run it as a `Service`: ``run()`` waits for the graceful shutdown
 /// and then closes the store.
 ///
 /// Docs/PostgreSQL.md describes the layout, the options, concurrency and failures.
 public final class PostgresBackend: StorageBackend, Service {
-  /// `postgres://USER@HOST:PORT/DATABASE[?schema=NAME]`, never with the password.
+  /// `postgres://USER@HOST:PORT/DATABASE[?schema=NAME]`, never with the password; every server
+  /// when there are several: `postgres://USER@HOST:PORT,HOST:PORT/DATABASE`.
   public let name: String
   /// Reopenable, durable, multi-process, atomic across entities, evolving.
   public let capabilities: BackendCapabilities = [
@@ -49,7 +52,8 @@ public final class PostgresBackend: StorageBackend, Service {
   /// than at the first query, and checks that the store (if there is one) is of a format this
   /// code reads.
   ///
-  /// - Throws: ``Coffer/CofferError/Code/unavailable`` when nothing answers at the address,
+  /// - Throws: ``Coffer/CofferError/Code/unavailable`` when nothing answers at the address (with
+  ///   several servers: when none of them accepts writes),
   ///   ``Coffer/CofferError/Code/accessDenied`` for a refused login,
   ///   ``Coffer/CofferError/Code/invalidConfiguration`` for a missing database,
   ///   ``Coffer/CofferError/Code/corruptStore`` for a store written by a newer Coffer.
@@ -58,6 +62,11 @@ public final class PostgresBackend: StorageBackend, Service {
     self.name = name
     self.configuration = configuration
     self.logger = (logger ?? .disabled).forStore(name)
+    guard !configuration.hosts.isEmpty else {
+      throw CofferError(
+        .invalidConfiguration, "The PostgreSQL configuration names no server: give hosts at least one.",
+        store: name)
+    }
     let failure = PostgresFailure(configuration: configuration, store: name)
     self.failure = failure
     self.catalog = PostgresCatalog(schema: configuration.schema, store: name)

@@ -11,6 +11,10 @@ import PostgresNIO
 /// fails throws at once a typed error (server not running, wrong password, missing database),
 /// where postgres-nio's `PostgresClient` keeps retrying in the background while its callers
 /// wait: that is why the backend keeps its own pool.
+///
+/// With several servers in the URL, each new connection goes to the first that accepts writes,
+/// trying the one that did last time first (`PostgresConnectionPool+Hosts.swift`); a connection
+/// that finds its server read-only is dropped too, so that the next one looks again.
 final class PostgresConnectionPool: Sendable {
   private struct State {
     var idle: [PostgresConnection] = []
@@ -25,16 +29,20 @@ final class PostgresConnectionPool: Sendable {
 
   let configuration: PostgresBackend.Configuration
   let failure: PostgresFailure
-  private let logger: Logger
+  let logger: Logger
+  /// The servers, and the one that accepted the last connection.
+  let hosts: PostgresHosts
   private let state = LockedState(State())
   /// The task executor of each event loop the pool's connections run on.
   private let executors = LockedState<[ObjectIdentifier: EventLoopExecutor]>([:])
-  private let connectionConfiguration: PostgresConnection.Configuration
+  /// The connection settings for each of ``hosts``, in the same order.
+  let connectionConfigurations: [PostgresConnection.Configuration]
 
   init(configuration: PostgresBackend.Configuration, failure: PostgresFailure, logger: Logger) throws {
     self.configuration = configuration
     self.failure = failure
     self.logger = logger
+    self.hosts = failure.hosts
     let tls: PostgresConnection.Configuration.TLS
     switch configuration.tls {
     case .disable:
@@ -52,7 +60,7 @@ final class PostgresConnectionPool: Sendable {
       }
     }
     var connection = PostgresConnection.Configuration(
-      host: configuration.host, port: configuration.port, username: configuration.user,
+      host: hosts.all[0].name, port: hosts.all[0].port, username: configuration.user,
       password: configuration.password, database: configuration.database, tls: tls)
     connection.options.connectTimeout = .nanoseconds(
       Int64(configuration.connectTimeout.components.seconds) * 1_000_000_000
@@ -64,7 +72,13 @@ final class PostgresConnectionPool: Sendable {
       parameters.append(("statement_timeout", "\(max(1, milliseconds))"))
     }
     connection.options.additionalStartupParameters = parameters
-    self.connectionConfiguration = connection
+    self.connectionConfigurations = hosts.all.map { host in
+      var each = PostgresConnection.Configuration(
+        host: host.name, port: host.port, username: configuration.user, password: configuration.password,
+        database: configuration.database, tls: tls)
+      each.options = connection.options
+      return each
+    }
   }
 
   /// Runs `body` with a connection of the pool, giving it back afterwards; a connection whose
@@ -82,7 +96,10 @@ final class PostgresConnectionPool: Sendable {
       release(connection, broken: false)
       return result
     } catch {
-      release(connection, broken: PostgresFailure.retiresConnection(error) || connection.isClosed)
+      // With several servers, one that turned read-only (a demoted primary) is left, too.
+      let readOnly = hosts.areSeveral && PostgresFailure.sqlState(of: error) == "25006"
+      release(
+        connection, broken: PostgresFailure.retiresConnection(error) || readOnly || connection.isClosed)
       throw error
     }
   }
@@ -157,16 +174,16 @@ final class PostgresConnectionPool: Sendable {
     }
   }
 
-  /// Opens a connection in a slot already counted in `open`; gives the slot back if it fails.
+  /// Opens a connection in a slot already counted in `open` (on the server that accepts
+  /// writes, when there are several); gives the slot back if it fails.
   private func connect(id: Int, while action: String) async throws -> PostgresConnection {
     do {
-      let connection = try await PostgresConnection.connect(
-        configuration: connectionConfiguration, id: id, logger: .disabled)
+      let connection = try await open(id: id, while: action)
       logger.trace("Opened a connection", metadata: ["coffer.connection": .stringConvertible(id)])
       return connection
     } catch {
       freeSlot()
-      throw failure.error(error, while: action)
+      throw error
     }
   }
 

@@ -22,6 +22,14 @@ public struct PostgresServerError: Error, Sendable, CustomStringConvertible {
 struct PostgresFailure {
   let configuration: PostgresBackend.Configuration
   let store: String
+  /// The servers; messages name the one in use (or the one a failed connection went to).
+  let hosts: PostgresHosts
+
+  init(configuration: PostgresBackend.Configuration, store: String, hosts: PostgresHosts? = nil) {
+    self.configuration = configuration
+    self.store = store
+    self.hosts = hosts ?? PostgresHosts(configuration)
+  }
 
   /// SQLSTATEs that mean "run the whole transaction again": a serialization failure and a deadlock.
   static let retryable: Set<String> = ["40001", "40P01"]
@@ -60,10 +68,15 @@ struct PostgresFailure {
     return !(state.hasPrefix("22") || state.hasPrefix("23"))
   }
 
-  /// The error for a failure while doing `action` ("opening the store", "applying a batch", …).
-  func error(_ error: any Error, while action: String, entity: String? = nil) -> CofferError {
+  /// The error for a failure while doing `action` ("opening the store", "applying a batch", …)
+  /// on `host` (by default the server in use).
+  func error(
+    _ error: any Error, while action: String, entity: String? = nil,
+    on host: PostgresBackend.Configuration.Host? = nil
+  ) -> CofferError {
     if let error = error as? CofferError { return error.inStore(store) }
-    let server = "the PostgreSQL server at \(configuration.address)"
+    let address = (host ?? hosts.current).description
+    let server = "the PostgreSQL server at \(address)"
     let database = "database '\(configuration.database)'"
     func make(_ code: CofferError.Code, _ message: String, _ cause: (any Error & Sendable)? = nil)
       -> CofferError
@@ -74,14 +87,14 @@ struct PostgresFailure {
       if error is ChannelError || error is IOError {
         return make(
           .unavailable,
-          "Nothing answered at \(configuration.address) while \(action) (\(Self.networkReason(error))). Check "
+          "Nothing answered at \(address) while \(action) (\(Self.networkReason(error))). Check "
             + "that the server is running and listens there; nothing of an unfinished batch was applied.")
       }
       return make(.backendFailure, "Talking to \(server) failed while \(action): \(type(of: error)).")
     }
     switch error.code {
     case .server:
-      return serverError(error, while: action, entity: entity)
+      return serverError(error, while: action, entity: entity, server: server)
     case .sslUnsupported:
       return make(
         .unavailable,
@@ -117,12 +130,13 @@ struct PostgresFailure {
     }
   }
 
-  private func serverError(_ error: PSQLError, while action: String, entity: String?) -> CofferError {
+  private func serverError(_ error: PSQLError, while action: String, entity: String?, server: String)
+    -> CofferError
+  {
     let state = error.serverInfo?[.sqlState] ?? "?????"
     let quotesValues = state.hasPrefix("22") || state.hasPrefix("23")
     let cause = PostgresServerError(
       sqlState: state, message: quotesValues ? nil : error.serverInfo?[.message])
-    let server = "the PostgreSQL server at \(configuration.address)"
     func make(_ code: CofferError.Code, _ message: String) -> CofferError {
       CofferError(code, message, store: store, entity: entity, underlying: cause)
     }
@@ -171,6 +185,30 @@ struct PostgresFailure {
           + "after several retries; nothing of it was applied. Try again.")
     default:
       return make(.backendFailure, "\(server) refused a statement while \(action) (SQLSTATE \(state)).")
+    }
+  }
+
+  /// A few words on why a server could not give a connection, for a message that lists several
+  /// servers: "connection refused", "it is starting up or recovering", "SQLSTATE 28P01".
+  static func briefly(_ error: any Error) -> String {
+    guard let error = error as? PSQLError else { return networkReason(error) }
+    switch error.code {
+    case .server:
+      let state = error.serverInfo?[.sqlState] ?? "?????"
+      switch state {
+      case "57P03": return "it is starting up or recovering"
+      case "57P01", "57P02": return "it is shutting down"
+      case "53300": return "it has no connection slots left"
+      case "28P01", "28000": return "it refused the login"
+      case "3D000": return "it has no such database"
+      default: return "SQLSTATE \(state)"
+      }
+    case .connectionError:
+      return error.underlying.map(networkReason) ?? "no connection"
+    case .serverClosedConnection, .uncleanShutdown:
+      return "the connection was cut"
+    default:
+      return "\(error.code)"
     }
   }
 

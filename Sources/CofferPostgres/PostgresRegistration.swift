@@ -4,7 +4,8 @@ import Foundation
 extension BackendRegistry {
   /// Registers the `postgres:` and `postgresql:` schemes:
   /// `postgres://USER@HOST:PORT/DATABASE?schema=NAME&pool=N&tls=disable|prefer|require&connectTimeout=S&statementTimeout=S`
-  /// (see ``PostgresBackend/Configuration``). The password comes from the URL or `PGPASSWORD`.
+  /// (see ``PostgresBackend/Configuration``), with several servers as `HOST:PORT,HOST:PORT`. The
+  /// password comes from the URL or `PGPASSWORD`.
   ///
   /// Scratch stores (for the conformance suite) are schemas of their own in the URL's
   /// database, named after the scratch store; removing one drops its schema.
@@ -14,7 +15,7 @@ extension BackendRegistry {
         Entry(
           scheme: scheme,
           forms: [
-            "\(scheme)://USER@HOST:5432/DATABASE?schema=NAME&pool=N&tls=disable|prefer|require"
+            "\(scheme)://USER@HOST:5432[,HOST:PORT…]/DATABASE?schema=NAME&pool=N&tls=disable|prefer|require"
               + "&connectTimeout=SECONDS&statementTimeout=SECONDS"
           ],
           open: { url, logger in
@@ -25,8 +26,9 @@ extension BackendRegistry {
             var options = base.options
             options["schema"] = PostgresBackend.scratchSchema(for: directory + "/" + name)
             return StoreURL(
-              scheme: base.scheme, path: base.path, host: base.host, port: base.port, user: base.user,
-              password: base.password, options: options)
+              scheme: base.scheme, path: base.path, hosts: base.hosts, user: base.user,
+              password: base.password,
+              options: options)
           },
           removeScratch: { url in
             await PostgresBackend.dropSchema(of: url)

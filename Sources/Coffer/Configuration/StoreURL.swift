@@ -10,6 +10,7 @@ import Foundation
 /// | `sqlite:///path/db.sqlite` | an SQLite database file |
 /// | `lmdb:///path/dir?mapSize=1GiB` | an LMDB environment directory |
 /// | `postgres://user@host:5432/db` | a PostgreSQL database |
+/// | `postgres://user@host1:5432,host2:5433/db` | a PostgreSQL database on one of several servers |
 ///
 /// File paths may also be relative: `sqlite:app.sqlite`. Write a space or another reserved
 /// character in a path percent-encoded (`%20`); ``path`` holds it decoded. A password in a URL
@@ -21,10 +22,14 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
   public let user: String?
   /// The password, for network stores. Never printed.
   public let password: String?
-  /// The host, for network stores.
+  /// The host, for network stores: the first of ``hosts`` when the URL names several.
   public let host: String?
-  /// The port, for network stores.
+  /// The port, for network stores: the first host's.
   public let port: Int?
+  /// Every host the URL names, in order, each with its port when the URL gives one:
+  /// `postgres://u@h1:5432,h2:5433/db` names two. The first is ``host`` and ``port``; empty when
+  /// the URL names no host.
+  public let hosts: [Host]
   /// The path (percent-decoded): a file or directory for file stores, the name for `memory:NAME`,
   /// `/database` for PostgreSQL. Empty when the URL has none.
   public let path: String
@@ -52,7 +57,10 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
     guard let first = scheme.first, first.isLetter,
       scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) })
     else { throw fail("'\(trimmed[..<colon])' is not a valid scheme name") }
-    guard let components = URLComponents(string: trimmed) else {
+    // Foundation parses one host; a list `h1:p1,h2:p2` is split here, the URL parsed with its
+    // first host, and each other host parsed alone by the same rules.
+    let list = try Self.hostList(in: trimmed, after: colon, fail: fail)
+    guard let components = URLComponents(string: list?.firstHostOnly ?? trimmed) else {
       throw fail("it is malformed (check for spaces or unescaped characters; percent-encode them)")
     }
     var options: [String: String] = [:]
@@ -66,8 +74,11 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
     self.scheme = scheme
     self.user = components.user.flatMap { $0.isEmpty ? nil : $0 }
     self.password = components.password
-    self.host = components.host.flatMap { $0.isEmpty ? nil : $0 }
+    let host = components.host.flatMap { $0.isEmpty ? nil : $0 }
+    if list != nil, host == nil { throw fail("host 1 of its host list is empty") }
+    self.host = host
     self.port = components.port
+    self.hosts = host.map { [Host($0, port: components.port)] + (list?.others ?? []) } ?? []
     self.path = components.path
     self.options = options
   }
@@ -81,6 +92,23 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
     self.path = path
     self.host = host
     self.port = port
+    self.hosts = host.map { [Host($0, port: port)] } ?? []
+    self.user = user
+    self.password = password
+    self.options = options
+  }
+
+  /// A URL from its parts, for a network store on one of several hosts (the first one is
+  /// ``host`` and ``port``).
+  public init(
+    scheme: String, path: String = "", hosts: [Host], user: String? = nil, password: String? = nil,
+    options: [String: String] = [:]
+  ) {
+    self.scheme = scheme.lowercased()
+    self.path = path
+    self.host = hosts.first?.name
+    self.port = hosts.first?.port
+    self.hosts = hosts
     self.user = user
     self.password = password
     self.options = options
@@ -93,8 +121,11 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
     if host != nil || user != nil || path.hasPrefix("/") {
       text += "//"
       if let user { text += user + "@" }
-      if let host { text += host }
-      if let port { text += ":\(port)" }
+      if hosts.isEmpty, let port {
+        text += ":\(port)"
+      } else {
+        text += hosts.map(\.description).joined(separator: ",")
+      }
     }
     text += Self.encoded(path, allowing: .urlPathAllowed)
     if !options.isEmpty {
@@ -112,10 +143,14 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
     part.addingPercentEncoding(withAllowedCharacters: allowed) ?? part
   }
 
-  /// The URL with the same scheme, host and options but another path.
+  /// The URL with the same scheme, hosts and options but another path.
   public func with(path: String) -> StoreURL {
-    StoreURL(
-      scheme: scheme, path: path, host: host, port: port, user: user, password: password, options: options)
+    if hosts.isEmpty {
+      return StoreURL(
+        scheme: scheme, path: path, host: host, port: port, user: user, password: password, options: options)
+    }
+    return StoreURL(
+      scheme: scheme, path: path, hosts: hosts, user: user, password: password, options: options)
   }
 
   /// An option's value, or `nil`.
