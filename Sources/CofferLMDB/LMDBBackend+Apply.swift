@@ -81,11 +81,7 @@ extension LMDBBackend {
     Self.encode(values, handle: handle, into: &buffer.row)
     guard try transaction.put(handle.rows, buffer.id, buffer.row, flags: MDB_NOOVERWRITE) else {
       let id = values[handle.schema.idPosition]
-      throw CofferError(
-        .duplicateID,
-        "A \(handle.schema.name) with id \(id) is already stored. Use update or upsert to replace it. "
-          + "Nothing in the batch was applied.",
-        store: name, entity: handle.schema.name, id: id)
+      throw CofferError.idAlreadyStored(entity: handle.schema.name, id: id, store: name)
     }
     for index in handle.indexes {
       try index.add(values, idKey: buffer.id, schema: handle.schema, key: &buffer.index, in: transaction)
@@ -105,11 +101,7 @@ extension LMDBBackend {
     guard let old else {
       if mustExist {
         let id = values[handle.schema.idPosition]
-        throw CofferError(
-          .notFound,
-          "There is no \(handle.schema.name) with id \(id) to update. Insert it (or upsert). "
-            + "Nothing in the batch was applied.",
-          store: name, entity: handle.schema.name, id: id)
+        throw CofferError.nothingToUpdate(entity: handle.schema.name, id: id, store: name)
       }
       try insert(values, handle: handle, buffer: &buffer, in: transaction)
       return false

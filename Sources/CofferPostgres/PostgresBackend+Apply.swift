@@ -262,10 +262,7 @@ struct PostgresApplier {
       let rows = try await query(table.updateSQL, bindings(row, table))
       guard !rows.isEmpty else {
         let id = row[table.schema.idPosition]
-        throw CofferError(
-          .notFound,
-          "There is no \(table.schema.name) with id \(id) to update. Insert it (or upsert). Nothing in the batch was applied.",
-          store: store, entity: table.schema.name, id: id)
+        throw CofferError.nothingToUpdate(entity: table.schema.name, id: id, store: store)
       }
       summary.updated += 1
     case .upsert(_, let made):
@@ -323,11 +320,7 @@ struct PostgresApplier {
           }
         }
         let missing = run.rows.map { $0[table.schema.idPosition] }.first { !found.contains($0) } ?? .null
-        throw CofferError(
-          .notFound,
-          "There is no \(table.schema.name) with id \(missing) to update. Insert it (or upsert). Nothing in the batch "
-            + "was applied.",
-          store: store, entity: table.schema.name, id: missing)
+        throw CofferError.nothingToUpdate(entity: table.schema.name, id: missing, store: store)
       }
       summary.updated += run.rows.count
     case .upsert:
@@ -435,10 +428,7 @@ struct PostgresApplier {
       var binds = PostgresBindings(capacity: 1)
       binds.append(id, as: idKind)
       if try await !query(table.existsSQL, binds).isEmpty {
-        return CofferError(
-          .duplicateID,
-          "A \(schema.name) with id \(id) is already stored. Use update or upsert to replace it. Nothing in the batch was applied.",
-          store: store, entity: schema.name, id: id)
+        return CofferError.idAlreadyStored(entity: schema.name, id: id, store: store)
       }
     }
     for index in schema.uniqueIndexes {
@@ -457,12 +447,8 @@ struct PostgresApplier {
         + "AND \(table.idColumn) <> $\(binds.count) ORDER BY \(table.idColumn) LIMIT 1"
       guard let cell = try await query(sql, binds).first?.first(where: { _ in true }) else { continue }
       let holder = try PostgresValues.read(cell.bytes, as: idKind)
-      let fields = index.fields
-      return CofferError(
-        .uniqueViolation,
-        "\(schema.name) \(id) would have the same \(fields.joined(separator: ", ")) as \(schema.name) \(holder), "
-          + "but \(fields.count == 1 ? "that field is" : "those fields are") unique. Nothing in the batch was applied.",
-        store: store, entity: schema.name, id: id, field: fields.joined(separator: ","))
+      return CofferError.uniqueFieldsHeld(
+        entity: schema.name, id: id, fields: index.fields, by: holder, store: store)
     }
     return CofferError(
       .uniqueViolation, "\(schema.name) \(id) breaks a unique index. Nothing in the batch was applied.",

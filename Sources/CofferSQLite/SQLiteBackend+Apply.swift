@@ -95,10 +95,7 @@ final class SQLiteApplier {
       let row = reshape(made)
       guard try update(row, table) else {
         let id = row[table.schema.idPosition]
-        throw CofferError(
-          .notFound,
-          "There is no \(table.schema.name) with id \(id) to update. Insert it (or upsert). Nothing in the batch was applied.",
-          store: store, entity: table.schema.name, id: id)
+        throw CofferError.nothingToUpdate(entity: table.schema.name, id: id, store: store)
       }
       summary.updated += 1
     case .upsert(_, let made):
@@ -161,10 +158,7 @@ final class SQLiteApplier {
 
   private func duplicate(_ row: Row, _ table: SQLiteTable) -> CofferError {
     let id = row[table.schema.idPosition]
-    return CofferError(
-      .duplicateID,
-      "A \(table.schema.name) with id \(id) is already stored. Use update or upsert to replace it. Nothing in the batch was applied.",
-      store: store, entity: table.schema.name, id: id)
+    return CofferError.idAlreadyStored(entity: table.schema.name, id: id, store: store)
   }
 
   private func exists(_ row: Row, _ table: SQLiteTable) throws -> Bool {
@@ -207,12 +201,8 @@ final class SQLiteApplier {
         + "AND \(idColumn) <> ?\(positions.count + 1) LIMIT 1"
       let holders = try connection.statement(sql).rows(key + [id], kinds: [schema.idField.kind])
       guard let holder = holders.first?[0] else { continue }
-      let fields = index.fields
-      return CofferError(
-        .uniqueViolation,
-        "\(schema.name) \(id) would have the same \(fields.joined(separator: ", ")) as \(schema.name) \(holder), "
-          + "but \(fields.count == 1 ? "that field is" : "those fields are") unique. Nothing in the batch was applied.",
-        store: store, entity: schema.name, id: id, field: fields.joined(separator: ","))
+      return CofferError.uniqueFieldsHeld(
+        entity: schema.name, id: id, fields: index.fields, by: holder, store: store)
     }
     return CofferError(
       .uniqueViolation,

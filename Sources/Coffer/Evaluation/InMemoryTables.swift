@@ -117,10 +117,7 @@
       switch operation {
       case .insert where exists: throw duplicate(schema, id)
       case .update where !exists:
-        throw CofferError(
-          .notFound,
-          "There is no \(schema.name) with id \(id) to update. Insert it (or upsert). Nothing in the batch was applied.",
-          store: storeName, entity: schema.name, id: id)
+        throw CofferError.nothingToUpdate(entity: schema.name, id: id, store: storeName)
       default: break
       }
       try tables[entity]?.checkUnique(row, store: storeName)
@@ -223,9 +220,6 @@
   }
 
   private func duplicate(_ schema: EntitySchema, _ id: Value) -> CofferError {
-    CofferError(
-      .duplicateID,
-      "A \(schema.name) with id \(id) is already stored. Use update or upsert to replace it. Nothing in the batch was applied.",
-      store: storeName, entity: schema.name, id: id)
+    CofferError.idAlreadyStored(entity: schema.name, id: id, store: storeName)
   }
 }
