@@ -67,6 +67,10 @@ extension PostgresConnectionPool {
 
   /// Connects to one server and asks it whether it is in recovery, all within the connect
   /// timeout: a server that stops answering after the login is closed when the time is up.
+  ///
+  /// The question runs in a task of its own, racing a timer; whichever ends first decides, under
+  /// one lock. So a connection the timer closed is never handed out, and a question that never
+  /// completes (a statement sent on a connection that is closing may not) never holds the caller.
   private func ask(_ index: Int, id: Int) async -> Answer {
     let configuration = connectionConfigurations[index]
     let deadline = NIODeadline.now() + configuration.options.connectTimeout
@@ -77,24 +81,50 @@ extension PostgresConnectionPool {
     } catch {
       return .failed(error)
     }
-    let timer = connection.eventLoop.scheduleTask(deadline: deadline) {
-      connection.close().whenComplete { _ in }
-    }
-    defer { timer.cancel() }
-    do {
-      var recovering = true
-      for try await row in try await connection.query("SELECT pg_is_in_recovery()", logger: .disabled) {
-        recovering = try row.decode(Bool.self)
+    let timeout = ChannelError.connectTimeout(configuration.options.connectTimeout)
+    let recovering = await withCheckedContinuation {
+      (continuation: CheckedContinuation<Result<Bool, any Error>, Never>) in
+      let decided = LockedState(false)
+      @Sendable func decide(_ result: Result<Bool, any Error>) -> Bool {
+        let first = decided.withLock { decided in
+          defer { decided = true }
+          return !decided
+        }
+        if first { continuation.resume(returning: result) }
+        return first
       }
-      if !recovering { return .primary(connection) }
+      let timer = connection.eventLoop.scheduleTask(deadline: deadline) {
+        if decide(.failure(timeout)) { connection.close().whenComplete { _ in } }
+      }
+      Task {
+        let result: Result<Bool, any Error>
+        do {
+          result = .success(try await Self.isInRecovery(connection))
+        } catch {
+          result = .failure(error)
+        }
+        timer.cancel()
+        _ = decide(result)
+      }
+    }
+    switch recovering {
+    case .success(false):
+      return .primary(connection)
+    case .success(true):
       try? await connection.close()
       return .standby
-    } catch {
+    case .failure(let error):
       try? await connection.close()
-      if NIODeadline.now() >= deadline {
-        return .failed(ChannelError.connectTimeout(configuration.options.connectTimeout))
-      }
       return .failed(error)
     }
+  }
+
+  /// Whether the server of `connection` is a standby.
+  private static func isInRecovery(_ connection: PostgresConnection) async throws -> Bool {
+    var recovering = true
+    for try await row in try await connection.send("SELECT pg_is_in_recovery()", logger: .disabled) {
+      recovering = try row.decode(Bool.self)
+    }
+    return recovering
   }
 }
