@@ -356,7 +356,7 @@ struct PostgresApplier {
 
   /// Runs a transaction-control statement (`BEGIN`, `SAVEPOINT`, …), which cannot be prepared.
   private func execute(_ sql: String) async throws {
-    _ = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: .disabled).collect()
+    _ = try await connection.send(PostgresQuery(unsafeSQL: sql), logger: .disabled).collect()
   }
 
   // MARK: - Naming the row a failed batch is about

@@ -61,7 +61,7 @@ extension PostgresBackend {
   func run(_ sql: String, _ binds: PostgresBindings = PostgresBindings(), on connection: PostgresConnection)
     async throws -> [PostgresRow]
   {
-    try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: .disabled).collect()
+    try await connection.send(PostgresQuery(unsafeSQL: sql, binds: binds), logger: .disabled).collect()
   }
 
   private func prepareEntities(_ schemas: [EntitySchema], on connection: PostgresConnection) async throws

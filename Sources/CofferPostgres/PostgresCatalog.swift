@@ -53,7 +53,7 @@ struct PostgresCatalog {
     var binds = PostgresBindings()
     binds.append(.string(schemaName), as: .string)
     binds.append(.string(Self.tableName), as: .string)
-    let rows = try await connection.query(
+    let rows = try await connection.send(
       PostgresQuery(
         unsafeSQL: "SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = $1 AND tablename = $2", binds: binds
       ),
@@ -64,7 +64,7 @@ struct PostgresCatalog {
 
   /// The format version recorded, or `nil` when none is.
   func version(on connection: PostgresConnection) async throws -> Int? {
-    let rows = try await connection.query(
+    let rows = try await connection.send(
       PostgresQuery(unsafeSQL: "SELECT max(\"version\") FROM \(formatTable)"), logger: .disabled
     ).collect()
     guard let cell = rows.first?.first(where: { _ in true }), let bytes = cell.bytes else { return nil }
@@ -74,7 +74,7 @@ struct PostgresCatalog {
 
   /// Every recorded entity, by name.
   func records(on connection: PostgresConnection) async throws -> [String: Record] {
-    let rows = try await connection.query(
+    let rows = try await connection.send(
       PostgresQuery(unsafeSQL: "SELECT \"entity\", \"table\", \"columns\", \"schema\" FROM \(catalogTable)"),
       logger: .disabled
     ).collect()
@@ -112,7 +112,7 @@ struct PostgresCatalog {
     binds.append(.string(record.tableName), as: .string)
     binds.append(.string(String(decoding: try encoder.encode(record.columns), as: UTF8.self)), as: .string)
     binds.append(.string(String(decoding: try encoder.encode(record.schema), as: UTF8.self)), as: .string)
-    try await connection.query(
+    try await connection.send(
       PostgresQuery(
         unsafeSQL:
           "INSERT INTO \(catalogTable) (\"entity\", \"table\", \"columns\", \"schema\") VALUES ($1, $2, $3, $4) "
@@ -146,7 +146,7 @@ struct PostgresCatalog {
     var binds = PostgresBindings()
     binds.append(.string(schemaName), as: .string)
     binds.append(.string(table), as: .string)
-    let rows = try await connection.query(
+    let rows = try await connection.send(
       PostgresQuery(
         unsafeSQL: """
           SELECT a.attname::text, format_type(a.atttypid, a.atttypmod)
@@ -174,7 +174,7 @@ struct PostgresCatalog {
   {
     var binds = PostgresBindings()
     for parameter in parameters { binds.append(.string(parameter), as: .string) }
-    let rows = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: .disabled)
+    let rows = try await connection.send(PostgresQuery(unsafeSQL: sql, binds: binds), logger: .disabled)
       .collect()
     var names: Set<String> = []
     for row in rows {

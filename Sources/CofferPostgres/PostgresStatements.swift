@@ -46,7 +46,7 @@ enum PostgresStatements {
     _ visit: (PostgresRow) throws -> Void
   ) async throws {
     guard let slot = slot(for: sql) else {
-      for try await row in try await connection.query(
+      for try await row in try await connection.send(
         PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
       {
         try visit(row)
@@ -54,7 +54,7 @@ enum PostgresStatements {
       return
     }
     let statement = slotTypes[slot].init(bindings: binds)
-    for try await row in try await connection.execute(statement, logger: logger) {
+    for try await row in try await connection.send(statement, logger: logger) {
       try visit(row)
     }
   }

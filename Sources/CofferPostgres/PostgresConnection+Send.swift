@@ -1,0 +1,29 @@
+@_spi(Backend) import Coffer
+import Logging
+import NIOCore
+import PostgresNIO
+
+extension PostgresConnection {
+  /// Sends `query`, unless the connection has closed: then it throws
+  /// `ChannelError.ioOnClosedChannel` (a lost connection) at once.
+  ///
+  /// postgres-nio 1.33 never completes a statement written to a connection whose channel has
+  /// closed: the write fails at the channel, and the statement's promise is dropped, so its
+  /// caller would wait forever. Every statement Coffer sends goes through one of the two `send`
+  /// methods. Each call runs on its connection's event loop
+  /// (``PostgresConnectionPool/withConnection(while:_:)``), where the channel closes too, so
+  /// nothing can close it between this check and the write.
+  @discardableResult
+  func send(_ query: PostgresQuery, logger: Logger = .disabled) async throws -> PostgresRowSequence {
+    guard !isClosed else { throw ChannelError.ioOnClosedChannel }
+    return try await self.query(query, logger: logger)
+  }
+
+  /// Executes a prepared statement, unless the connection has closed (see ``send(_:logger:)``).
+  func send<Statement: PostgresPreparedStatement>(_ statement: Statement, logger: Logger) async throws
+    -> AsyncThrowingMapSequence<PostgresRowSequence, Statement.Row>
+  {
+    guard !isClosed else { throw ChannelError.ioOnClosedChannel }
+    return try await execute(statement, logger: logger)
+  }
+}
