@@ -66,8 +66,14 @@ demo: deps
 # your own instead. The failover test makes a primary and a standby cluster of its own and kills
 # one: it runs on its own after the others, so that its time bounds measure failover, not a
 # machine busy with the rest of the suite.
-TEST_RUN = $(SWIFT) test $(TRAITS) --skip PostgresFailoverTests \
-	&& $(SWIFT) test $(TRAITS) --skip-build --filter PostgresFailoverTests
+# Each run of the tests (not the build before them) must end within TEST_TIME_LIMIT seconds:
+# a test that hangs fails the run then, with whatever it printed, rather than holding CI until
+# its own limit. `timeout` ends the whole process group, the test process included.
+TEST_TIME_LIMIT ?= 1200
+TIME_LIMIT = $$(command -v timeout >/dev/null 2>&1 && echo timeout $(TEST_TIME_LIMIT))
+TEST_RUN = $(SWIFT) build $(TRAITS) --build-tests \
+	&& $(TIME_LIMIT) $(SWIFT) test $(TRAITS) --skip-build --skip PostgresFailoverTests \
+	&& $(TIME_LIMIT) $(SWIFT) test $(TRAITS) --skip-build --filter PostgresFailoverTests
 test:
 	@$(MAKE) --no-print-directory deps EXTRA_APT_PACKAGES="$(if $(COFFER_TEST_POSTGRES_URL),,$(APT_TEST_PACKAGES))"
 	@set -eu; \
