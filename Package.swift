@@ -148,6 +148,7 @@ let package = Package(
       dependencies: [
         "Coffer", "CofferPostgres", "CofferStores", "CofferConformance", "CofferTestSupport", "coffer",
         .product(name: "Logging", package: "swift-log"),
+        .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ],
       swiftSettings: upcoming),
