@@ -24,7 +24,9 @@ extension PostgresBackend {
           return try await pool.withConnection(while: "applying a batch") { [name] connection in
             let applier = PostgresApplier(
               connection: connection, tables: known, changes: changes, store: name)
-            return try await Self.abandoningOnLoss(of: connection, store: name) { try await applier.run() }
+            return try await Self.abandoningOnLoss(
+              of: connection, on: pool.executor(for: connection.eventLoop), store: name
+            ) { try await applier.run() }
           }
         } catch {
           if let state = PostgresFailure.sqlState(of: error), PostgresFailure.retryable.contains(state),
@@ -55,12 +57,16 @@ extension PostgresBackend {
   /// postgres-nio 1.33.2 sometimes never completes a statement that was running when its server
   /// died, although the connection is closed (seen in about one failover or killed-server run
   /// in eight). The work runs in a task of its own so that the caller can stop waiting for it:
-  /// a stuck statement then keeps only that task, never the app's call.
+  /// a stuck statement then keeps only that task, never the app's call. That task prefers
+  /// `executor`, the connection's event loop, like the caller, so its statements' awaits do not
+  /// cross threads; it hands its result straight to the waiting caller.
   static func abandoningOnLoss<R: Sendable>(
-    of connection: PostgresConnection, store: String, _ work: @escaping @Sendable () async throws -> R
+    of connection: PostgresConnection, on executor: EventLoopExecutor, store: String,
+    _ work: @escaping @Sendable () async throws -> R
   ) async throws -> R {
-    let task = Task { try await work() }
     let answered = LockedState(false)
+    // The work's task once started, and whether the caller was cancelled before it was.
+    let running = LockedState<(task: Task<Void, Never>?, cancelled: Bool)>((nil, false))
     return try await withTaskCancellationHandler {
       try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<R, any Error>) in
         @Sendable func answer(_ result: Result<R, any Error>) {
@@ -70,7 +76,18 @@ extension PostgresBackend {
           }
           if first { continuation.resume(with: result) }
         }
-        Task { answer(await task.result) }
+        let task = Task(executorPreference: executor) {
+          do {
+            answer(.success(try await work()))
+          } catch {
+            answer(.failure(error))
+          }
+        }
+        let cancelled = running.withLock { running in
+          running.task = task
+          return running.cancelled
+        }
+        if cancelled { task.cancel() }
         connection.closeFuture.whenComplete { _ in
           connection.eventLoop.scheduleTask(in: graceAfterLoss) {
             answer(
@@ -84,7 +101,11 @@ extension PostgresBackend {
         }
       }
     } onCancel: {
-      task.cancel()
+      let task = running.withLock { running in
+        running.cancelled = true
+        return running.task
+      }
+      task?.cancel()
     }
   }
 }

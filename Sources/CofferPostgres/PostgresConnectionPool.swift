@@ -105,7 +105,7 @@ final class PostgresConnectionPool: Sendable {
   }
 
   /// The executor that runs tasks on an event loop.
-  private func executor(for eventLoop: any EventLoop) -> EventLoopExecutor {
+  func executor(for eventLoop: any EventLoop) -> EventLoopExecutor {
     executors.withLock { executors in
       let key = ObjectIdentifier(eventLoop)
       if let executor = executors[key] { return executor }
