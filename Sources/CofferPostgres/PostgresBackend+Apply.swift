@@ -64,25 +64,12 @@ extension PostgresBackend {
     of connection: PostgresConnection, on executor: EventLoopExecutor, store: String,
     _ work: @escaping @Sendable () async throws -> R
   ) async throws -> R {
-    let answered = LockedState(false)
     // The work's task once started, and whether the caller was cancelled before it was.
     let running = LockedState<(task: Task<Void, Never>?, cancelled: Bool)>((nil, false))
     return try await withTaskCancellationHandler {
-      try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<R, any Error>) in
-        @Sendable func answer(_ result: Result<R, any Error>) {
-          let first = answered.withLock { answered in
-            defer { answered = true }
-            return !answered
-          }
-          if first { continuation.resume(with: result) }
-        }
-        let task = Task(executorPreference: executor) {
-          do {
-            answer(.success(try await work()))
-          } catch {
-            answer(.failure(error))
-          }
-        }
+      await withCheckedContinuation { continuation in
+        let answer = FirstAnswer<R>(continuation)
+        let task = Task(executorPreference: executor) { await answer.give(from: work) }
         let cancelled = running.withLock { running in
           running.task = task
           return running.cancelled
@@ -90,7 +77,7 @@ extension PostgresBackend {
         if cancelled { task.cancel() }
         connection.closeFuture.whenComplete { _ in
           connection.eventLoop.scheduleTask(in: graceAfterLoss) {
-            answer(
+            answer.give(
               .failure(
                 CofferError(
                   .unavailable,
@@ -106,7 +93,7 @@ extension PostgresBackend {
         return running.task
       }
       task?.cancel()
-    }
+    }.get()
   }
 }
 

@@ -82,29 +82,14 @@ extension PostgresConnectionPool {
       return .failed(error)
     }
     let timeout = ChannelError.connectTimeout(configuration.options.connectTimeout)
-    let recovering = await withCheckedContinuation {
-      (continuation: CheckedContinuation<Result<Bool, any Error>, Never>) in
-      let decided = LockedState(false)
-      @Sendable func decide(_ result: Result<Bool, any Error>) -> Bool {
-        let first = decided.withLock { decided in
-          defer { decided = true }
-          return !decided
-        }
-        if first { continuation.resume(returning: result) }
-        return first
-      }
+    let recovering = await withCheckedContinuation { continuation in
+      let answer = FirstAnswer<Bool>(continuation)
       let timer = connection.eventLoop.scheduleTask(deadline: deadline) {
-        if decide(.failure(timeout)) { connection.close().whenComplete { _ in } }
+        if answer.give(.failure(timeout)) { connection.close().whenComplete { _ in } }
       }
       Task {
-        let result: Result<Bool, any Error>
-        do {
-          result = .success(try await Self.isInRecovery(connection))
-        } catch {
-          result = .failure(error)
-        }
+        await answer.give { try await Self.isInRecovery(connection) }
         timer.cancel()
-        _ = decide(result)
       }
     }
     switch recovering {
