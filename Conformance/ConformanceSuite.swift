@@ -19,7 +19,7 @@ public enum ConformanceSuite {
     crudChecks + batchChecks + filterChecks + stringFilterChecks + sortChecks + pagingChecks
     + valueChecks + identityChecks + errorChecks + schemaChecks + durabilityChecks
     + concurrencyChecks + multiProcessChecks + scaleChecks + readChecks + schemaRaceChecks
-    + blockingChecks + secretChecks + loggingChecks + differentialChecks
+    + blockingChecks + secretChecks + loggingChecks + differentialChecks + transactionChecks
 
   /// Runs one check on a target in a scratch folder of its own, removed afterwards.
   public static func run(_ check: ConformanceCheck, on target: ConformanceTarget) async -> ConformanceResult {

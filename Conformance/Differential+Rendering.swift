@@ -48,6 +48,14 @@ enum DifferentialRendering {
     case .delete(let entity, let id): "delete \(name(entity)) id \(value(id))"
     case .deleteMatching(let entity, let filter):
       "deleteMatching \(name(entity)) where \(self.filter(filter))"
+    case .updateMatching(let entity, let filter, let changes):
+      "updateMatching \(name(entity)) where \(self.filter(filter)) set "
+        + changes.map { change in
+          switch change.change {
+          case .set(let value): "\(name(change.field)) = \(self.value(value))"
+          case .add(let amount): "\(name(change.field)) += \(self.value(amount))"
+          }
+        }.joined(separator: ", ")
     }
   }
 

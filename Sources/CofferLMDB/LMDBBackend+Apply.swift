@@ -12,6 +12,11 @@ extension LMDBBackend {
       var summary = ChangeSummary()
       var buffer = Scratch()
       var current: (entity: String, handle: EntityHandle, reshape: RowReshaper)?
+      for precondition in changes.preconditions {
+        let handle = try self.handle(precondition.query.entity)
+        try precondition.verify(
+          try rows(of: precondition.query, handle: handle, in: transaction), store: name)
+      }
       for operation in changes.operations {
         let entity = operation.entity
         let handle: EntityHandle
@@ -64,6 +69,18 @@ extension LMDBBackend {
           }
           for key in doomed where try delete(key, handle: handle, buffer: &buffer, in: transaction) {
             summary.deleted += 1
+          }
+        case .updateMatching(_, let filter, let changes):
+          // Each matching row as stored now, in id order, changed and written like an update.
+          let updates = try CompiledFieldUpdates(changes, schema: handle.schema)
+          var query = Query(entity: handle.schema.name, filter: filter)
+          query.layout = handle.schema
+          for row in try rows(of: query, handle: handle, in: transaction) {
+            let changed = try updates.apply(to: row, store: name)
+            if try replace(changed.values, handle: handle, mustExist: true, buffer: &buffer, in: transaction)
+            {
+              summary.updated += 1
+            }
           }
         }
       }

@@ -8,36 +8,43 @@ extension LMDBBackend {
   ///
   /// A lookup by id (see ``Query/lookedUpIDs(in:)``) is one B-tree lookup per id.
   public func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
+    try read(query, in: nil, visit)
+  }
+
+  /// ``read(_:_:)`` in `pinned` (a snapshot's transaction), or in a read transaction of its own
+  /// when it is `nil`.
+  func read(_ query: Query, in pinned: Transaction?, _ visit: (any StoredFields) throws -> Void) throws {
     let handle = try handle(query.entity)
     if let id = query.lookedUpID(in: handle.schema) {
-      return try read(handle, ids: CollectionOfOne(id), as: query.layout, visit)
+      return try read(handle, ids: CollectionOfOne(id), as: query.layout, in: pinned, visit)
     }
     if let ids = query.lookedUpIDs(in: handle.schema) {
-      return try read(handle, ids: ids, as: query.layout, visit)
+      return try read(handle, ids: ids, as: query.layout, in: pinned, visit)
     }
     let plan = try QueryPlan(query, handle: handle)
     // Rows in the layout the reader decodes with, should the entity have been prepared with
     // another schema since it validated the query.
     let view = try RowReshaper(reading: handle.schema, as: query.layout, store: name).makeView()
     guard plan.isOrdered else {
-      let rows = try sortedRows(query, plan: plan, handle: handle)
+      let rows = try sortedRows(query, plan: plan, handle: handle, in: pinned)
       guard let view else { return try RowFields.handOver(rows, to: visit) }
       for row in rows { try visit(view.showing(RowFields(row))) }
       return
     }
-    guard let view else { return try readInOrder(query, plan: plan, handle: handle, visit) }
-    try readInOrder(query, plan: plan, handle: handle) { try visit(view.showing($0)) }
+    guard let view else { return try readInOrder(query, plan: plan, handle: handle, in: pinned, visit) }
+    try readInOrder(query, plan: plan, handle: handle, in: pinned) { try visit(view.showing($0)) }
   }
 
   /// Walks a plan that reads in the query's order, skipping its offset and stopping at its
   /// limit, and hands over each row that matches.
   func readInOrder(
-    _ query: Query, plan: QueryPlan, handle: EntityHandle, _ visit: (any StoredFields) throws -> Void
+    _ query: Query, plan: QueryPlan, handle: EntityHandle, in pinned: Transaction?,
+    _ visit: (any StoredFields) throws -> Void
   ) throws {
     if let limit = query.limit, limit <= 0 { return }
     let offset = max(0, query.offset)
     let wanted = query.limit ?? Int.max
-    try environment.read { transaction in
+    try environment.read(in: pinned) { transaction in
       try LMDBFields.with(handle, backend: self) { fields in
         var decoded: RowFields?
         var skipped = 0
@@ -64,14 +71,14 @@ extension LMDBBackend {
   /// Hands over the rows with these ids straight from the memory map, each one B-tree lookup,
   /// in one read transaction, in the layout of `layout`.
   private func read(
-    _ handle: EntityHandle, ids: some Collection<Value>, as layout: EntitySchema?,
+    _ handle: EntityHandle, ids: some Collection<Value>, as layout: EntitySchema?, in pinned: Transaction?,
     _ visit: (any StoredFields) throws -> Void
   ) throws {
     if ids.isEmpty { return }
     if let view = try RowReshaper(reading: handle.schema, as: layout, store: name).makeView() {
-      return try read(handle, ids: ids, as: nil) { try visit(view.showing($0)) }
+      return try read(handle, ids: ids, as: nil, in: pinned) { try visit(view.showing($0)) }
     }
-    try environment.read { transaction in
+    try environment.read(in: pinned) { transaction in
       try LMDBFields.with(handle, backend: self) { fields in
         var decoded: RowFields?
         for id in ids {

@@ -9,26 +9,61 @@ import CLMDB
 
 extension LMDBBackend {
   /// The rows of a query whose plan does not read in its order: every match, sorted, then sliced.
-  func sortedRows(_ query: Query, plan: QueryPlan, handle: EntityHandle) throws -> [Row] {
+  func sortedRows(_ query: Query, plan: QueryPlan, handle: EntityHandle, in pinned: Transaction?) throws
+    -> [Row]
+  {
     if let limit = query.limit, limit <= 0 { return [] }
-    return try environment.read { transaction in
-      var rows: [Row] = []
-      try scan(plan, handle: handle, in: transaction) { _, values in
-        rows.append(Row(values))
-        return true
-      }
-      let ordering = try RowOrdering(query.sort, schema: handle.schema)
-      return ordering.orderedSlice(rows, offset: max(0, query.offset), limit: query.limit)
+    return try environment.read(in: pinned) { transaction in
+      try sortedRows(query, plan: plan, handle: handle, in: transaction)
     }
+  }
+
+  /// The rows a query selects in `transaction`, in its order and slice and in its layout: what
+  /// a batch's precondition or update by query reads inside the write transaction.
+  func rows(of query: Query, handle: EntityHandle, in transaction: Transaction) throws -> [Row] {
+    var rows: [Row] = []
+    if let ids = query.lookedUpIDs(in: handle.schema) {
+      for id in ids {
+        try KeyEncoding.withIDKey(id) { key in
+          if let bytes = try transaction.get(handle.rows, key) {
+            rows.append(Row(try decode(bytes, key: key, handle: handle, in: transaction)))
+          }
+        }
+      }
+    } else {
+      let plan = try QueryPlan(query, handle: handle)
+      rows = try sortedRows(query, plan: plan, handle: handle, in: transaction)
+    }
+    let reshape = try RowReshaper(reading: handle.schema, as: query.layout, store: name)
+    return reshape.isIdentity ? rows : rows.map { reshape($0) }
+  }
+
+  /// Every match of a plan in `transaction`, sorted, then sliced.
+  func sortedRows(_ query: Query, plan: QueryPlan, handle: EntityHandle, in transaction: Transaction) throws
+    -> [Row]
+  {
+    var rows: [Row] = []
+    try scan(plan, handle: handle, in: transaction) { _, values in
+      rows.append(Row(values))
+      return true
+    }
+    let ordering = try RowOrdering(query.sort, schema: handle.schema)
+    return ordering.orderedSlice(rows, offset: max(0, query.offset), limit: query.limit)
   }
 
   /// The number of rows the query's filter selects; a query with no filter reads only the
   /// entity's entry count, and a walk that alone decides which rows match counts entries
   /// without decoding a row.
   public func count(_ query: Query) async throws -> Int {
+    try count(query, in: nil)
+  }
+
+  /// ``count(_:)`` in `pinned` (a snapshot's transaction), or in a read transaction of its own
+  /// when it is `nil`.
+  func count(_ query: Query, in pinned: Transaction?) throws -> Int {
     let handle = try handle(query.entity)
     let plan = try QueryPlan(query, handle: handle)
-    return try environment.read { transaction in
+    return try environment.read(in: pinned) { transaction in
       if plan.matchesAll { return try transaction.entryCount(handle.rows) }
       if plan.walkMatchesFilter {
         return try countWalked(plan, handle: handle, in: transaction)

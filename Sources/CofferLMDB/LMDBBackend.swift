@@ -24,7 +24,8 @@ public final class LMDBBackend: StorageBackend {
   public let name: String
   /// Reopenable, durable, multi-process, atomic across entities, evolving.
   public let capabilities: BackendCapabilities = [
-    .reopenable, .durable, .multiProcess, .crossEntityTransactions, .schemaEvolution,
+    .reopenable, .durable, .multiProcess, .crossEntityTransactions, .schemaEvolution, .preconditions,
+    .snapshots,
   ]
   /// The settings the store was opened with.
   public let configuration: Configuration

@@ -33,6 +33,10 @@ final class LMDBEnvironment: @unchecked Sendable {
   private let blocking: BlockingQueue
   private let idleReaders = LockedState<[IdleReader]>([])
   private let closed = Atomic<Bool>(false)
+  /// How many snapshots (read transactions held across suspensions) are open.
+  private let openSnapshots = Atomic<Int>(0)
+  /// How long a map change waits for open snapshots to end before it gives up.
+  static let snapshotWait: Duration = .seconds(2)
 
   /// A reset read transaction, waiting to be renewed.
   ///
@@ -73,6 +77,31 @@ final class LMDBEnvironment: @unchecked Sendable {
 
   /// Runs `body` in a read transaction that sees the last committed state.
   func read<R>(_ body: (Transaction) throws -> R) throws -> R {
+    let pointer = try beginRead()
+    defer { endRead(pointer) }
+    return try body(Transaction(pointer: pointer, context: context))
+  }
+
+  /// Runs `body` in `pinned` (a snapshot's transaction) or, when it is `nil`, in a read
+  /// transaction of its own.
+  func read<R>(in pinned: Transaction?, _ body: (Transaction) throws -> R) throws -> R {
+    if let pinned { return try body(pinned) }
+    return try read(body)
+  }
+
+  /// Runs `body` with a read transaction that stays open until `body` returns, across its
+  /// suspensions: a snapshot. While one is open in this process the map cannot grow (see
+  /// ``resizing(_:_:)``).
+  func withSnapshot<R>(_ body: (Transaction) async throws -> R) async throws -> R {
+    openSnapshots.add(1, ordering: .acquiringAndReleasing)
+    defer { openSnapshots.subtract(1, ordering: .acquiringAndReleasing) }
+    let pointer = try beginRead()
+    defer { endRead(pointer) }
+    return try await body(Transaction(pointer: pointer, context: context))
+  }
+
+  /// Begins (or renews) a read transaction, holding the gate shared until ``endRead(_:)``.
+  private func beginRead() throws -> OpaquePointer {
     while true {
       gate.enterShared()
       guard !closed.load(ordering: .relaxed) else {
@@ -100,19 +129,21 @@ final class LMDBEnvironment: @unchecked Sendable {
         }
         throw context.error(code, "start a read transaction")
       }
-      defer {
-        mdb_txn_reset(pointer)
-        idleReaders.withLock { idle in
-          if idle.count < Self.idleReaderLimit {
-            idle.append(IdleReader(pointer: pointer))
-          } else {
-            mdb_txn_abort(pointer)
-          }
-        }
-        gate.leaveShared()
-      }
-      return try body(Transaction(pointer: pointer, context: context))
+      return pointer
     }
+  }
+
+  /// Resets a read transaction for reuse and leaves the gate.
+  private func endRead(_ pointer: OpaquePointer) {
+    mdb_txn_reset(pointer)
+    idleReaders.withLock { idle in
+      if idle.count < Self.idleReaderLimit {
+        idle.append(IdleReader(pointer: pointer))
+      } else {
+        mdb_txn_abort(pointer)
+      }
+    }
+    gate.leaveShared()
   }
 
   /// Runs `body` in a write transaction and commits it; when the map fills up, aborts, grows the
@@ -197,7 +228,7 @@ final class LMDBEnvironment: @unchecked Sendable {
         store: context.name, path: context.path)
     }
     let next = min(maxMapSize, max(current * 2, current + (1 << 20)))
-    try gate.exclusive {
+    try resizing("grow the store's map") {
       try context.check(mdb_env_set_mapsize(handle, next), "grow the store's map to \(ByteSize.format(next))")
     }
     context.logger.info(
@@ -207,7 +238,29 @@ final class LMDBEnvironment: @unchecked Sendable {
 
   /// Adopts the larger map another process set.
   private func adoptMapSize() throws {
-    try gate.exclusive { try context.check(mdb_env_set_mapsize(handle, 0), "adopt the store's new map size") }
+    try resizing("adopt the map size another process set") {
+      try context.check(mdb_env_set_mapsize(handle, 0), "adopt the store's new map size")
+    }
+  }
+
+  /// Runs a map change with no transaction running in this process. An open snapshot holds its
+  /// transaction across suspensions, perhaps while it waits for this very change, so the change
+  /// waits only a short while for snapshots to end and then fails with `locked`.
+  private func resizing(_ action: String, _ body: () throws -> Void) throws {
+    let clock = ContinuousClock()
+    let deadline = clock.now.advanced(by: Self.snapshotWait)
+    while openSnapshots.load(ordering: .acquiring) > 0 {
+      guard clock.now < deadline else {
+        throw CofferError(
+          .locked,
+          "LMDB must \(action), which it can do only while no snapshot (store.snapshot) is open in this "
+            + "process, and one stayed open. End snapshots before writing from inside them, then try again. "
+            + "Nothing in the batch was applied.",
+          store: context.name, path: context.path)
+      }
+      usleep(1_000)
+    }
+    try gate.exclusive(body)
   }
 
   /// Waits for running transactions, then closes the environment. Later calls throw `closed`.

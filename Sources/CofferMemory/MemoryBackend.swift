@@ -26,7 +26,7 @@ public final class MemoryBackend: StorageBackend {
   init(name: String, storage: MemoryStorage, shared: Bool) {
     self.name = name
     self.storage = storage
-    var capabilities: BackendCapabilities = [.crossEntityTransactions]
+    var capabilities: BackendCapabilities = [.crossEntityTransactions, .preconditions, .snapshots]
     if shared { capabilities.formUnion([.reopenable, .schemaEvolution]) }
     self.capabilities = capabilities
   }
@@ -57,6 +57,13 @@ public final class MemoryBackend: StorageBackend {
   public func apply(_ changes: ChangeSet) async throws -> ChangeSummary {
     try checkOpen()
     return try storage.tables.withLock { try $0.apply(changes) }
+  }
+
+  /// Runs `body` on the tables as they are now: a copy-on-write value, so taking it costs
+  /// nothing and batches applied meanwhile never reach it.
+  public func withSnapshot<R>(_ body: (any StorageSnapshot) async throws -> R) async throws -> R {
+    try checkOpen()
+    return try await body(snapshot())
   }
 
   /// Marks this handle closed; a named store's data stays for other handles.

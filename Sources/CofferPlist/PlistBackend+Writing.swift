@@ -104,6 +104,10 @@ extension PlistBackend {
       case .deleteMatching:
         swept.insert(entity)
         continue
+      case .updateMatching:
+        // Any row may have changed: the entity's rows are encoded again when the file is written.
+        cache?[entity] = nil
+        continue
       }
       if let stored = tables.row(of: entity, id: id) {
         cache?[entity, default: [:]][id] = RowFragments.encode(stored, schema: schema, format: format)

@@ -67,7 +67,9 @@ public final class PlistBackend: StorageBackend {
     self.configuration = configuration
     let logger = (logger ?? .disabled).forStore(file.storeName)
     self.logger = logger
-    var capabilities: BackendCapabilities = [.reopenable, .crossEntityTransactions, .schemaEvolution]
+    var capabilities: BackendCapabilities = [
+      .reopenable, .crossEntityTransactions, .schemaEvolution, .preconditions, .snapshots,
+    ]
     if configuration.persistence == .immediate { capabilities.insert(.durable) }
     self.capabilities = capabilities
 
@@ -130,6 +132,12 @@ public final class PlistBackend: StorageBackend {
 
   /// Counts on the current state.
   public func count(_ query: Query) async throws -> Int { try snapshot().count(query) }
+
+  /// Runs `body` on the published tables as they are now: a copy-on-write value, so taking
+  /// it costs nothing and batches applied meanwhile never reach it.
+  public func withSnapshot<R>(_ body: (any StorageSnapshot) async throws -> R) async throws -> R {
+    try await body(try snapshot())
+  }
 
   /// Applies the batch all or nothing and, with ``Persistence/immediate``, writes the file
   /// before returning; if the write fails the batch is not applied. Each row of a bulk insert

@@ -39,6 +39,14 @@ extension PostgresBackend {
             try await Task.sleep(for: .milliseconds(Int.random(in: 2...10) << min(attempt, 6)))
             continue
           }
+          if !changes.preconditions.isEmpty, let state = PostgresFailure.sqlState(of: error),
+            PostgresFailure.retryable.contains(state)
+          {
+            // A conditional batch that never got through concurrent writers depends on rows they
+            // kept changing: the caller reads again, as it would after a failed precondition.
+            throw ChangeSet.Precondition.conflict(
+              entity: changes.preconditions[0].query.entity, id: nil, store: name, what: "changed")
+          }
           let entity = changes.operations.count == 1 ? changes.operations.first?.entity : nil
           throw failure.error(error, while: "applying a batch", entity: entity)
         }
@@ -148,7 +156,7 @@ struct PostgresApplier {
         switch operations[end] {
         case .insert(_, let made), .update(_, let made), .upsert(_, let made): row = reshape(made)
         case .delete(_, let id): row = Row([id])
-        case .insertMany, .deleteMatching: row = Row([])
+        case .insertMany, .deleteMatching, .updateMatching: row = Row([])
         }
         let id = kind == .delete ? row[0] : row[table.schema.idPosition]
         if kind == .update || kind == .upsert, !ids.insert(id).inserted { break }
@@ -171,23 +179,29 @@ struct PostgresApplier {
     case .update: .update
     case .upsert: .upsert
     case .delete: .delete
-    case .insertMany, .deleteMatching: nil
+    case .insertMany, .deleteMatching, .updateMatching: nil
     }
   }
 
   /// Runs the batch: in a transaction unless it is one statement.
   func run() async throws -> ChangeSummary {
     let steps = try steps()
+    let guarded = !changes.preconditions.isEmpty
     let single: Bool
     switch steps.first {
-    case .operation(let operation)?: single = steps.count == 1 && !isBulk(operation)
+    case .operation(let operation)?: single = steps.count == 1 && !isBulk(operation) && !guarded
     // An update run finds out afterwards that an id was missing: it needs a transaction to undo
     // the rows it did update. Any other run fails as a whole or not at all.
-    case .run(let run)?: single = steps.count == 1 && run.kind != .update
-    case nil: single = true
+    case .run(let run)?: single = steps.count == 1 && run.kind != .update && !guarded
+    case nil: single = !guarded
     }
-    if !single { try await execute("BEGIN") }
+    // A conditional batch is serializable: the server then fails it (and it runs again) if a
+    // row its preconditions read is changed by a concurrent batch before it commits.
+    if !single { try await execute(guarded ? "BEGIN ISOLATION LEVEL SERIALIZABLE" : "BEGIN") }
     do {
+      for precondition in changes.preconditions {
+        try precondition.verify(try await selected(precondition.query), store: store)
+      }
       var summary = ChangeSummary()
       for step in steps {
         switch step {
@@ -210,14 +224,60 @@ struct PostgresApplier {
   }
 
   /// A bulk insert runs in a transaction: it may take several statements, and a row that cannot
-  /// be made fails it after the rows before it went in.
+  /// be made fails it after the rows before it went in. An update by query reads, then writes.
   private func isBulk(_ operation: ChangeSet.Operation) -> Bool {
-    if case .insertMany = operation { return true }
-    return false
+    switch operation {
+    case .insertMany, .updateMatching: true
+    default: false
+    }
+  }
+
+  /// The rows a query selects now, in its order and slice and in its layout; locked against
+  /// other writers until the batch ends when `locking`.
+  private func selected(_ query: Query, locking: Bool = false) async throws -> [Row] {
+    let table = try table(query.entity)
+    var sql: String
+    var binds = PostgresBindings(capacity: 1)
+    if let ids = query.lookedUpIDs(in: table.schema) {
+      if ids.isEmpty { return [] }
+      binds.append(PostgresArrayParameter(values: ids, kind: table.kinds[table.schema.idPosition]))
+      sql = table.getManySQL
+    } else {
+      let built = try PostgresSQL.select(query, in: table)
+      (sql, binds) = (built.sql, built.binds)
+    }
+    if locking { sql += " FOR UPDATE" }
+    let fields = PostgresFields(kinds: table.kinds)
+    var rows: [Row] = []
+    for row in try await self.query(sql, binds) {
+      try fields.load(row)
+      rows.append(try Row(fields))
+    }
+    let reshape = try RowReshaper(reading: table.schema, as: query.layout, store: store)
+    return reshape.isIdentity ? rows : rows.map { reshape($0) }
+  }
+
+  /// The rows an update by query changes, in id order, as they will be stored: each read and
+  /// locked now, then changed by the update's fields.
+  private func updatedRows(_ entity: String, _ filter: Filter, _ changes: [FieldUpdate]) async throws
+    -> (PostgresTable, [Row])
+  {
+    let table = try table(entity)
+    let updates = try CompiledFieldUpdates(changes, schema: table.schema)
+    var query = Query(entity: entity, filter: filter)
+    query.layout = table.schema
+    let rows = try await selected(query, locking: true)
+    return (table, try rows.map { try updates.apply(to: $0, store: store) })
   }
 
   /// The table of an entity and the reshaper that puts the batch's rows in its layout.
   private func resolve(_ entity: String) throws -> (PostgresTable, RowReshaper) {
+    let table = try table(entity)
+    return (table, try RowReshaper(changes.layouts[entity], storedAs: table.schema, store: store))
+  }
+
+  /// The table of an entity, or the error for one that was never prepared.
+  private func table(_ entity: String) throws -> PostgresTable {
     guard let table = tables[entity] else {
       throw CofferError(
         .unknownEntity,
@@ -225,7 +285,7 @@ struct PostgresApplier {
           + "Nothing in the batch was applied.",
         store: store, entity: entity)
     }
-    return (table, try RowReshaper(changes.layouts[entity], storedAs: table.schema, store: store))
+    return table
   }
 
   private func apply(_ operation: ChangeSet.Operation, to summary: inout ChangeSummary) async throws {
@@ -296,6 +356,14 @@ struct PostgresApplier {
           cell.bytes, as: .int)
       {
         summary.deleted += Int(count)
+      }
+    case .updateMatching(let entity, let filter, let changes):
+      let (table, rows) = try await updatedRows(entity, filter, changes)
+      var start = 0
+      while start < rows.count {
+        let end = min(rows.count, start + Self.rowsPerInsert)
+        try await apply(Run(kind: .update, table: table, rows: Array(rows[start..<end])), to: &summary)
+        start = end
       }
     }
   }
@@ -382,6 +450,9 @@ struct PostgresApplier {
         case .insert(_, let row), .update(_, let row), .upsert(_, let row):
           rows = RowSource(count: 1) { _ in row }
         case .insertMany(_, let source): rows = source
+        case .updateMatching(let entity, let filter, let changes):
+          let updated = try await updatedRows(entity, filter, changes).1
+          rows = RowSource(count: updated.count) { updated[$0] }
         case .delete, .deleteMatching:
           var ignored = ChangeSummary()
           try await apply(operation, to: &ignored)
@@ -394,7 +465,8 @@ struct PostgresApplier {
           do {
             var ignored = ChangeSummary()
             switch operation {
-            case .update: try await apply(.update(entity: operation.entity, row: row), to: &ignored)
+            case .update, .updateMatching:
+              try await apply(.update(entity: operation.entity, row: row), to: &ignored)
             case .upsert: try await apply(.upsert(entity: operation.entity, row: row), to: &ignored)
             default: try await apply(.insert(entity: operation.entity, row: row), to: &ignored)
             }

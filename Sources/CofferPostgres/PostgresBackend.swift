@@ -32,7 +32,8 @@ public final class PostgresBackend: StorageBackend, Service {
   public let name: String
   /// Reopenable, durable, multi-process, atomic across entities, evolving.
   public let capabilities: BackendCapabilities = [
-    .reopenable, .durable, .multiProcess, .crossEntityTransactions, .schemaEvolution,
+    .reopenable, .durable, .multiProcess, .crossEntityTransactions, .schemaEvolution, .preconditions,
+    .snapshots,
   ]
   /// How the store was opened (its password included: do not print it).
   public let configuration: Configuration
@@ -101,6 +102,14 @@ public final class PostgresBackend: StorageBackend, Service {
   /// Reads a query's rows on a pooled connection and hands over each row as it arrives; the
   /// server streams them, so a large read holds only a few rows at a time.
   public func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
+    try await read(query, on: nil, visit)
+  }
+
+  /// ``read(_:_:)`` on `pinned` (a snapshot's connection, in its transaction), or on a pooled
+  /// connection when it is `nil`.
+  func read(
+    _ query: Query, on pinned: PostgresConnection?, _ visit: (any StoredFields) throws -> Void
+  ) async throws {
     let table = try table(query.entity)
     let view = try RowReshaper(reading: table.schema, as: query.layout, store: name).makeView()
     let sql: String
@@ -117,7 +126,7 @@ public final class PostgresBackend: StorageBackend, Service {
       (sql, binds) = (built.sql, built.binds)
     }
     do {
-      try await pool.withConnection(while: "reading \(table.schema.name)") { connection in
+      try await withConnection(pinned, while: "reading \(table.schema.name)") { connection in
         let fields = PostgresFields(kinds: table.kinds)
         try await PostgresStatements.run(sql, binds, on: connection, logger: logger) { row in
           try fields.load(row)
@@ -131,10 +140,15 @@ public final class PostgresBackend: StorageBackend, Service {
 
   /// Counts with `count(*)` on the server.
   public func count(_ query: Query) async throws -> Int {
+    try await count(query, on: nil)
+  }
+
+  /// ``count(_:)`` on `pinned` (a snapshot's connection), or on a pooled connection when it is `nil`.
+  func count(_ query: Query, on pinned: PostgresConnection?) async throws -> Int {
     let table = try table(query.entity)
     let built = try PostgresSQL.count(query.filter, in: table)
     do {
-      return try await pool.withConnection(while: "counting \(table.schema.name)") { connection in
+      return try await withConnection(pinned, while: "counting \(table.schema.name)") { connection in
         let rows = try await PostgresStatements.rows(built.sql, built.binds, on: connection, logger: logger)
         guard let cell = rows.first?.first(where: { _ in true }),
           case .int(let count) = try PostgresValues.read(
@@ -166,6 +180,44 @@ public final class PostgresBackend: StorageBackend, Service {
     try await close()
   }
 
+  /// Runs `body` on `pinned` or, when it is `nil`, on a connection of the pool.
+  private func withConnection<R>(
+    _ pinned: PostgresConnection?, while action: String, _ body: (PostgresConnection) async throws -> R
+  ) async throws -> R {
+    if let pinned { return try await body(pinned) }
+    return try await pool.withConnection(while: action, body)
+  }
+
+  /// Runs `body` with a connection of its own in one `REPEATABLE READ, READ ONLY` transaction,
+  /// whose state is fixed by a first statement before `body` starts.
+  public func withSnapshot<R>(_ body: (any StorageSnapshot) async throws -> R) async throws -> R {
+    try checkOpen()
+    do {
+      return try await pool.withConnection(while: "reading a snapshot", onItsEventLoop: false) { connection in
+        _ = try await connection.send(
+          PostgresQuery(unsafeSQL: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"), logger: logger
+        ).collect()
+        // A transaction's snapshot is taken at its first query, not at BEGIN.
+        _ = try await connection.send(PostgresQuery(unsafeSQL: "SELECT 1"), logger: logger).collect()
+        let result: R
+        do {
+          result = try await body(PostgresSnapshot(backend: self, connection: connection))
+        } catch {
+          if !connection.isClosed {
+            _ = try? await connection.send(PostgresQuery(unsafeSQL: "ROLLBACK"), logger: logger).collect()
+          }
+          throw error
+        }
+        _ = try await connection.send(PostgresQuery(unsafeSQL: "COMMIT"), logger: logger).collect()
+        return result
+      }
+    } catch let error as CofferError {
+      throw error
+    } catch {
+      throw failure.error(error, while: "reading a snapshot")
+    }
+  }
+
   /// The prepared entity with a name.
   func table(_ entity: String) throws -> PostgresTable {
     if let table = tables.withLock({ $0[entity] }) { return table }
@@ -180,5 +232,19 @@ public final class PostgresBackend: StorageBackend, Service {
     if closed.withLock({ $0 }) {
       throw CofferError(.closed, "This store was closed. Open it again to use it.", store: name)
     }
+  }
+}
+
+/// A connection in a read-only repeatable-read transaction, held by a snapshot until it ends.
+struct PostgresSnapshot: StorageSnapshot {
+  let backend: PostgresBackend
+  let connection: PostgresConnection
+
+  func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
+    try await backend.read(query, on: connection, visit)
+  }
+
+  func count(_ query: Query) async throws -> Int {
+    try await backend.count(query, on: connection)
   }
 }

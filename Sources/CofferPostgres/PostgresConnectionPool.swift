@@ -82,16 +82,22 @@ final class PostgresConnectionPool: Sendable {
   }
 
   /// Runs `body` with a connection of the pool, giving it back afterwards; a connection whose
-  /// call lost it is closed instead.
+  /// call lost it is closed instead. `body` runs on the connection's event loop unless
+  /// `onItsEventLoop` is `false` (for a body that runs an app's code).
   func withConnection<R>(
-    while action: String, _ body: (PostgresConnection) async throws -> R
+    while action: String, onItsEventLoop: Bool = true, _ body: (PostgresConnection) async throws -> R
   ) async throws -> R {
     let connection = try await lease(while: action)
     do {
-      // On the connection's event loop thread: no hop between the loop and the Swift
-      // concurrency pool at every await of the query.
-      let result = try await withTaskExecutorPreference(executor(for: connection.eventLoop)) {
-        try await body(connection)
+      let result: R
+      if onItsEventLoop {
+        // On the connection's event loop thread: no hop between the loop and the Swift
+        // concurrency pool at every await of the query.
+        result = try await withTaskExecutorPreference(executor(for: connection.eventLoop)) {
+          try await body(connection)
+        }
+      } else {
+        result = try await body(connection)
       }
       release(connection, broken: false)
       return result

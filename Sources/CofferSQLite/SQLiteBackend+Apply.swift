@@ -24,6 +24,11 @@ extension SQLiteBackend {
         return try transaction(on: connection, while: "applying a batch") {
           let applier = SQLiteApplier(
             connection: connection, tables: known, layouts: changes.layouts, store: name)
+          for precondition in changes.preconditions {
+            let table = try applier.table(precondition.query.entity)
+            try precondition.verify(
+              try connection.rows(of: precondition.query, in: table, store: name), store: name)
+          }
           for operation in changes.operations { try applier.apply(operation) }
           return applier.summary
         }
@@ -112,12 +117,19 @@ final class SQLiteApplier {
       let built = try SQLiteQuery.delete(filter, in: table)
       try connection.statement(built.sql).run(built.parameters)
       summary.deleted += connection.changes
+    case .updateMatching(_, let filter, let changes):
+      // Each matching row as stored now, in id order, changed and written like an update.
+      let updates = try CompiledFieldUpdates(changes, schema: table.schema)
+      var query = Query(entity: table.schema.name, filter: filter)
+      query.layout = table.schema
+      for row in try connection.rows(of: query, in: table, store: store) {
+        if try update(try updates.apply(to: row, store: store), table) { summary.updated += 1 }
+      }
     }
   }
 
-  /// The table of an entity, whose statements the applier then keeps at hand.
-  func resolve(_ entity: String) throws -> SQLiteTable {
-    if let current, current.entity == entity { return current.table }
+  /// The table of an entity, or the error for one that was never prepared.
+  func table(_ entity: String) throws -> SQLiteTable {
     guard let table = tables[entity] else {
       throw CofferError(
         .unknownEntity,
@@ -125,6 +137,13 @@ final class SQLiteApplier {
           + "Nothing in the batch was applied.",
         store: store, entity: entity)
     }
+    return table
+  }
+
+  /// The table of an entity, whose statements the applier then keeps at hand.
+  func resolve(_ entity: String) throws -> SQLiteTable {
+    if let current, current.entity == entity { return current.table }
+    let table = try table(entity)
     reshape = try RowReshaper(layouts[entity], storedAs: table.schema, store: store)
     current = (entity, table)
     for index in statements.indices { statements[index] = nil }

@@ -53,7 +53,7 @@ public final class SQLiteBackend: StorageBackend {
     self.configuration = configuration
     self.logger = (logger ?? .disabled).forStore(name)
     var capabilities: BackendCapabilities = [
-      .reopenable, .multiProcess, .crossEntityTransactions, .schemaEvolution,
+      .reopenable, .multiProcess, .crossEntityTransactions, .schemaEvolution, .preconditions, .snapshots,
     ]
     if configuration.synchronous != .off { capabilities.insert(.durable) }
     self.capabilities = capabilities
@@ -116,7 +116,7 @@ public final class SQLiteBackend: StorageBackend {
   private static func configureWriter(_ connection: SQLiteConnection, _ configuration: Configuration) throws {
     // Reading the schema first turns a foreign or damaged file into an error before anything
     // could be written to it.
-    _ = try connection.text("SELECT count(*) FROM sqlite_schema")
+    _ = try connection.text("SELECT count(*) FROM sqlite_master")
     if connection.isReadOnly {
       throw SQLiteFailure.error(
         code: SQLITE_READONLY, message: "read-only database", path: connection.path,
@@ -142,21 +142,11 @@ public final class SQLiteBackend: StorageBackend {
     }
   }
 
-  /// The rows of a query built as `built`, with runs of ties put back in id order when the
-  /// SQL read them reversed.
-  private func rows(of query: Query, built: SQLiteQuery, in table: SQLiteTable) throws -> [Row] {
-    try readers.withReader { reader in
-      let rows = try reader.statement(built.sql).rows(built.parameters, kinds: table.kinds)
-      guard let positions = built.reversedTies else { return rows }
-      if SQLiteQuery.mayCutTies(rows, query, positions) {
-        var whole = query
-        whole.limit = nil
-        let all = try SQLiteQuery.select(whole, in: table)
-        return SQLiteQuery.orderedSlice(
-          try reader.statement(all.sql).rows(all.parameters, kinds: table.kinds), query, positions)
-      }
-      return SQLiteQuery.orderedSlice(rows, query, positions)
-    }
+  /// Runs `body` on `pinned` (a snapshot's connection, in its read transaction) or, when it is
+  /// `nil`, on a reader of the pool.
+  func withReader<R>(_ pinned: SQLiteConnection?, _ body: (SQLiteConnection) throws -> R) throws -> R {
+    if let pinned { return try body(pinned) }
+    return try readers.withReader(body)
   }
 
   /// Runs the query on a reader connection and hands over each row as the statement steps.
@@ -164,19 +154,24 @@ public final class SQLiteBackend: StorageBackend {
   /// fetched whole first.
   /// A lookup by id (see ``Query/lookedUpIDs(in:)``) steps one cached statement per id.
   public func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
+    try read(query, on: nil, visit)
+  }
+
+  /// ``read(_:_:)`` on `pinned`, or on a pooled reader when it is `nil`.
+  func read(_ query: Query, on pinned: SQLiteConnection?, _ visit: (any StoredFields) throws -> Void) throws {
     let table = try table(query.entity)
     if let id = query.lookedUpID(in: table.schema) {
-      return try read(table, ids: CollectionOfOne(id), as: query.layout, visit)
+      return try read(table, ids: CollectionOfOne(id), as: query.layout, on: pinned, visit)
     }
     if let ids = query.lookedUpIDs(in: table.schema) {
-      return try read(table, ids: ids, as: query.layout, visit)
+      return try read(table, ids: ids, as: query.layout, on: pinned, visit)
     }
     let built = try SQLiteQuery.select(query, in: table)
     // Rows in the layout the reader decodes with, should the entity have been prepared with
     // another schema since it validated the query.
     let view = try RowReshaper(reading: table.schema, as: query.layout, store: name).makeView()
     if built.reversedTies != nil {
-      let rows = try rows(of: query, built: built, in: table)
+      let rows = try withReader(pinned) { try $0.rows(of: query, built: built, in: table) }
       if let view {
         for row in rows { try visit(view.showing(RowFields(row))) }
       } else {
@@ -184,7 +179,7 @@ public final class SQLiteBackend: StorageBackend {
       }
       return
     }
-    try readers.withReader { reader in
+    try withReader(pinned) { reader in
       let statement = try reader.statement(built.sql)
       try statement.withBindings(built.parameters) {
         let fields = SQLiteFields(statement: statement, kinds: table.kinds)
@@ -200,16 +195,17 @@ public final class SQLiteBackend: StorageBackend {
   /// Looks each id up with one cached statement, in one read transaction, handing over each
   /// row found as the statement steps.
   private func read(
-    _ table: SQLiteTable, ids: some Collection<Value>, as layout: EntitySchema?,
+    _ table: SQLiteTable, ids: some Collection<Value>, as layout: EntitySchema?, on pinned: SQLiteConnection?,
     _ visit: (any StoredFields) throws -> Void
   ) throws {
     if ids.isEmpty { return }
     let view = try RowReshaper(reading: table.schema, as: layout, store: name).makeView()
-    try readers.withReader { reader in
+    try withReader(pinned) { reader in
       let statement = try reader.statement(for: table, .get)
       let stepping = SQLiteFields(statement: statement, kinds: table.kinds)
       let fields = view?.showing(stepping) ?? stepping
-      let several = ids.count > 1
+      // A pinned connection is in its read transaction already.
+      let several = ids.count > 1 && pinned == nil
       if several { try reader.run("BEGIN") }
       defer { if several { try? reader.run("COMMIT") } }
       for id in ids {
@@ -222,13 +218,36 @@ public final class SQLiteBackend: StorageBackend {
 
   /// Counts with `count(*)` on a reader.
   public func count(_ query: Query) async throws -> Int {
+    try count(query, on: nil)
+  }
+
+  /// ``count(_:)`` on `pinned`, or on a pooled reader when it is `nil`.
+  func count(_ query: Query, on pinned: SQLiteConnection?) throws -> Int {
     let table = try table(query.entity)
     let built = try SQLiteQuery.count(query.filter, in: table)
-    return try readers.withReader { reader in
+    return try withReader(pinned) { reader in
       let statement = try reader.statement(built.sql)
       return try statement.withBindings(built.parameters) {
         try statement.stepReading() ? Int(statement.int(at: 0)) : 0
       }
+    }
+  }
+
+  /// Runs `body` on a reader of its own inside one read transaction, begun (and its state
+  /// fixed) before `body` starts and ended when it returns.
+  public func withSnapshot<R>(_ body: (any StorageSnapshot) async throws -> R) async throws -> R {
+    let reader = try readers.checkOut()
+    defer { readers.checkIn(reader) }
+    // The first read of a transaction fixes the state it sees: read now, not at the first query.
+    try reader.run("BEGIN")
+    do {
+      _ = try reader.text("SELECT count(*) FROM sqlite_master")
+      let result = try await body(SQLiteSnapshot(backend: self, reader: reader))
+      try reader.run("COMMIT")
+      return result
+    } catch {
+      try? reader.run("ROLLBACK")
+      throw error
     }
   }
 
@@ -265,4 +284,45 @@ public final class SQLiteBackend: StorageBackend {
 private func createExclusively(_ path: String, mode: mode_t) {
   let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
   if descriptor >= 0 { close(descriptor) }
+}
+
+extension SQLiteConnection {
+  /// The rows of a query built as `built`, with runs of ties put back in id order when the
+  /// SQL read them reversed.
+  func rows(of query: Query, built: SQLiteQuery, in table: SQLiteTable) throws -> [Row] {
+    let rows = try statement(built.sql).rows(built.parameters, kinds: table.kinds)
+    guard let positions = built.reversedTies else { return rows }
+    if SQLiteQuery.mayCutTies(rows, query, positions) {
+      var whole = query
+      whole.limit = nil
+      let all = try SQLiteQuery.select(whole, in: table)
+      return SQLiteQuery.orderedSlice(
+        try statement(all.sql).rows(all.parameters, kinds: table.kinds), query, positions)
+    }
+    return SQLiteQuery.orderedSlice(rows, query, positions)
+  }
+
+  /// The rows a query selects, in its order and slice and in its layout: what a batch's
+  /// precondition or update by query reads inside the write transaction.
+  func rows(of query: Query, in table: SQLiteTable, store: String) throws -> [Row] {
+    let rows = try rows(of: query, built: try SQLiteQuery.select(query, in: table), in: table)
+    let reshape = try RowReshaper(reading: table.schema, as: query.layout, store: store)
+    return reshape.isIdentity ? rows : rows.map { reshape($0) }
+  }
+}
+
+/// One read transaction on a reader connection the snapshot holds until it ends. A lock keeps
+/// tasks that share the snapshot from using the connection at once.
+struct SQLiteSnapshot: StorageSnapshot {
+  let backend: SQLiteBackend
+  let reader: SQLiteConnection
+  let lock = NSLock()
+
+  func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
+    try lock.withLock { try backend.read(query, on: reader, visit) }
+  }
+
+  func count(_ query: Query) async throws -> Int {
+    try lock.withLock { try backend.count(query, on: reader) }
+  }
 }

@@ -24,17 +24,27 @@ final class SQLiteReaderPool: Sendable {
 
   /// Runs `body` with a reader of its own: an idle one, or a new one when all are busy.
   func withReader<R>(_ body: (SQLiteConnection) throws -> R) throws -> R {
+    let connection = try checkOut()
+    defer { checkIn(connection) }
+    return try body(connection)
+  }
+
+  /// A reader for the caller alone, until it gives it back with ``checkIn(_:)``: an idle one,
+  /// or a new one when all are busy.
+  func checkOut() throws -> SQLiteConnection {
     let checkedOut = try idle.withLock { state -> SQLiteConnection? in
       guard state.isOpen else { throw closed() }
       return state.idle.popLast()
     }
-    let connection = try checkedOut ?? open()
-    defer {
-      idle.withLock { state in
-        if state.isOpen && state.idle.count < keep { state.idle.append(connection) }
-      }
+    return try checkedOut ?? open()
+  }
+
+  /// Gives back a reader ``checkOut()`` gave, keeping it for the next caller while the pool is
+  /// open and not full.
+  func checkIn(_ connection: SQLiteConnection) {
+    idle.withLock { state in
+      if state.isOpen && state.idle.count < keep { state.idle.append(connection) }
     }
-    return try body(connection)
   }
 
   /// Refuses further reads and lets idle connections close; busy ones close when returned.

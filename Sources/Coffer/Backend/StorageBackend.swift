@@ -6,9 +6,10 @@
 /// schema before it reaches the backend, so a backend may assume values are of their fields'
 /// kinds, never NaN, with dates already rounded to the microsecond.
 ///
-/// Seven requirements, one per thing a store does: its ``name`` and ``capabilities``,
+/// Eight requirements, one per thing a store does: its ``name`` and ``capabilities``,
 /// ``prepare(_:)`` (which also lists what is stored), one read path ``read(_:_:)``, ``count(_:)``,
-/// ``apply(_:)`` for every change including bulk inserts, and ``close()``. Everything else a
+/// ``apply(_:)`` for every change including bulk inserts and conditional batches, ``close()``,
+/// and ``withSnapshot(_:)`` for several reads of one state. Everything else a
 /// caller of the SPI uses — ``fetch(_:)``, ``get(entity:ids:)``, ``insert(into:count:row:)``,
 /// ``storedSchemas()`` — is built on them in this module, once for every backend. A backend
 /// keeps its own fast paths inside the requirements: a lookup by id arrives as a ``Query``
@@ -34,6 +35,7 @@
 /// - ``count(_:)``
 /// - ``apply(_:)``
 /// - ``close()``
+/// - ``withSnapshot(_:)``
 public protocol StorageBackend: AnyObject, Sendable {
   /// A short name for messages and logs: the store URL without secrets (`sqlite:///var/db.sqlite`).
   var name: String { get }
@@ -110,6 +112,34 @@ public protocol StorageBackend: AnyObject, Sendable {
   /// Releases the backend's resources. Later calls fail with ``CofferError/Code/closed``.
   /// Closing twice is harmless. A durable backend has persisted everything applied.
   func close() async throws
+
+  /// Runs `body` with a view of one committed state: every read through the
+  /// ``StorageSnapshot`` sees the store as it was when the snapshot began, whatever is applied
+  /// meanwhile, and a batch applied while it is open is invisible to it.
+  ///
+  /// Guarantees: the view holds no write lock (writers go on while it is open) and is valid
+  /// only until `body` returns. A backend that cannot keep one state does not declare
+  /// ``BackendCapabilities/snapshots``; the default implementation throws
+  /// ``CofferError/Code/unsupported``.
+  func withSnapshot<R>(_ body: (any StorageSnapshot) async throws -> R) async throws -> R
+}
+
+/// A read-only view of one committed state of a store, valid inside
+/// ``StorageBackend/withSnapshot(_:)``. Its reads have the guarantees of
+/// ``StorageBackend/read(_:_:)`` and ``StorageBackend/count(_:)``, all on the same state.
+public protocol StorageSnapshot: Sendable {
+  /// Reads the rows a query selects, as ``StorageBackend/read(_:_:)`` does.
+  func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws
+  /// Counts the rows a query's filter selects, as ``StorageBackend/count(_:)`` does.
+  func count(_ query: Query) async throws -> Int
+}
+
+extension StorageBackend {
+  /// Throws ``CofferError/Code/unsupported``: a backend that keeps snapshots implements this.
+  public func withSnapshot<R>(_ body: (any StorageSnapshot) async throws -> R) async throws -> R {
+    throw CofferError(
+      .unsupported, "This backend cannot read a consistent snapshot of the store.", store: name)
+  }
 }
 
 extension StorageBackend {
@@ -240,6 +270,11 @@ public struct BackendCapabilities: OptionSet, Sendable, Hashable {
   public static let crossEntityTransactions = BackendCapabilities(rawValue: 1 << 3)
   /// Stored schemas evolve when prepared again with a changed schema (requires reopening to test).
   public static let schemaEvolution = BackendCapabilities(rawValue: 1 << 4)
+  /// ``StorageBackend/apply(_:)`` checks a batch's ``ChangeSet/preconditions`` inside its write
+  /// transaction. ``Store`` refuses a batch with preconditions on a backend without it.
+  public static let preconditions = BackendCapabilities(rawValue: 1 << 5)
+  /// ``StorageBackend/withSnapshot(_:)`` reads one consistent state.
+  public static let snapshots = BackendCapabilities(rawValue: 1 << 6)
 
   /// The names of the capabilities set, for reports.
   public var names: [String] {
@@ -249,6 +284,8 @@ public struct BackendCapabilities: OptionSet, Sendable, Hashable {
     if contains(.multiProcess) { names.append("multiProcess") }
     if contains(.crossEntityTransactions) { names.append("crossEntityTransactions") }
     if contains(.schemaEvolution) { names.append("schemaEvolution") }
+    if contains(.preconditions) { names.append("preconditions") }
+    if contains(.snapshots) { names.append("snapshots") }
     return names
   }
 }

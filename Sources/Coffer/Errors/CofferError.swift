@@ -87,6 +87,10 @@ public struct CofferError: Error, Sendable, CustomStringConvertible {
     /// An operation ran longer than the store's time limit (a server's statement timeout) and
     /// was cancelled; nothing of a batch that timed out was applied.
     public static let timedOut = Code("timedOut")
+    /// A batch's precondition no longer held: a row it depends on was changed, added or removed
+    /// by another writer since it was read. Nothing was applied; read again and retry
+    /// (``Store/transaction(retries:_:)`` and ``Store/modify(_:id:retries:_:)`` do).
+    public static let conflict = Code("conflict")
     /// The backend failed in a way not covered above; ``CofferError/underlying`` says more.
     public static let backendFailure = Code("backendFailure")
 
@@ -197,6 +201,8 @@ extension CofferError {
   public static let accessDenied = Code.accessDenied
   /// ``Code/timedOut``, for `catch CofferError.timedOut`.
   public static let timedOut = Code.timedOut
+  /// ``Code/conflict``, for `catch CofferError.conflict`.
+  public static let conflict = Code.conflict
 }
 
 extension CofferError.Code {

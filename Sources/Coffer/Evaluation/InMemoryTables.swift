@@ -74,6 +74,9 @@
     var undo: [(entity: String, id: Value, row: Row?)] = []
     var summary = ChangeSummary()
     var current: (entity: String, schema: EntitySchema, reshape: RowReshaper)?
+    for precondition in changes.preconditions {
+      try precondition.verify(try fetch(precondition.query), store: storeName)
+    }
     do {
       for operation in changes.operations {
         let entity = operation.entity
@@ -137,6 +140,17 @@
         undo.append((entity, id, old))
       }
       summary.deleted += doomed.count
+    case .updateMatching(_, let filter, let changes):
+      let compiled = try CompiledFilter(filter, schema: schema)
+      let updates = try CompiledFieldUpdates(changes, schema: schema)
+      // In id order, as every backend goes, so the same row fails first everywhere.
+      let matched = (tables[entity]?.rows.values.filter { compiled.matches($0) } ?? [])
+        .sorted { ValueOrder.compare($0[schema.idPosition], $1[schema.idPosition]) < 0 }
+      for row in matched {
+        try apply(
+          .update(entity: entity, row: try updates.apply(to: row, store: storeName)), schema: schema,
+          reshape: .identity, undo: &undo, summary: &summary)
+      }
     }
   }
 
@@ -223,3 +237,6 @@
     CofferError.idAlreadyStored(entity: schema.name, id: id, store: storeName)
   }
 }
+
+/// The tables as they are, read as one state: a copy is a snapshot (see ``StorageBackend/withSnapshot(_:)``).
+extension InMemoryTables: StorageSnapshot {}

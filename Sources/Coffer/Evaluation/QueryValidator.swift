@@ -24,7 +24,60 @@ public enum QueryValidator {
     case .delete(let entity, let id): .delete(entity: entity, id: try validate(id: id, schema: schema))
     case .deleteMatching(let entity, let filter):
       .deleteMatching(entity: entity, filter: try validate(filter, schema: schema))
+    case .updateMatching(let entity, let filter, let changes):
+      .updateMatching(
+        entity: entity, filter: try validate(filter, schema: schema),
+        changes: try changes.map { try validate($0, schema: schema) })
     }
+  }
+
+  /// A field update, its value normalized, or an error naming what is wrong.
+  ///
+  /// - Throws: ``CofferError/Code/invalidQuery`` for an unknown field or the id field;
+  ///   ``CofferError/Code/invalidValue`` for a value the field cannot hold, null in a required
+  ///   field, or an addition to a field that is not a number or of another kind than the field.
+  public static func validate(_ update: FieldUpdate, schema: EntitySchema) throws -> FieldUpdate {
+    guard let position = schema.position(of: update.field) else { throw unknownField(update.field, schema) }
+    let field = schema.fields[position]
+    if position == schema.idPosition {
+      throw invalid(
+        "An update by query cannot change \(schema.name)'s id field '\(field.name)'. Insert a new value and delete the old one.",
+        schema, field.name)
+    }
+    switch update.change {
+    case .set(let value):
+      if value.isNull, !field.isOptional {
+        throw CofferError(
+          .invalidValue, "\(schema.name).\(field.name) is required; it cannot be set to nil.",
+          entity: schema.name, field: field.name)
+      }
+      var normalized = value
+      if case .int(let int) = value, field.kind == .double { normalized = .double(Double(int)) }
+      return FieldUpdate(field.name, .set(try FieldValue.checked(normalized, for: schema, at: position)))
+    case .add(let amount):
+      var normalized = amount
+      if case .int(let int) = amount, field.kind == .double { normalized = .double(Double(int)) }
+      guard field.kind == .int || field.kind == .double, normalized.kind == field.kind else {
+        throw CofferError(
+          .invalidValue,
+          "Only number fields can be added to, with a number of their kind: \(schema.name).\(field.name) "
+            + "holds \(field.kind) values and the amount is \(amount.kind?.description ?? "null").",
+          entity: schema.name, field: field.name)
+      }
+      return FieldUpdate(field.name, .add(try FieldValue.checked(normalized, for: schema, at: position)))
+    }
+  }
+
+  /// A precondition with its query checked against the schema.
+  public static func validate(_ precondition: ChangeSet.Precondition, schema: EntitySchema) throws
+    -> ChangeSet.Precondition
+  {
+    var checked = precondition
+    checked.query = try validate(precondition.query, schema: schema)
+    if case .rows(let rows) = precondition.expectation {
+      checked.expectation = .rows(try rows.map { try validate($0, schema: schema) })
+    }
+    return checked
   }
 
   /// The query, normalized, or an error naming what is wrong.

@@ -20,12 +20,18 @@ public struct ChangeSet: Sendable, Hashable {
     case delete(entity: String, id: Value)
     /// Remove every row that matches a filter.
     case deleteMatching(entity: String, filter: Filter)
+    /// Change fields of every row that matches a filter, each row as it is stored when the
+    /// batch reaches it (no read by the caller, so no update is lost); fails as an update of
+    /// each changed row would, or with ``CofferError/Code/valueOutOfRange`` when an increment
+    /// overflows.
+    case updateMatching(entity: String, filter: Filter, changes: [FieldUpdate])
 
     /// The entity the operation changes.
     public var entity: String {
       switch self {
       case .insert(let entity, _), .update(let entity, _), .upsert(let entity, _),
-        .insertMany(let entity, _), .delete(let entity, _), .deleteMatching(let entity, _):
+        .insertMany(let entity, _), .delete(let entity, _), .deleteMatching(let entity, _),
+        .updateMatching(let entity, _, _):
         entity
       }
     }
@@ -43,16 +49,26 @@ public struct ChangeSet: Sendable, Hashable {
   /// for. An entity missing here has rows in its current shape.
   public var layouts: [String: EntitySchema]
 
+  /// What must still hold when the batch is applied, checked before its first operation; when
+  /// one does not, nothing is applied and the batch fails with ``CofferError/Code/conflict``.
+  /// Only a backend that declares ``BackendCapabilities/preconditions`` is given any.
+  public var preconditions: [Precondition]
+
   /// A batch of operations whose rows have their entities' current shape.
   public init(_ operations: [Operation] = []) {
     self.operations = operations
     self.layouts = [:]
+    self.preconditions = []
   }
 
-  /// A batch of operations whose rows were made for the given schemas.
-  public init(_ operations: [Operation], layouts: [String: EntitySchema]) {
+  /// A batch of operations whose rows were made for the given schemas, applied only if the
+  /// preconditions hold.
+  public init(
+    _ operations: [Operation], layouts: [String: EntitySchema], preconditions: [Precondition] = []
+  ) {
     self.operations = operations
     self.layouts = layouts
+    self.preconditions = preconditions
   }
 
   /// A reshaper for an entity's rows in this batch, to the schema the entity has now.
@@ -62,8 +78,8 @@ public struct ChangeSet: Sendable, Hashable {
     try RowReshaper(layouts[current.name], storedAs: current, store: store)
   }
 
-  /// Whether there is nothing to apply.
-  public var isEmpty: Bool { operations.isEmpty }
+  /// Whether there is nothing to apply and nothing to check.
+  public var isEmpty: Bool { operations.isEmpty && preconditions.isEmpty }
 
   /// Appends an insert.
   public mutating func insert(_ row: Row, into entity: String) {

@@ -60,6 +60,13 @@ public struct Batch: Sendable {
     try deleteAll(type, where: filter.filter)
   }
 
+  /// Adds an operation made and checked elsewhere (a change by query), with the schema its
+  /// filter was checked against.
+  mutating func append(_ operation: ChangeSet.Operation, layout: EntitySchema) {
+    changes.operations.append(operation)
+    changes.layouts[layout.name] = layout
+  }
+
   /// The codec of a type, made here for a type the store has not seen yet, noting the schema
   /// its rows are made for.
   private mutating func codec<T: Storable>(_ type: T.Type) throws -> EntityCodec<T> {

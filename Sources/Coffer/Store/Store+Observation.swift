@@ -58,6 +58,13 @@ extension StoreQuery {
   public func observe() -> AsyncThrowingStream<[T], any Error> {
     let store = self.store
     let unchecked = self
+    if source != nil {
+      return AsyncThrowingStream {
+        throw CofferError(
+          .unsupported, "Observe a query of the store itself, not of a snapshot or a transaction.",
+          store: store.backend.name, entity: unchecked.query.entity)
+      }
+    }
     return AsyncThrowingStream { continuation in
       let (signals, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
       let number = store.addObserver(entity: unchecked.query.entity, signal)

@@ -32,8 +32,27 @@ extension Store {
         throw error.inStore(backend.name)
       }
     }
+    var preconditions: [ChangeSet.Precondition] = []
+    if !changes.preconditions.isEmpty {
+      guard backend.capabilities.contains(.preconditions) else {
+        throw CofferError(
+          .unsupported,
+          "This backend cannot check a batch's preconditions, so transactions and modify cannot run on it "
+            + "without risking lost updates. Use a backend that declares the preconditions capability.",
+          store: backend.name)
+      }
+      preconditions.reserveCapacity(changes.preconditions.count)
+      for precondition in changes.preconditions {
+        let entity = precondition.query.entity
+        let schema = try changes.layouts[entity] ?? schemas[entity] ?? preparedSchema(entity)
+        schemas[entity] = schemas[entity] ?? schema
+        preconditions.append(try rethrowing { try QueryValidator.validate(precondition, schema: schema) })
+      }
+    }
     let summary = try await logged(operations: checked.count) {
-      try await rethrowing { try await backend.apply(ChangeSet(checked, layouts: schemas)) }
+      try await rethrowing {
+        try await backend.apply(ChangeSet(checked, layouts: schemas, preconditions: preconditions))
+      }
     }
     notifyObservers(of: checked)
     return summary

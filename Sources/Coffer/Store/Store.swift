@@ -48,6 +48,8 @@ public final class Store: Sendable {
   let prepared = LockedState(Prepared())
   /// Query observers, told after every successful ``apply(_:)`` (see `Store+Observation.swift`).
   let observers = LockedState(StoreObservers())
+  /// Where transactions that conflicted take turns (see `StoreTransaction.swift`).
+  let gate = TransactionGate()
 
   /// A store over a backend, logging to `logger` (nothing when `nil`).
   public init(backend: any StorageBackend, logger: Logger? = nil) {

@@ -89,11 +89,9 @@ extension StoreQuery {
     var values: [T] = []
     values.reserveCapacity(Swift.min(size, Self.reservedAtMost))
     var last: [Value]?
-    try await store.rethrowing {
-      try await store.backend.read(checked) { fields in
-        values.append(try codec.decode(fields))
-        if values.count == size { last = try positions.map { try fields.value(at: $0) } }
-      }
+    try await read(checked) { fields in
+      values.append(try codec.decode(fields))
+      if values.count == size { last = try positions.map { try fields.value(at: $0) } }
     }
     return (values, last)
   }

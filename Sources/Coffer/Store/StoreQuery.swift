@@ -22,6 +22,8 @@ public struct StoreQuery<T: Storable>: Sendable {
   public private(set) var query: Query
   /// Why the query cannot run: a key path in it reads no stored field.
   @usableFromInline var keyPathError: CofferError?
+  /// Where it reads when not from the store directly: a snapshot or a transaction.
+  @usableFromInline var source: QuerySource?
 
   @usableFromInline
   init(store: Store) {
@@ -94,10 +96,37 @@ public struct StoreQuery<T: Storable>: Sendable {
     var values: [T] = []
     // A page (a limit) gets its room at once rather than growing through every power of two.
     if let limit = checked.limit, limit > 0 { values.reserveCapacity(min(limit, Self.reservedAtMost)) }
-    try await store.rethrowing {
-      try await store.backend.read(checked) { values.append(try codec.decode($0)) }
-    }
+    try await read(checked) { values.append(try codec.decode($0)) }
     return values
+  }
+
+  /// Reads a checked query's rows from where this query reads: the store, a snapshot, or the
+  /// store for a transaction, which remembers them.
+  @usableFromInline
+  func read(_ checked: Query, _ visit: (any StoredFields) throws -> Void) async throws {
+    try await store.rethrowing {
+      switch source {
+      case nil: try await store.backend.read(checked, visit)
+      case .snapshot(let reader): try await reader.read(checked, visit)
+      case .transaction(let transaction): try await transaction.read(checked, visit)
+      }
+    }
+  }
+
+  /// Applies a change made by query (a delete or an update): now, or in the transaction the
+  /// query reads for. A snapshot's queries cannot change anything.
+  func change(_ operation: ChangeSet.Operation, layout: EntitySchema) async throws -> ChangeSummary {
+    switch source {
+    case nil:
+      return try await store.apply(ChangeSet([operation], layouts: layout.layouts))
+    case .snapshot:
+      throw CofferError(
+        .unsupported, "A snapshot only reads. Change the store through the store or a transaction.",
+        store: store.backend.name, entity: layout.name)
+    case .transaction(let transaction):
+      try transaction.write(operation, layout: layout)
+      return ChangeSummary()
+    }
   }
 
   /// Runs the query for one value (its limit becomes 1; its offset still applies).
@@ -112,11 +141,22 @@ public struct StoreQuery<T: Storable>: Sendable {
   public func count() async throws -> Int {
     let codec = try await store.codec(for: T.self)
     let checked = try validated(for: codec)
-    return try await store.countChecked(checked)
+    var whole = checked
+    whole.sort = []
+    whole.offset = 0
+    whole.limit = nil
+    let total: Int
+    switch source {
+    case nil: return try await store.countChecked(checked)
+    case .snapshot(let reader): total = try await store.rethrowing { try await reader.count(whole) }
+    case .transaction(let transaction): total = try await transaction.count(whole)
+    }
+    return checked.slice(ofCount: total)
   }
 
   /// Removes every value the query's filter selects, in one atomic change. Sort, offset and
-  /// limit are ignored: `query.limit(1).delete()` still removes every match.
+  /// limit are ignored: `query.limit(1).delete()` still removes every match. In a
+  /// transaction the delete waits for the commit and returns 0.
   ///
   /// ```swift
   /// let removed = try await store.query(Message.self).filter(\.threadID == 7).delete()
@@ -127,10 +167,10 @@ public struct StoreQuery<T: Storable>: Sendable {
   public func delete() async throws -> Int {
     let codec = try await store.codec(for: T.self)
     let checked = try validated(for: codec)
-    return try await store.apply(
-      ChangeSet(
-        [.deleteMatching(entity: codec.schema.name, filter: checked.filter)], layouts: codec.schema.layouts)
-    ).deleted
+    return try await change(
+      .deleteMatching(entity: codec.schema.name, filter: checked.filter), layout: codec.schema
+    )
+    .deleted
   }
 }
 
