@@ -147,9 +147,35 @@ struct DifferentialGenerator {
     case 0..<32: return .insert(entity: entity, row: row(schema))
     case 32..<50: return .update(entity: entity, row: row(schema))
     case 50..<70: return .upsert(entity: entity, row: row(schema))
-    case 70..<88: return .delete(entity: entity, id: id(schema))
+    case 70..<84: return .delete(entity: entity, id: id(schema))
+    case 84..<92:
+      return .updateMatching(
+        entity: entity, filter: filter(schema, depth: random.below(3)),
+        changes: (0..<(1 + random.below(2))).map { _ in fieldUpdate(schema) })
     default: return .deleteMatching(entity: entity, filter: filter(schema, depth: random.below(3)))
     }
+  }
+
+  /// A change for an update by query: a field set to a value (sometimes one it cannot hold, or
+  /// the id), or a number field added to (sometimes enough to overflow).
+  mutating func fieldUpdate(_ schema: EntitySchema) -> FieldUpdate {
+    let field = random.pick(schema.fields)
+    let indexed = Set(schema.indexes.flatMap(\.fields)).union(everIndexed[schema.name] ?? [])
+    if (field.kind == .int || field.kind == .double) && random.chance(50) {
+      let amount: Value =
+        field.kind == .int
+        ? (random.chance(20) ? random.pick([.int(.max), .int(.min)]) : .int(Int64(random.below(7)) - 3))
+        : random.pick(DifferentialValues.small(.double))
+      return .add(field.name, amount)
+    }
+    if random.chance(5) { return .set(field.name, to: .null) }
+    let value = value(field, key: indexed.contains(field.name))
+    switch value {
+    case .string(let text) where text.utf8.count > 400: everLong[schema.name, default: []].insert(field.name)
+    case .bytes(let data) where data.count > 400: everLong[schema.name, default: []].insert(field.name)
+    default: break
+    }
+    return .set(field.name, to: value)
   }
 
   /// An id: usually one stored, else one from the kind's small pool.

@@ -146,6 +146,13 @@ struct PostgresApplier {
         continue
       }
       let (table, reshape) = try resolve(operation.entity)
+      // One statement checks a unique index row by row in no set order, so a run could trip
+      // over a value that an earlier operation of the batch moves away: one at a time then.
+      if kind == .update || kind == .upsert, !table.schema.uniqueIndexes.isEmpty {
+        steps.append(.operation(operation))
+        index += 1
+        continue
+      }
       var rows: [Row] = []
       var ids: Set<Value> = []
       var end = index
@@ -359,6 +366,13 @@ struct PostgresApplier {
       }
     case .updateMatching(let entity, let filter, let changes):
       let (table, rows) = try await updatedRows(entity, filter, changes)
+      if !table.schema.uniqueIndexes.isEmpty {
+        // Row by row in id order, as every backend goes: one statement would check the unique
+        // indexes in another order.
+        for row in rows { try await query(table.updateSQL, bindings(row, table)) }
+        summary.updated += rows.count
+        return
+      }
       var start = 0
       while start < rows.count {
         let end = min(rows.count, start + Self.rowsPerInsert)
