@@ -32,8 +32,17 @@ import Testing
       }
       try batch.insert(Note(id: UUID(), title: "Call Ana", pinned: false, updatedAt: .now))
     }
+
+    // Read, decide, write: if another writer changes what the body read before it commits,
+    // nothing is applied and the body runs again on fresh values.
+    try await store.transaction { tx in
+      for note in try await tx.query(Note.self).filter(\.pinned == false).fetch() {
+        try tx.update(note.updating(\.title, to: note.title + " (done)"))
+      }
+    }
     // README example ends.
     #expect(pinned.map(\.title) == ["Buy milk"])
     #expect(try await store.query(Note.self).filter(\.pinned == false).count() == 2)
+    #expect(try await store.all(Note.self).map(\.title).sorted() == ["Buy milk (done)", "Call Ana (done)"])
   }
 }
