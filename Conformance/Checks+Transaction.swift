@@ -180,6 +180,32 @@ extension ConformanceSuite {
         "the store after the commit")
     },
     ConformanceCheck(
+      "transaction.modify", requires: .preconditions,
+      "modify returns the value it stored; an id not stored is notFound; a change that throws stores "
+        + "nothing and does not run again."
+    ) { context in
+      struct Refused: Error {}
+      let store = try await context.store(with: [Versioned(id: 1, version: 1)])
+      let stored = try await store.modify(Versioned.self, id: 1) { $0.version *= 7 }
+      try expectEqual(stored, Versioned(id: 1, version: 7), "the value modify returned")
+      try expectEqual(try await store.get(Versioned.self, id: 1), stored, "the value stored")
+      let error = try await expectThrows(.notFound, "modify of an id that is not stored") {
+        try await store.modify(Versioned.self, id: 2) { $0.version += 1 }
+      }
+      try expectEqual(error.idValue, .int(2), "the id notFound names")
+      let runs = RunCounter()
+      do {
+        try await store.modify(Versioned.self, id: 1) { value in
+          runs.next()
+          value.version = 0
+          throw Refused()
+        }
+        throw CheckFailure("modify returned although its change threw")
+      } catch is Refused {}
+      try expectEqual(runs.value, 1, "runs of a change that threw")
+      try expectEqual(try await store.get(Versioned.self, id: 1), stored, "the value after the change threw")
+    },
+    ConformanceCheck(
       "snapshot.isolation", requires: .snapshots,
       "A batch applied while a snapshot is open is invisible to it and visible after it."
     ) { context in

@@ -3,7 +3,8 @@ import Foundation
 /// `coffer-bench [--sizes N,N,…] [--systems KEY,…] [--gets N] [--pages N] [--suite-commits N]
 /// [--rows N] [--commits N] [--naive-commits N] [--repetitions N] [--codec-rows N] [--skip-suite]
 /// [--skip-plist] [--skip-codec] [--postgres-url URL] [--output DIR] [--no-write]`, or
-/// `coffer-bench --profile SYSTEM scan|get|page|insert ROWS ROUNDS` to repeat one operation for a profiler.
+/// `coffer-bench --profile SYSTEM scan|get|page|insert ROWS ROUNDS` to repeat one operation for a profiler,
+/// or `coffer-bench --contention …` for the contention workload (see ``ContentionBenchmark``).
 ///
 /// Runs the cross-system suite, the property-list suite and the row-codec comparison, prints every figure, and writes
 /// DIR/Performance.md, DIR/performance.csv and DIR/performance-ratios.svg (DIR defaults to the
@@ -118,6 +119,10 @@ do {
   }
   if arguments.first == ProfileLoop.flag {
     try await ProfileLoop.run(Array(arguments.dropFirst()))
+    exit(0)
+  }
+  if arguments.first == ContentionBenchmark.flag {
+    try await ContentionBenchmark.run(Array(arguments.dropFirst()))
     exit(0)
   }
   let options = try Options(arguments)

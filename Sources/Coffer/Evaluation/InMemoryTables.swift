@@ -75,7 +75,7 @@
     var summary = ChangeSummary()
     var current: (entity: String, schema: EntitySchema, reshape: RowReshaper)?
     for precondition in changes.preconditions {
-      try precondition.verify(try fetch(precondition.query), store: storeName)
+      try precondition.verify(try selected(precondition.query), store: storeName)
     }
     do {
       for operation in changes.operations {
@@ -168,6 +168,13 @@
         try reshaped(ids.compactMap { table.rows[$0] }, of: table, as: query.layout), to: visit)
     }
     try RowFields.handOver(try fetch(query), to: visit)
+  }
+
+  /// The rows a query selects, straight from the table for a lookup by id.
+  private func selected(_ query: Query) throws -> [Row] {
+    let table = try table(query.entity)
+    guard let ids = query.lookedUpIDs(in: table.schema) else { return try fetch(query) }
+    return try reshaped(ids.compactMap { table.rows[$0] }, of: table, as: query.layout)
   }
 
   /// The rows a query selects (see ``StorageBackend/read(_:_:)``).

@@ -14,6 +14,13 @@ extension Store {
   ///   ``CofferError/Code/invalidQuery``, or the backend's error (nothing applied).
   @discardableResult
   public func apply(_ changes: ChangeSet) async throws -> ChangeSummary {
+    try await apply(changes, preconditionsChecked: false)
+  }
+
+  /// ``apply(_:)``, trusting the preconditions when a transaction made them of checked queries
+  /// and stored rows.
+  @discardableResult
+  func apply(_ changes: ChangeSet, preconditionsChecked: Bool) async throws -> ChangeSummary {
     if changes.isEmpty { return ChangeSummary() }
     var checked: [ChangeSet.Operation] = []
     checked.reserveCapacity(changes.operations.count)
@@ -46,7 +53,9 @@ extension Store {
         let entity = precondition.query.entity
         let schema = try changes.layouts[entity] ?? schemas[entity] ?? preparedSchema(entity)
         schemas[entity] = schemas[entity] ?? schema
-        preconditions.append(try rethrowing { try QueryValidator.validate(precondition, schema: schema) })
+        preconditions.append(
+          preconditionsChecked
+            ? precondition : try rethrowing { try QueryValidator.validate(precondition, schema: schema) })
       }
     }
     let summary = try await logged(operations: checked.count) {

@@ -199,7 +199,8 @@ public final class StoreTransaction: Sendable {
         let schema = read.schema
         let ids = read.rows.keys.sorted { ValueOrder.compare($0, $1) < 0 }
         let rows = ids.compactMap { read.rows[$0] ?? nil }
-        preconditions.append(ChangeSet.Precondition(Query(lookingUp: ids, in: schema), .rows(rows)))
+        let query = ids.count == 1 ? Query(lookingUp: ids[0], in: schema) : Query(lookingUp: ids, in: schema)
+        preconditions.append(ChangeSet.Precondition(query, .rows(rows)))
       }
       return (state.batch, preconditions)
     }
@@ -209,7 +210,8 @@ public final class StoreTransaction: Sendable {
     for key in batch.unprepared {
       if let box = batch.codecs[key] { try await store.adopt(box, for: key) }
     }
-    try await store.apply(changes)
+    // The preconditions are made here of checked queries and rows read from the store.
+    try await store.apply(changes, preconditionsChecked: true)
   }
 }
 
@@ -245,44 +247,10 @@ extension Store {
   public func transaction<R>(
     retries: Int = Store.defaultRetries, _ body: (StoreTransaction) async throws -> R
   ) async throws -> R {
-    // Nested in a transaction that holds the gate: run freely, or wait for ourselves forever.
-    if TransactionGate.isHeld { return try await attempts(retries: retries, body) }
-    guard gate.isContended else {
-      do {
-        return try await attempts(retries: 0, body)
-      } catch let error as CofferError where error.code == .conflict && retries > 0 {
-        // Conflicted once: run again in turn with this store's other conflicting transactions.
-        return try await inTurn(retries: retries - 1, body)
-      }
-    }
-    return try await inTurn(retries: retries, body)
-  }
-
-  /// Runs a transaction holding the store's ``TransactionGate``.
-  private func inTurn<R>(retries: Int, _ body: (StoreTransaction) async throws -> R) async throws -> R {
-    await gate.acquire()
-    defer { gate.release() }
-    return try await TransactionGate.$isHeld.withValue(true) { try await attempts(retries: retries, body) }
-  }
-
-  /// Runs `body` and commits, again after each conflict, up to `retries` times again.
-  private func attempts<R>(retries: Int, _ body: (StoreTransaction) async throws -> R) async throws -> R {
-    var attempt = 0
-    while true {
+    try await retrying(retries: retries) {
       let transaction = StoreTransaction(store: self)
       let result = try await body(transaction)
-      do {
-        try await transaction.commit()
-        return result
-      } catch let error as CofferError where error.code == .conflict && attempt < retries {
-        attempt += 1
-        logger.debug(
-          "Running a transaction again after a conflict",
-          metadata: [
-            "coffer.entity": .string(error.entity ?? ""), "coffer.attempt": .stringConvertible(attempt),
-          ])
-        try await Task.sleep(for: Self.pause(before: attempt))
-      }
+      return try await Attempt.committing(result) { try await transaction.commit() }
     }
   }
 
@@ -301,15 +269,83 @@ extension Store {
   public func modify<T: Storable>(
     _ type: T.Type, id: T.ID, retries: Int = Store.defaultRetries, _ change: (inout T) throws -> Void
   ) async throws -> T {
-    try await transaction(retries: retries) { transaction in
-      guard var value = try await transaction.get(type, id: id) else {
-        throw CofferError(
-          .notFound, "There is no \(T.entityName) with id \(id.storedValue) to modify. Insert it first.",
-          store: backend.name, entity: T.entityName, id: id.storedValue)
+    let codec = try await codec(for: type)
+    let key = id.storedValue
+    // One value: the transaction's bookkeeping is one row and one precondition.
+    return try await retrying(retries: retries) {
+      var stored: Row?
+      try await rethrowing {
+        try await backend.read(Query(lookingUp: key, in: codec.schema)) { stored = try Row($0) }
       }
+      guard let stored else {
+        throw CofferError(
+          .notFound, "There is no \(T.entityName) with id \(key) to modify. Insert it first.",
+          store: backend.name, entity: T.entityName, id: key)
+      }
+      var value = try codec.decode(stored)
       try change(&value)
-      try transaction.update(value)
-      return value
+      let changes = ChangeSet(
+        [.update(entity: codec.schema.name, row: try codec.encode(value))], layouts: codec.schema.layouts,
+        preconditions: [.unchanged(stored, in: codec.schema)])
+      return try await Attempt.committing(value) { try await apply(changes, preconditionsChecked: true) }
+    }
+  }
+
+  /// How one run of a transaction ended, when its body did not throw.
+  enum Attempt<R> {
+    case committed(R)
+    case conflicted(CofferError)
+
+    /// `result` once `commit` succeeds; the conflict when it fails with one.
+    static func committing(_ result: R, _ commit: () async throws -> Void) async throws -> Attempt {
+      do {
+        try await commit()
+        return .committed(result)
+      } catch let error as CofferError where error.code == .conflict {
+        return .conflicted(error)
+      }
+    }
+  }
+
+  /// Runs `attempt` until it commits: freely at first; after a conflict, in turn with this
+  /// store's other transactions that conflicted (see ``TransactionGate``).
+  private func retrying<R>(retries: Int, _ attempt: () async throws -> Attempt<R>) async throws -> R {
+    // Nested in a transaction that holds the gate: run freely, or wait for ourselves forever.
+    if TransactionGate.isHeld { return try await attempts(retries: retries, attempt) }
+    if !gate.isContended {
+      switch try await attempt() {
+      case .committed(let result): return result
+      case .conflicted(let error): if retries == 0 { throw error }
+      }
+      return try await inTurn(retries: retries - 1, attempt)
+    }
+    return try await inTurn(retries: retries, attempt)
+  }
+
+  /// Runs attempts holding the store's ``TransactionGate``.
+  private func inTurn<R>(retries: Int, _ attempt: () async throws -> Attempt<R>) async throws -> R {
+    await gate.acquire()
+    defer { gate.release() }
+    return try await TransactionGate.$isHeld.withValue(true) { try await attempts(retries: retries, attempt) }
+  }
+
+  /// Runs `attempt` until it commits, at most `retries` times again after conflicts, pausing
+  /// a little longer before each.
+  private func attempts<R>(retries: Int, _ attempt: () async throws -> Attempt<R>) async throws -> R {
+    var count = 0
+    while true {
+      switch try await attempt() {
+      case .committed(let result): return result
+      case .conflicted(let error):
+        guard count < retries else { throw error }
+        count += 1
+        logger.debug(
+          "Running a transaction again after a conflict",
+          metadata: [
+            "coffer.entity": .string(error.entity ?? ""), "coffer.attempt": .stringConvertible(count),
+          ])
+        try await Task.sleep(for: Self.pause(before: count))
+      }
     }
   }
 
