@@ -131,7 +131,7 @@ enum ContentionBenchmark {
         guard let row = cells[key]?[mode] else { continue }
         let figures = taskCounts.map { tasks -> String in
           guard let cell = row[tasks] else { return "—" }
-          return String(format: "%.0f (%.2f)", cell.commitsPerSecond, cell.retriesPerCommit)
+          return String(format: "%.0f (%.3f)", cell.commitsPerSecond, cell.retriesPerCommit)
         }
         lines.append("| \(names[key] ?? key) | " + figures.joined(separator: " | ") + " |")
       }
