@@ -50,6 +50,15 @@ final class CheckContext: Sendable {
     return try await open(url)
   }
 
+  /// Another handle on the same location as `store`, open at the same time (for targets whose
+  /// location can be opened twice: a named memory store, SQLite, LMDB).
+  func secondHandle(_ store: Store) async throws -> Store {
+    guard let url = state.withLock({ $0.urls[ObjectIdentifier(store)] }) else {
+      throw CheckFailure("The check asked for a second handle on a store it did not make.")
+    }
+    return try await open(url)
+  }
+
   /// Closes every store the check opened (errors are ignored: closing twice is harmless) and
   /// lets the backend forget scratch stores that live outside the scratch folder.
   func closeAll() async {

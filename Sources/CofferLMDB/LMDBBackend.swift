@@ -25,7 +25,7 @@ public final class LMDBBackend: StorageBackend {
   /// Reopenable, durable, multi-process, atomic across entities, evolving.
   public let capabilities: BackendCapabilities = [
     .reopenable, .durable, .multiProcess, .crossEntityTransactions, .schemaEvolution, .preconditions,
-    .snapshots,
+    .snapshots, .observesOtherHandles,
   ]
   /// The settings the store was opened with.
   public let configuration: Configuration

@@ -207,6 +207,13 @@ final class LMDBEnvironment: @unchecked Sendable {
     try await blocking.run { try self.write(body, committed: committed) }
   }
 
+  /// The id of the last write transaction committed by any process, as a read transaction
+  /// begun now sees it. (`mdb_env_info` reads the meta page, which is written a moment before
+  /// new readers see the commit: a marker taken there could move before the data does.)
+  func lastTransactionID() throws -> UInt64 {
+    try read { UInt64(mdb_txn_id($0.pointer)) }
+  }
+
   /// The map's current size in bytes.
   var mapSize: Int {
     var info = MDB_envinfo()

@@ -13,6 +13,13 @@ extension LMDBBackend {
   }
 }
 
+extension LMDBBackend {
+  /// The id of the last write transaction committed to the store, by any process.
+  public func commitMarker() async throws -> UInt64? {
+    try environment.lastTransactionID()
+  }
+}
+
 /// A read transaction a snapshot holds. A lock keeps tasks that share the snapshot from using
 /// the transaction at once (LMDB allows one thread in a transaction at a time).
 ///

@@ -27,7 +27,7 @@ public final class MemoryBackend: StorageBackend {
     self.name = name
     self.storage = storage
     var capabilities: BackendCapabilities = [.crossEntityTransactions, .preconditions, .snapshots]
-    if shared { capabilities.formUnion([.reopenable, .schemaEvolution]) }
+    if shared { capabilities.formUnion([.reopenable, .schemaEvolution, .observesOtherHandles]) }
     self.capabilities = capabilities
   }
 
@@ -56,7 +56,18 @@ public final class MemoryBackend: StorageBackend {
   @discardableResult
   public func apply(_ changes: ChangeSet) async throws -> ChangeSummary {
     try checkOpen()
-    return try storage.tables.withLock { try $0.apply(changes) }
+    return try storage.tables.withLock { tables in
+      let summary = try tables.apply(changes)
+      storage.commits.add(1, ordering: .relaxed)
+      return summary
+    }
+  }
+
+  /// How many batches every handle on a named store has applied; `nil` for a private store,
+  /// which has no other handle.
+  public func commitMarker() async throws -> UInt64? {
+    try checkOpen()
+    return capabilities.contains(.observesOtherHandles) ? storage.commits.load(ordering: .relaxed) : nil
   }
 
   /// Runs `body` on the tables as they are now: a copy-on-write value, so taking it costs
@@ -81,5 +92,7 @@ public final class MemoryBackend: StorageBackend {
 /// The tables of one in-memory store, shared by every handle opened on its name.
 final class MemoryStorage: Sendable {
   let tables: LockedState<InMemoryTables>
+  /// Batches applied, by every handle.
+  let commits = Atomic<UInt64>(0)
   init(name: String) { tables = LockedState(InMemoryTables(storeName: name)) }
 }

@@ -32,6 +32,9 @@ public final class SQLiteBackend: StorageBackend {
   /// Where the backend logs opening, schema changes and closing.
   let logger: Logger
   let readers: SQLiteReaderPool
+  /// The connection whose `PRAGMA data_version` tells of commits, taken from the readers the
+  /// first time an observer asks (see ``commitMarker()``).
+  let watcher = LockedState<SQLiteConnection?>(nil)
   /// The prepared entities, by name, and the serial the next one published gets.
   let catalog = LockedState(Catalog())
 
@@ -54,6 +57,7 @@ public final class SQLiteBackend: StorageBackend {
     self.logger = (logger ?? .disabled).forStore(name)
     var capabilities: BackendCapabilities = [
       .reopenable, .multiProcess, .crossEntityTransactions, .schemaEvolution, .preconditions, .snapshots,
+      .observesOtherHandles,
     ]
     if configuration.synchronous != .off { capabilities.insert(.durable) }
     self.capabilities = capabilities
@@ -251,10 +255,22 @@ public final class SQLiteBackend: StorageBackend {
     }
   }
 
+  /// `PRAGMA data_version` on a connection kept for it: it changes when any other connection —
+  /// this store's writer, another handle, another process — commits.
+  public func commitMarker() async throws -> UInt64? {
+    try checkOpen()
+    return try watcher.withLock { watcher in
+      let connection = try watcher ?? readers.checkOut()
+      watcher = connection
+      return try connection.text("PRAGMA data_version").flatMap { UInt64($0) }
+    }
+  }
+
   /// Closes every connection; SQLite checkpoints the log into the database file.
   public func close() async throws {
     try await blocking.run { [self] in
       writer.withLock { $0 = nil }
+      watcher.withLock { $0 = nil }
       readers.close()
     }
     logger.debug("Closed the SQLite database")

@@ -39,8 +39,12 @@ import Testing
       return
     }
     print("differential.random-batches on \(url):\n\(message)")
-    #expect(message.contains("seed 12648430"))
-    #expect(message.contains("COFFER_CONFORMANCE_SEED=12648430"))
+    // The run starts at seed 12648430; the report names the seed of the sequence that failed
+    // and how to replay it.
+    let seed = try #require(
+      message.firstMatch(of: /seed (\d+); replay with COFFER_CONFORMANCE_SEED=(\d+)/).map { ($0.1, $0.2) })
+    #expect(seed.0 == seed.1)
+    #expect((12_648_430..<12_648_530).contains(Int(seed.0) ?? 0), "reported seed \(seed.0)")
     let steps = message.split(separator: "\n").filter { $0.hasPrefix("  ") }
     #expect((1...8).contains(steps.count), "shrunk sequence has \(steps.count) steps")
   }

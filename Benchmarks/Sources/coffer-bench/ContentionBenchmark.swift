@@ -3,6 +3,7 @@ import CofferMacros
 import CofferStores
 import Foundation
 import GRDB
+import Synchronization
 
 /// A counter the contention workload increments.
 @Storable
@@ -173,6 +174,37 @@ enum ContentionBenchmark {
       }
       lines.append("")
     }
+    var observed: [(name: String, latency: ObservationLatency)] = []
+    for key in keys where ["coffer-sqlite", "coffer-lmdb"].contains(key) {
+      guard let system = try makeSystem(key) as? CofferContention else { continue }
+      let latency = try await system.observationLatency(in: folder)
+      observed.append((system.name, latency))
+      say(
+        String(
+          format:
+            "%@: a commit through another handle observed after %.1f ms median, %.1f ms worst; idle observer %.2f%% of a core",
+          system.name, latency.median * 1e3, latency.worst * 1e3, latency.idleCPU * 100))
+    }
+    if !observed.isEmpty {
+      lines.append("## Observing commits made through another handle")
+      lines.append("")
+      lines.append(
+        "A query observed through one `Store` while a second `Store` on the same file commits an update")
+      lines.append(
+        "every 50 to 130 ms (at random), \(ObservationLatency.commits) times: the time from the commit's return to the"
+      )
+      lines.append("observer's new result; and the CPU the process used over 5 s with the observer idle.")
+      lines.append("")
+      lines.append("| system | median | worst | idle observer |")
+      lines.append("|---|---:|---:|---:|")
+      for entry in observed {
+        lines.append(
+          String(
+            format: "| %@ | %.1f ms | %.1f ms | %.2f%% of a core |", entry.name, entry.latency.median * 1e3,
+            entry.latency.worst * 1e3, entry.latency.idleCPU * 100))
+      }
+      lines.append("")
+    }
     let text = lines.joined(separator: "\n")
     print(text)
     if write {
@@ -274,8 +306,8 @@ final class CofferContention: ContentionSystem, @unchecked Sendable {
   // workload calls while no task runs.
   let name: String
   let hasPlainWrite = true
-  private let scheme: String
-  private let file: String
+  let scheme: String
+  let file: String
   private let databaseName: String?
   private var store: Store?
 
@@ -287,7 +319,7 @@ final class CofferContention: ContentionSystem, @unchecked Sendable {
     (self.name, self.scheme, self.file, self.databaseName) = (name, "postgres", "", database)
   }
 
-  private var open: Store {
+  var open: Store {
     get throws {
       guard let store else { throw BenchError("\(name): no store is open") }
       return store
@@ -329,6 +361,66 @@ final class CofferContention: ContentionSystem, @unchecked Sendable {
     try await store?.close()
     store = nil
   }
+}
+
+/// How quickly an observer sees a commit made through another handle, and what it costs idle.
+struct ObservationLatency {
+  static let commits = 100
+  var median: Double
+  var worst: Double
+  var idleCPU: Double
+}
+
+extension CofferContention {
+  /// Observes counter 1 through one store while another store on the same file updates it.
+  func observationLatency(in folder: String) async throws -> ObservationLatency {
+    try await create(in: folder, rows: 1)
+    defer { Task { try? await close() } }
+    let url = "\(scheme)://" + folder + "/" + file
+    let writer = try await Store.open(url: url, registry: .makeBuiltIn())
+    let observer = try open
+    let seen = Mutex<(version: Int64, at: ContinuousClock.Instant)>((0, .now))
+    let reader = Task {
+      for try await values in observer.query(Counter.self).observe() {
+        let version = values.first?.count ?? -1
+        seen.withLock { $0 = (version, .now) }
+      }
+    }
+    defer { reader.cancel() }
+    try await Task.sleep(for: .milliseconds(200))
+    let idleStart = cpuSeconds()
+    try await Task.sleep(for: .seconds(5))
+    let idleCPU = (cpuSeconds() - idleStart) / 5
+    var latencies: [Double] = []
+    for version in 1...Int64(ObservationLatency.commits) {
+      try await writer.update(Counter(id: 1, count: version))
+      let committed = ContinuousClock.now
+      while seen.withLock({ $0.version }) < version {
+        if committed.duration(to: .now) > .seconds(5) {
+          throw BenchError("\(name): no update observed in 5 s")
+        }
+        try await Task.sleep(for: .microseconds(200))
+      }
+      let at = seen.withLock { $0.at }
+      let elapsed = committed.duration(to: at)
+      latencies.append(
+        max(0, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18))
+      // A random pause, so that commits do not fall in step with the observer's polling.
+      try await Task.sleep(for: .milliseconds(Int.random(in: 50...130)))
+    }
+    try await writer.close()
+    latencies.sort()
+    return ObservationLatency(
+      median: latencies[latencies.count / 2], worst: latencies.last ?? 0, idleCPU: idleCPU)
+  }
+}
+
+/// The CPU time the process has used, user and system, in seconds.
+func cpuSeconds() -> Double {
+  var usage = rusage()
+  getrusage(RUSAGE_SELF.rawValue, &usage)
+  return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+    + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
 }
 
 /// GRDB: a `DatabasePool` (WAL) with the synchronous setting every SQLite system shares; the

@@ -6,10 +6,11 @@
 /// schema before it reaches the backend, so a backend may assume values are of their fields'
 /// kinds, never NaN, with dates already rounded to the microsecond.
 ///
-/// Eight requirements, one per thing a store does: its ``name`` and ``capabilities``,
+/// Nine requirements, one per thing a store does: its ``name`` and ``capabilities``,
 /// ``prepare(_:)`` (which also lists what is stored), one read path ``read(_:_:)``, ``count(_:)``,
 /// ``apply(_:)`` for every change including bulk inserts and conditional batches, ``close()``,
-/// and ``withSnapshot(_:)`` for several reads of one state. Everything else a
+/// ``withSnapshot(_:)`` for several reads of one state, and ``commitMarker()`` to notice commits
+/// made elsewhere. Everything else a
 /// caller of the SPI uses — ``fetch(_:)``, ``get(entity:ids:)``, ``insert(into:count:row:)``,
 /// ``storedSchemas()`` — is built on them in this module, once for every backend. A backend
 /// keeps its own fast paths inside the requirements: a lookup by id arrives as a ``Query``
@@ -36,6 +37,7 @@
 /// - ``apply(_:)``
 /// - ``close()``
 /// - ``withSnapshot(_:)``
+/// - ``commitMarker()``
 public protocol StorageBackend: AnyObject, Sendable {
   /// A short name for messages and logs: the store URL without secrets (`sqlite:///var/db.sqlite`).
   var name: String { get }
@@ -122,6 +124,12 @@ public protocol StorageBackend: AnyObject, Sendable {
   /// ``BackendCapabilities/snapshots``; the default implementation throws
   /// ``CofferError/Code/unsupported``.
   func withSnapshot<R>(_ body: (any StorageSnapshot) async throws -> R) async throws -> R
+
+  /// A number that changes whenever a batch is committed to the store's data by anyone — this
+  /// handle, another handle on the same data, another process — or `nil` when the backend
+  /// cannot tell. Cheap: ``Store`` asks for it every few tens of milliseconds while a query is
+  /// observed, to notice commits it did not make. The default is `nil`.
+  func commitMarker() async throws -> UInt64?
 }
 
 /// A read-only view of one committed state of a store, valid inside
@@ -135,6 +143,9 @@ public protocol StorageSnapshot: Sendable {
 }
 
 extension StorageBackend {
+  /// `nil`: the backend cannot tell when another handle or process commits.
+  public func commitMarker() async throws -> UInt64? { nil }
+
   /// Throws ``CofferError/Code/unsupported``: a backend that keeps snapshots implements this.
   public func withSnapshot<R>(_ body: (any StorageSnapshot) async throws -> R) async throws -> R {
     throw CofferError(
@@ -275,6 +286,9 @@ public struct BackendCapabilities: OptionSet, Sendable, Hashable {
   public static let preconditions = BackendCapabilities(rawValue: 1 << 5)
   /// ``StorageBackend/withSnapshot(_:)`` reads one consistent state.
   public static let snapshots = BackendCapabilities(rawValue: 1 << 6)
+  /// ``StorageBackend/commitMarker()`` changes with commits made through other handles or
+  /// processes, so observers see them.
+  public static let observesOtherHandles = BackendCapabilities(rawValue: 1 << 7)
 
   /// The names of the capabilities set, for reports.
   public var names: [String] {
@@ -286,6 +300,7 @@ public struct BackendCapabilities: OptionSet, Sendable, Hashable {
     if contains(.schemaEvolution) { names.append("schemaEvolution") }
     if contains(.preconditions) { names.append("preconditions") }
     if contains(.snapshots) { names.append("snapshots") }
+    if contains(.observesOtherHandles) { names.append("observesOtherHandles") }
     return names
   }
 }

@@ -2,6 +2,8 @@
 struct StoreObservers: Sendable {
   var next: UInt64 = 0
   var signals: [UInt64: (entity: String, signal: AsyncStream<Void>.Continuation)] = [:]
+  /// Watches the backend's commit marker while anyone observes (see `watchForeignCommits`).
+  var watcher: Task<Void, Never>?
 }
 
 extension Store {
@@ -31,12 +33,39 @@ extension Store {
     observers.withLock { observers in
       observers.next += 1
       observers.signals[observers.next] = (entity, signal)
+      if observers.watcher == nil { observers.watcher = watchForeignCommits() }
       return observers.next
     }
   }
 
   func removeObserver(_ number: UInt64) {
-    _ = observers.withLock { $0.signals.removeValue(forKey: number) }
+    let watcher = observers.withLock { observers -> Task<Void, Never>? in
+      observers.signals.removeValue(forKey: number)
+      guard observers.signals.isEmpty else { return nil }
+      defer { observers.watcher = nil }
+      return observers.watcher
+    }
+    watcher?.cancel()
+  }
+
+  /// How often an observed store asks its backend whether anyone committed.
+  static let commitPollInterval = Duration.milliseconds(40)
+
+  /// A task that signals every observer when the backend's commit marker moves: commits made
+  /// through another handle or by another process, which this store did not see applied.
+  /// It ends at once on a backend that has no marker.
+  private func watchForeignCommits() -> Task<Void, Never> {
+    Task { [weak self] in
+      guard var last = try? await self?.backend.commitMarker() else { return }
+      while !Task.isCancelled {
+        try? await Task.sleep(for: Self.commitPollInterval)
+        guard let self else { return }
+        guard let now = try? await backend.commitMarker(), now != last else { continue }
+        last = now
+        let signals = observers.withLock { $0.signals.values.map(\.signal) }
+        for signal in signals { signal.yield() }
+      }
+    }
   }
 }
 
@@ -52,7 +81,10 @@ extension StoreQuery {
   ///
   /// After each batch that touches the query's entity the query runs again; a result equal to
   /// the last one is not repeated, and batches applied while a query runs are folded into one
-  /// fresh result. Changes made to the same backend through another `Store` are not seen. The
+  /// fresh result. Commits made through another `Store` on the same data, or by another
+  /// process, are seen too on a backend that declares
+  /// ``BackendCapabilities/observesOtherHandles`` (memory, SQLite, LMDB), within a few tens of
+  /// milliseconds. The
   /// sequence ends when the task reading it is cancelled, and throws if the query fails — at
   /// once, for a query that cannot run (a key path that reads no stored field).
   public func observe() -> AsyncThrowingStream<[T], any Error> {

@@ -1,0 +1,40 @@
+@_spi(Backend) import Coffer
+import Synchronization
+
+extension ConformanceSuite {
+  static let observationChecks: [ConformanceCheck] = [
+    ConformanceCheck(
+      "observe.other-handles", requires: .observesOtherHandles,
+      "A query observed through one handle sees commits made through another handle on the same "
+        + "store, and after a burst of commits faster than it reads, the latest state arrives."
+    ) { context in
+      let store = try await context.store(with: [Versioned(id: 1, version: 0)])
+      let other = try await context.secondHandle(store)
+      let latest = Mutex<[Versioned]?>(nil)
+      let reader = Task {
+        for try await values in store.query(Versioned.self).observe() { latest.withLock { $0 = values } }
+      }
+      defer { reader.cancel() }
+      try await waitFor("the first result", { latest.withLock { $0 } == [Versioned(id: 1, version: 0)] })
+      try await other.insert(Versioned(id: 2, version: 0))
+      try await waitFor(
+        "a value inserted through the other handle", { latest.withLock { $0?.map(\.id) } == [1, 2] })
+      for version in Int64(1)...50 { try await other.update(Versioned(id: 1, version: version)) }
+      try await waitFor(
+        "the last of 50 updates made through the other handle",
+        { latest.withLock { $0?.first?.version } == 50 })
+    }
+  ]
+
+  /// Waits up to 60 s for `condition`, checking every 10 ms. A generous bound: in a full test run
+  /// on two cores, other tests' work can hold the observer's task back for seconds; the bound
+  /// only tells a missed commit from a slow one.
+  private static func waitFor(_ what: String, _ condition: @Sendable () -> Bool) async throws {
+    let clock = ContinuousClock()
+    let deadline = clock.now + .seconds(60)
+    while !condition() {
+      guard clock.now < deadline else { throw CheckFailure("The observer never saw \(what) (waited 60 s).") }
+      try await Task.sleep(for: .milliseconds(10))
+    }
+  }
+}
