@@ -22,12 +22,21 @@ extension ConformanceSuite {
   static let childFirstID: Int64 = 1_000_000
 
   /// The child side of the multi-process checks: opens `URL` with `registry` and commits
-  /// `COUNT` rows one at a time, ids `FIRST`, `FIRST + 1`, … A program named in
-  /// ``ConformanceTarget/ChildProgram`` calls this with its last three arguments.
+  /// `COUNT` rows one at a time, ids `FIRST`, `FIRST + 1`, … — or, when `FIRST` is `transfer`,
+  /// makes `COUNT` transfers between the accounts of `multiprocess.transfer-invariant`. A
+  /// program named in ``ConformanceTarget/ChildProgram`` calls this with its last three arguments.
   ///
   /// - Throws: ``Coffer/CofferError/Code/invalidConfiguration`` for arguments that are not
   ///   `URL FIRST COUNT`, or whatever opening and writing the store throws.
   public static func runChild(arguments: [String], registry: BackendRegistry) async throws {
+    if arguments.count == 3, arguments[1] == "transfer", let count = Int(arguments[2]), count >= 0 {
+      // The child side of multiprocess.transfer-invariant.
+      let store = Store(backend: try await registry.open(arguments[0]))
+      var random = SplitMix64(seed: 99)
+      for _ in 0..<count { try await transfer(in: store, accounts: processAccounts, random: &random) }
+      try await store.close()
+      return
+    }
     guard arguments.count == 3, let first = Int64(arguments[1]), let count = Int(arguments[2]), count >= 0
     else {
       throw CofferError(
@@ -79,8 +88,72 @@ extension ConformanceSuite {
         await context.target.removeScratch(url)
         throw error
       }
-    }
+    },
+    ConformanceCheck(
+      "multiprocess.transfer-invariant", requires: [.multiProcess, .preconditions, .snapshots],
+      "A second process moving amounts between accounts with transactions while this one does too "
+        + "never changes the total any snapshot sums to, and loses no transfer."
+    ) { context in
+      guard let child = context.target.child else {
+        throw CheckSkipped(
+          "no child program to run as the second process; give ConformanceTarget a child "
+            + "(ConformanceTarget.ChildProgram.coffer(at: path of the coffer executable))")
+      }
+      guard FileManager.default.isExecutableFile(atPath: child.executable) else {
+        throw CheckSkipped(
+          "the child program \(child.executable) is missing or not executable; build it first")
+      }
+      let url = context.target.scratchURL(in: context.directory, name: "\(context.checkID)-shared")
+      let log = context.directory + "/child.log"
+      let store = Store(backend: try await context.target.open(url))
+      let total = Int64(processAccounts) * 100
+      do {
+        try await store.insert(
+          (1...processAccounts).map {
+            Item(id: Int64($0), name: "account", rank: 100, score: nil, flag: true)
+          })
+        guard FileManager.default.createFile(atPath: log, contents: nil) else {
+          throw CheckFailure("Could not create the child's log file \(log).")
+        }
+        let process = try ChildProcess(
+          child.executable, child.arguments + [url.description, "transfer", String(processTransfers)],
+          standardOutput: .file(log), standardError: .standardOutput)
+        do {
+          var random = SplitMix64(seed: 7)
+          for _ in 0..<processTransfers {
+            try await transfer(in: store, accounts: processAccounts, random: &random)
+            let sum = try await store.snapshot { snapshot in
+              try await snapshot.query(Item.self).fetch().reduce(Int64(0)) { $0 + ($1.rank ?? 0) }
+            }
+            try expectEqual(sum, total, "the sum of all balances in a snapshot while both processes transfer")
+          }
+          let termination = await process.waitUntilExit()
+          guard termination == .exited(0) else {
+            let printed = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            throw CheckFailure("The child process failed with \(termination): \(show(printed))")
+          }
+        } catch {
+          process.kill()
+          _ = await process.waitUntilExit()
+          throw error
+        }
+        let final = try await store.all(Item.self)
+        try expectEqual(final.count, processAccounts, "accounts after both processes finished")
+        try expectEqual(final.reduce(Int64(0)) { $0 + ($1.rank ?? 0) }, total, "the sum after both processes")
+        try await store.close()
+        await context.target.removeScratch(url)
+      } catch {
+        try? await store.close()
+        await context.target.removeScratch(url)
+        throw error
+      }
+    },
   ]
+
+  /// How many accounts the multi-process transfer check moves amounts between, and how many
+  /// transfers each process makes.
+  static let processAccounts = 20
+  static let processTransfers = 100
 
   private static func startChild(
     _ child: ConformanceTarget.ChildProgram, url: StoreURL, log: String

@@ -45,7 +45,7 @@ extension ConformanceSuite {
           for task in 0..<4 {
             group.addTask {
               var random = SplitMix64(seed: UInt64(task + 1))
-              for _ in 0..<60 { try await transfer(in: store, random: &random) }
+              for _ in 0..<60 { try await transfer(in: store, accounts: 100, random: &random) }
             }
           }
           try await group.waitForAll()
@@ -322,11 +322,13 @@ extension ConformanceSuite {
     },
   ]
 
-  /// Moves a random amount between two random accounts in one transaction.
-  private static func transfer(in store: Store, random: inout SplitMix64) async throws {
-    let from = Int64(random.next() % 100) + 1
-    var to = Int64(random.next() % 100) + 1
-    if to == from { to = from % 100 + 1 }
+  /// Moves a random amount between two of the accounts 1…`accounts` (`Item`s whose rank is
+  /// the balance) in one transaction.
+  static func transfer(in store: Store, accounts: Int, random: inout SplitMix64) async throws {
+    let count = UInt64(accounts)
+    let from = Int64(random.next() % count) + 1
+    var to = Int64(random.next() % count) + 1
+    if to == from { to = from % Int64(accounts) + 1 }
     let amount = Int64(random.next() % 20) + 1
     try await store.transaction { tx in
       guard var source = try await tx.get(Item.self, id: from),

@@ -15,10 +15,14 @@ extension CofferCommand {
     @Argument(help: ArgumentHelp("The store URL.", valueName: "URL"))
     var url: String
 
-    @Argument(help: ArgumentHelp("The first id to write.", valueName: "FIRST"))
+    @Argument(
+      help: ArgumentHelp(
+        "The first id to write, or `transfer` to move amounts between accounts.", valueName: "FIRST"))
     var first: String
 
-    @Argument(help: ArgumentHelp("How many rows to commit, one per commit.", valueName: "COUNT"))
+    @Argument(
+      help: ArgumentHelp(
+        "How many rows to commit, one per commit (or transfers to make).", valueName: "COUNT"))
     var count: String
 
     func run() async throws {
