@@ -33,7 +33,7 @@ public final class PostgresBackend: StorageBackend, Service {
   /// Reopenable, durable, multi-process, atomic across entities, evolving.
   public let capabilities: BackendCapabilities = [
     .reopenable, .durable, .multiProcess, .crossEntityTransactions, .schemaEvolution, .preconditions,
-    .snapshots,
+    .snapshots, .observesOtherHandles,
   ]
   /// How the store was opened (its password included: do not print it).
   public let configuration: Configuration
@@ -178,6 +178,27 @@ public final class PostgresBackend: StorageBackend, Service {
   public func run() async throws {
     try? await gracefulShutdown()
     try await close()
+  }
+
+  /// The server's write-ahead log position (`pg_current_wal_lsn()`), which moves with every
+  /// commit that wrote anything — by any connection, to any database of the server. It moves
+  /// with other databases' writes and the server's own upkeep too: an observer then runs its
+  /// query again for nothing, never misses a commit.
+  public func commitMarker() async throws -> UInt64? {
+    try checkOpen()
+    do {
+      return try await pool.withConnection(while: "reading the log position") { connection in
+        let rows = try await PostgresStatements.rows(
+          "SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint", PostgresBindings(), on: connection,
+          logger: logger)
+        guard let cell = rows.first?.first(where: { _ in true }),
+          case .int(let position) = try PostgresValues.read(cell.bytes, as: .int)
+        else { return nil }
+        return UInt64(bitPattern: position)
+      }
+    } catch {
+      throw failure.error(error, while: "reading the log position")
+    }
   }
 
   /// Runs `body` on `pinned` or, when it is `nil`, on a connection of the pool.

@@ -57,11 +57,16 @@ extension Store {
   private func watchForeignCommits() -> Task<Void, Never> {
     Task { [weak self] in
       guard var last = try? await self?.backend.commitMarker() else { return }
+      // A marker may move a moment before readers see the commit (a server's log position
+      // does): after it moves, the queries run once more at the next poll.
+      var again = false
       while !Task.isCancelled {
         try? await Task.sleep(for: Self.commitPollInterval)
         guard let self else { return }
-        guard let now = try? await backend.commitMarker(), now != last else { continue }
-        last = now
+        guard let now = try? await backend.commitMarker() else { continue }
+        let moved = now != last
+        guard moved || again else { continue }
+        (last, again) = (now, moved)
         let signals = observers.withLock { $0.signals.values.map(\.signal) }
         for signal in signals { signal.yield() }
       }
@@ -83,7 +88,7 @@ extension StoreQuery {
   /// the last one is not repeated, and batches applied while a query runs are folded into one
   /// fresh result. Commits made through another `Store` on the same data, or by another
   /// process, are seen too on a backend that declares
-  /// ``BackendCapabilities/observesOtherHandles`` (memory, SQLite, LMDB), within a few tens of
+  /// ``BackendCapabilities/observesOtherHandles`` (memory, SQLite, LMDB, PostgreSQL), within a few tens of
   /// milliseconds. The
   /// sequence ends when the task reading it is cancelled, and throws if the query fails — at
   /// once, for a query that cannot run (a key path that reads no stored field).
