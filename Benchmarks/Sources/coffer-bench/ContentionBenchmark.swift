@@ -175,7 +175,7 @@ enum ContentionBenchmark {
       lines.append("")
     }
     var observed: [(name: String, latency: ObservationLatency)] = []
-    for key in keys where ["coffer-sqlite", "coffer-lmdb"].contains(key) {
+    for key in keys where ["coffer-sqlite", "coffer-lmdb", "coffer-postgres"].contains(key) {
       guard let system = try makeSystem(key) as? CofferContention else { continue }
       let latency = try await system.observationLatency(in: folder)
       observed.append((system.name, latency))
@@ -310,6 +310,8 @@ final class CofferContention: ContentionSystem, @unchecked Sendable {
   let file: String
   private let databaseName: String?
   private var store: Store?
+  /// The URL of the store `create` made last.
+  private(set) var url = ""
 
   init(name: String, scheme: String, file: String) {
     (self.name, self.scheme, self.file, self.databaseName) = (name, scheme, file, nil)
@@ -338,6 +340,7 @@ final class CofferContention: ContentionSystem, @unchecked Sendable {
     let store = try await Store.open(url: url, registry: .makeBuiltIn())
     try await store.insert((1...rows).map { Counter(id: Int64($0), count: 0) })
     self.store = store
+    self.url = url
   }
 
   func increment(_ id: Int64) async throws -> Int {
@@ -376,7 +379,6 @@ extension CofferContention {
   func observationLatency(in folder: String) async throws -> ObservationLatency {
     try await create(in: folder, rows: 1)
     defer { Task { try? await close() } }
-    let url = "\(scheme)://" + folder + "/" + file
     let writer = try await Store.open(url: url, registry: .makeBuiltIn())
     let observer = try open
     let seen = Mutex<(version: Int64, at: ContinuousClock.Instant)>((0, .now))
