@@ -49,7 +49,7 @@ extension Store {
   }
 
   /// How often an observed store asks its backend whether anyone committed.
-  static let commitPollInterval = Duration.milliseconds(40)
+  static let commitPollInterval = Duration.milliseconds(60)
 
   /// A task that signals every observer when the backend's commit marker moves: commits made
   /// through another handle or by another process, which this store did not see applied.
