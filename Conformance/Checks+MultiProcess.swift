@@ -56,20 +56,14 @@ extension ConformanceSuite {
       "A second process committing to the same store while this one commits and reads loses nothing: "
         + "every row of both is there afterwards, and after reopening."
     ) { context in
-      guard let child = context.target.child else {
-        throw CheckSkipped(
-          "no child program to run as the second process; give ConformanceTarget a child "
-            + "(ConformanceTarget.ChildProgram.coffer(at: path of the coffer executable))")
-      }
-      guard FileManager.default.isExecutableFile(atPath: child.executable) else {
-        throw CheckSkipped(
-          "the child program \(child.executable) is missing or not executable; build it first")
-      }
+      let child = try childProgram(of: context)
       let url = context.target.scratchURL(in: context.directory, name: "\(context.checkID)-shared")
       var store = Store(backend: try await context.target.open(url))
       do {
         try await store.prepare([ProcessRecord.self])
-        let process = try startChild(child, url: url, log: context.directory + "/child.log")
+        let process = try startChild(
+          child, [url.description, String(childFirstID), String(processCommits)],
+          log: context.directory + "/child.log")
         do {
           try await writeBesideChild(store, process, log: context.directory + "/child.log")
         } catch {
@@ -94,15 +88,7 @@ extension ConformanceSuite {
       "A second process moving amounts between accounts with transactions while this one does too "
         + "never changes the total any snapshot sums to, and loses no transfer."
     ) { context in
-      guard let child = context.target.child else {
-        throw CheckSkipped(
-          "no child program to run as the second process; give ConformanceTarget a child "
-            + "(ConformanceTarget.ChildProgram.coffer(at: path of the coffer executable))")
-      }
-      guard FileManager.default.isExecutableFile(atPath: child.executable) else {
-        throw CheckSkipped(
-          "the child program \(child.executable) is missing or not executable; build it first")
-      }
+      let child = try childProgram(of: context)
       let url = context.target.scratchURL(in: context.directory, name: "\(context.checkID)-shared")
       let log = context.directory + "/child.log"
       let store = Store(backend: try await context.target.open(url))
@@ -112,12 +98,8 @@ extension ConformanceSuite {
           (1...processAccounts).map {
             Item(id: Int64($0), name: "account", rank: 100, score: nil, flag: true)
           })
-        guard FileManager.default.createFile(atPath: log, contents: nil) else {
-          throw CheckFailure("Could not create the child's log file \(log).")
-        }
-        let process = try ChildProcess(
-          child.executable, child.arguments + [url.description, "transfer", String(processTransfers)],
-          standardOutput: .file(log), standardError: .standardOutput)
+        let process = try startChild(
+          child, [url.description, "transfer", String(processTransfers)], log: log)
         do {
           var random = SplitMix64(seed: 7)
           for _ in 0..<processTransfers {
@@ -155,15 +137,29 @@ extension ConformanceSuite {
   static let processAccounts = 20
   static let processTransfers = 100
 
+  /// The target's child program, or the reason the check is skipped without one.
+  private static func childProgram(of context: CheckContext) throws -> ConformanceTarget.ChildProgram {
+    guard let child = context.target.child else {
+      throw CheckSkipped(
+        "no child program to run as the second process; give ConformanceTarget a child "
+          + "(ConformanceTarget.ChildProgram.coffer(at: path of the coffer executable))")
+    }
+    guard FileManager.default.isExecutableFile(atPath: child.executable) else {
+      throw CheckSkipped("the child program \(child.executable) is missing or not executable; build it first")
+    }
+    return child
+  }
+
+  /// Starts the child program with `arguments` after its own, its output going to `log`.
   private static func startChild(
-    _ child: ConformanceTarget.ChildProgram, url: StoreURL, log: String
+    _ child: ConformanceTarget.ChildProgram, _ arguments: [String], log: String
   ) throws -> ChildProcess {
     guard FileManager.default.createFile(atPath: log, contents: nil) else {
       throw CheckFailure("Could not create the child's log file \(log).")
     }
     return try ChildProcess(
-      child.executable, child.arguments + [url.description, String(childFirstID), String(processCommits)],
-      standardOutput: .file(log), standardError: .standardOutput)
+      child.executable, child.arguments + arguments, standardOutput: .file(log),
+      standardError: .standardOutput)
   }
 
   /// Waits for the child's first commit, then commits this process's rows one by one, checking

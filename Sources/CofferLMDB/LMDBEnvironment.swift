@@ -262,7 +262,7 @@ final class LMDBEnvironment: @unchecked Sendable {
           .locked,
           "LMDB must \(action), which it can do only while no snapshot (store.snapshot) is open in this "
             + "process, and one stayed open. End snapshots before writing from inside them, then try again. "
-            + "Nothing in the batch was applied.",
+            + "Nothing was changed.",
           store: context.name, path: context.path)
       }
       usleep(1_000)

@@ -163,11 +163,7 @@
       let reshape = try RowReshaper(reading: table.schema, as: query.layout, store: storeName)
       return try visit(RowFields(reshape.isIdentity ? row : reshape(row)))
     }
-    if let ids = query.lookedUpIDs(in: table.schema) {
-      return try RowFields.handOver(
-        try reshaped(ids.compactMap { table.rows[$0] }, of: table, as: query.layout), to: visit)
-    }
-    try RowFields.handOver(try fetch(query), to: visit)
+    try RowFields.handOver(try selected(query), to: visit)
   }
 
   /// The rows a query selects, straight from the table for a lookup by id.

@@ -48,13 +48,7 @@ extension StoreQuery where T: KeyPathStorable {
   public func increment<V: BinaryInteger & ValueConvertible>(_ keyPath: KeyPath<T, V>, by amount: V)
     async throws -> Int
   {
-    guard let field = T.storedFieldName(for: keyPath) else { throw T.notStored(keyPath) }
-    guard let delta = Int64(exactly: amount) else {
-      throw CofferError(
-        .valueOutOfRange, "The amount to add to \(T.entityName).\(field) does not fit in Int64.",
-        store: store.backend.name, entity: T.entityName, field: field)
-    }
-    return try await update([.add(field, .int(delta))])
+    try await add(amount, to: keyPath)
   }
 
   /// Adds to the integer property (optional) a key path reads; a nil value stays nil.
@@ -62,6 +56,11 @@ extension StoreQuery where T: KeyPathStorable {
   public func increment<V: BinaryInteger & ValueConvertible>(_ keyPath: KeyPath<T, V?>, by amount: V)
     async throws -> Int
   {
+    try await add(amount, to: keyPath)
+  }
+
+  /// Adds an integer amount to the field a key path reads.
+  private func add(_ amount: some BinaryInteger, to keyPath: PartialKeyPath<T>) async throws -> Int {
     guard let field = T.storedFieldName(for: keyPath) else { throw T.notStored(keyPath) }
     guard let delta = Int64(exactly: amount) else {
       throw CofferError(
