@@ -103,7 +103,7 @@ extension LMDBBackend {
   }
 
   /// How each stored layout other than `except` reads as `schema`.
-  private func evolutions(_ record: Catalog.EntityRecord, to schema: EntitySchema, except: Int) -> [Int:
+  func evolutions(_ record: Catalog.EntityRecord, to schema: EntitySchema, except: Int) -> [Int:
     OlderLayout?]
   {
     var evolutions: [Int: OlderLayout?] = [:]
