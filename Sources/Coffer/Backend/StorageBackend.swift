@@ -6,11 +6,12 @@
 /// schema before it reaches the backend, so a backend may assume values are of their fields'
 /// kinds, never NaN, with dates already rounded to the microsecond.
 ///
-/// Nine requirements, one per thing a store does: its ``name`` and ``capabilities``,
+/// Eleven requirements, one per thing a store does: its ``name`` and ``capabilities``,
 /// ``prepare(_:)`` (which also lists what is stored), one read path ``read(_:_:)``, ``count(_:)``,
 /// ``apply(_:)`` for every change including bulk inserts and conditional batches, ``close()``,
-/// ``withSnapshot(_:)`` for several reads of one state, and ``commitMarker()`` to notice commits
-/// made elsewhere. Everything else a
+/// ``withSnapshot(_:)`` for several reads of one state, ``commitMarker()`` to notice commits
+/// made elsewhere, and for the tools ``describeStorage()`` and ``checkStorage()``. The last four
+/// have defaults. Everything else a
 /// caller of the SPI uses — ``fetch(_:)``, ``get(entity:ids:)``, ``insert(into:count:row:)``,
 /// ``storedSchemas()`` — is built on them in this module, once for every backend. A backend
 /// keeps its own fast paths inside the requirements: a lookup by id arrives as a ``Query``
@@ -38,6 +39,8 @@
 /// - ``close()``
 /// - ``withSnapshot(_:)``
 /// - ``commitMarker()``
+/// - ``describeStorage()``
+/// - ``checkStorage()``
 public protocol StorageBackend: AnyObject, Sendable {
   /// A short name for messages and logs: the store URL without secrets (`sqlite:///var/db.sqlite`).
   var name: String { get }
@@ -130,6 +133,23 @@ public protocol StorageBackend: AnyObject, Sendable {
   /// cannot tell. Cheap: ``Store`` asks for it every few tens of milliseconds while a query is
   /// observed, to notice commits it did not make. The default is `nil`.
   func commitMarker() async throws -> UInt64?
+
+  /// What the store's storage is, for `coffer inspect`: the format version it is written in
+  /// and the bytes it takes on disk (or on the server), where the backend can tell. Cheap: it
+  /// reads no rows. The default knows nothing (every property `nil`).
+  func describeStorage() async throws -> StorageDescription
+
+  /// Checks the engine's own structures for damage that reading rows through ``read(_:_:)``
+  /// would not show — a SQLite page or index out of step with its table, an LMDB index entry
+  /// without its row, a PostgreSQL constraint that does not hold — and returns one problem per
+  /// finding, empty when there is none.
+  ///
+  /// Guarantees: it changes nothing, and may take as long as reading the whole store. The
+  /// checks every backend shares (each row readable and of its schema, ids and unique indexes
+  /// holding, counts and index order agreeing with a full scan) are made by
+  /// ``Store/verify()`` on top of it, once for every backend; this requirement adds only what
+  /// is particular to the engine. The default finds nothing.
+  func checkStorage() async throws -> [IntegrityProblem]
 }
 
 /// A read-only view of one committed state of a store, valid inside

@@ -91,6 +91,12 @@ public struct CofferError: Error, Sendable, CustomStringConvertible {
     /// by another writer since it was read. Nothing was applied; read again and retry
     /// (``Store/transaction(retries:_:)`` and ``Store/modify(_:id:retries:_:)`` do).
     public static let conflict = Code("conflict")
+    /// A store that must be empty for the operation holds rows: the target of a copy or an
+    /// import. Choose an empty store, or resume an interrupted copy.
+    public static let notEmpty = Code("notEmpty")
+    /// Input given to a tool is malformed, cut short or altered: an export being imported. The
+    /// message names the line; nothing was kept of what was read.
+    public static let invalidInput = Code("invalidInput")
     /// The backend failed in a way not covered above; ``CofferError/underlying`` says more.
     public static let backendFailure = Code("backendFailure")
 
@@ -203,6 +209,10 @@ extension CofferError {
   public static let timedOut = Code.timedOut
   /// ``Code/conflict``, for `catch CofferError.conflict`.
   public static let conflict = Code.conflict
+  /// ``Code/notEmpty``, for `catch CofferError.notEmpty`.
+  public static let notEmpty = Code.notEmpty
+  /// ``Code/invalidInput``, for `catch CofferError.invalidInput`.
+  public static let invalidInput = Code.invalidInput
 }
 
 extension CofferError.Code {

@@ -1,0 +1,224 @@
+import Foundation
+
+/// Copies every entity of one store into another — any backend to any backend — with its exact
+/// stored schema, in batches, and proves the copy complete by comparing digests.
+///
+/// ```swift
+/// let source = try await Store.open(url: "plist:///var/app/store.plist", registry: .builtIn)
+/// let target = try await Store.open(url: "sqlite:///var/app/store.sqlite", registry: .builtIn)
+/// let report = try await StoreCopier(from: source, to: target).run { progress in
+///   print(progress.rowsCopied, "of", progress.totalRows)
+/// }
+/// precondition(report.isVerified)
+/// ```
+///
+/// - Each entity is read in id order, a batch at a time (keyset paging), so memory holds a
+///   batch or two however large the store; each batch is one atomic insert into the target.
+/// - The source is only read, in one snapshot when its backend has
+///   ``BackendCapabilities/snapshots`` (the copy and its digest then describe one state).
+/// - The target must hold no rows, unless ``resume`` is set: an interrupted copy left every
+///   entity's rows up to some id, and a resumed run continues after the last one copied,
+///   never inserting a row twice.
+/// - With ``verify`` (the default), both stores' digests are compared at the end;
+///   ``CopyReport/isVerified`` says whether they matched.
+public struct StoreCopier: Sendable {
+  /// The store read from.
+  public let source: Store
+  /// The store written to.
+  public let target: Store
+  /// Rows per batch: per read of the source and per atomic insert into the target.
+  public var batchSize = 2_000
+  /// Continue an interrupted copy instead of refusing a target that holds rows.
+  public var resume = false
+  /// Compare the two stores' digests when the copy is done.
+  public var verify = true
+  /// The entities to copy, or `nil` for every entity the source holds.
+  public var entities: [String]?
+
+  /// A copier from one store to another, with the default settings.
+  public init(from source: Store, to target: Store) {
+    self.source = source
+    self.target = target
+  }
+
+  /// Copies, calling `progress` after every batch (and once per entity before its first),
+  /// and returns what was copied and whether the digests matched.
+  ///
+  /// - Throws: ``CofferError/Code/notEmpty`` when the target holds rows and ``resume`` is
+  ///   not set; ``CofferError/Code/schemaMismatch`` when the target stores an entity with
+  ///   another schema; ``CofferError/Code/conflict`` when a resumed target holds rows an
+  ///   earlier copy from this source cannot have left; ``CofferError/Code/unknownEntity`` for
+  ///   a named entity the source does not hold; or either backend's error. Batches committed
+  ///   before an error stay in the target, and a run with ``resume`` continues after them.
+  public func run(progress: @Sendable (CopyProgress) -> Void = { _ in }) async throws -> CopyReport {
+    guard batchSize > 0 else {
+      throw CofferError(
+        .invalidConfiguration, "A copy's batch size must be at least 1.", store: source.backend.name)
+    }
+    let started = ContinuousClock.now
+    let schemas = try await source.storedSchemas(named: entities)
+    try await prepareTarget(for: schemas)
+    let copy = try await source.withRowReader { reader in
+      try await copyAll(schemas, reader: reader, started: started, progress: progress)
+    }
+    var report = copy.0
+    if verify, let sourceDigest = copy.1 {
+      let targetDigest = try await target.digest(entities: schemas.map(\.name))
+      report.sourceDigest = sourceDigest
+      report.targetDigest = targetDigest
+      report.differences = sourceDigest.differences(from: targetDigest)
+    }
+    report.duration = ContinuousClock.now - started
+    return report
+  }
+
+  /// Refuses a target that is not empty (unless resuming) or stores an entity with another
+  /// schema, then prepares the source's schemas on it.
+  private func prepareTarget(for schemas: [EntitySchema]) async throws {
+    let stored = Dictionary(
+      try await target.storedSchemas().map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+    for (name, schema) in stored {
+      var query = Query(entity: name)
+      query.layout = schema
+      let rows = try await target.rethrowing { try await target.backend.count(query) }
+      if rows > 0, !resume {
+        throw CofferError(
+          .notEmpty,
+          "The target already holds rows (\(rows) of this entity). Copy into an empty store, or resume an "
+            + "interrupted copy (`resume`, `coffer copy --resume`).",
+          store: target.backend.name, entity: name)
+      }
+    }
+    for schema in schemas {
+      if let existing = stored[schema.name], existing != schema {
+        throw CofferError(
+          .schemaMismatch,
+          "The target stores this entity with another schema than the source. Copy into an empty store, or "
+            + "migrate one of them first.",
+          store: target.backend.name, entity: schema.name)
+      }
+    }
+    try await target.prepare(schemas: schemas)
+  }
+
+  /// Copies every entity through `reader`, then digests the source through it when verifying.
+  private func copyAll(
+    _ schemas: [EntitySchema], reader: RowReader, started: ContinuousClock.Instant,
+    progress: @Sendable (CopyProgress) -> Void
+  ) async throws -> (CopyReport, StoreDigest?) {
+    var totals: [Int] = []
+    for schema in schemas { totals.append(try await reader.count(of: schema)) }
+    var state = CopyProgress(
+      entity: "", entityRowsCopied: 0, entityRows: 0, rowsCopied: 0, totalRows: totals.reduce(0, +),
+      elapsed: .zero)
+    var report = CopyReport()
+    for (schema, total) in zip(schemas, totals) {
+      var (last, already): (Value?, Int) = (nil, 0)
+      if resume { (last, already) = try await resumePoint(of: schema, reader: reader) }
+      state.entity = schema.name
+      state.entityRows = total
+      state.entityRowsCopied = already
+      state.rowsCopied += already
+      state.elapsed = ContinuousClock.now - started
+      progress(state)
+      var copied = 0
+      try await reader.pages(of: schema, after: last, pageSize: batchSize) { rows in
+        try await target.apply(
+          ChangeSet([.insertMany(entity: schema.name, rows: RowSource(rows))], layouts: [schema.name: schema])
+        )
+        copied += rows.count
+        state.entityRowsCopied += rows.count
+        state.rowsCopied += rows.count
+        state.elapsed = ContinuousClock.now - started
+        progress(state)
+      }
+      report.entities.append(EntityCopy(entity: schema.name, rowsCopied: copied, rowsAlreadyThere: already))
+    }
+    return (report, verify ? try await reader.digest(of: schemas) : nil)
+  }
+
+  /// Where a resumed copy of an entity continues: the largest id the target holds, and how
+  /// many rows it holds — which must be exactly the source's rows up to that id.
+  private func resumePoint(of schema: EntitySchema, reader: RowReader) async throws -> (Value?, Int) {
+    let idField = schema.idField.name
+    var newest = Query(entity: schema.name, sort: [Sort(idField, ascending: false)], limit: 1)
+    newest.layout = schema
+    var last: Value?
+    try await target.rethrowing {
+      try await target.backend.read(newest) { last = try $0.value(at: schema.idPosition) }
+    }
+    guard let last else { return (nil, 0) }
+    let held = try await target.rethrowing { try await target.backend.count(RowReader.all(of: schema)) }
+    var upTo = RowReader.all(of: schema)
+    upTo.filter = .compare(field: idField, op: .lessOrEqual, value: last)
+    let sourceRows = try await reader.count(upTo)
+    guard sourceRows == held else {
+      throw CofferError(
+        .conflict,
+        "The target holds \(held) rows of this entity up to the id shown, where the source holds \(sourceRows): "
+          + "they are not what an interrupted copy from this source left. Copy into an empty store instead.",
+        store: target.backend.name, entity: schema.name, id: last)
+    }
+    return (last, held)
+  }
+}
+
+/// How far a copy has come: handed to the progress callback of ``StoreCopier/run(progress:)``.
+public struct CopyProgress: Sendable {
+  /// The entity being copied.
+  public var entity: String
+  /// Rows of that entity in the target so far (including those a resumed copy found there).
+  public var entityRowsCopied: Int
+  /// Rows of that entity in the source.
+  public var entityRows: Int
+  /// Rows of every entity in the target so far.
+  public var rowsCopied: Int
+  /// Rows of every entity copied, in the source.
+  public var totalRows: Int
+  /// Time since the copy began.
+  public var elapsed: Duration
+}
+
+/// What one entity's copy did.
+public struct EntityCopy: Sendable, Hashable {
+  /// The entity.
+  public var entity: String
+  /// Rows this run inserted.
+  public var rowsCopied: Int
+  /// Rows a resumed run found already copied.
+  public var rowsAlreadyThere: Int
+}
+
+/// What a copy did and whether it is proven complete: ``StoreCopier/run(progress:)``.
+public struct CopyReport: Sendable {
+  /// One entry per entity copied, sorted by name.
+  public var entities: [EntityCopy] = []
+  /// The source's digest, read in the same state the copy read (when verifying).
+  public var sourceDigest: StoreDigest?
+  /// The target's digest after the copy (when verifying).
+  public var targetDigest: StoreDigest?
+  /// Where the digests differ; empty when they match or were not compared.
+  public var differences: [String] = []
+  /// How long the copy took, verification included.
+  public var duration: Duration = .zero
+
+  /// Rows this run inserted, over every entity.
+  public var rowsCopied: Int { entities.reduce(0) { $0 + $1.rowsCopied } }
+
+  /// Whether both digests were computed and match: every entity, schema, row count and row
+  /// of the source is in the target.
+  public var isVerified: Bool { sourceDigest != nil && targetDigest != nil && differences.isEmpty }
+}
+
+extension Store {
+  /// Copies every entity of this store into `target` (see ``StoreCopier``) and returns what was
+  /// copied and whether the digests matched.
+  @discardableResult
+  public func copy(
+    to target: Store, resume: Bool = false, progress: @Sendable (CopyProgress) -> Void = { _ in }
+  ) async throws -> CopyReport {
+    var copier = StoreCopier(from: self, to: target)
+    copier.resume = resume
+    return try await copier.run(progress: progress)
+  }
+}
