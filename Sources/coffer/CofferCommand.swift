@@ -9,5 +9,8 @@ struct CofferCommand: AsyncParsableCommand {
     commandName: "coffer",
     abstract: "Keep app models in interchangeable stores, chosen by a store URL.",
     discussion: "Store URLs this build opens: \(BackendRegistry.builtIn.forms.joined(separator: ", ")).",
-    subcommands: [Demo.self, Conformance.self, Churn.self, ConformanceChild.self])
+    subcommands: [
+      Demo.self, Inspect.self, Copy.self, Export.self, Import.self, Verify.self, Conformance.self, Churn.self,
+      ConformanceChild.self,
+    ])
 }
