@@ -1,0 +1,220 @@
+@_spi(Backend) import Coffer
+import Foundation
+
+/// Fills a new scratch store with ``EveryKindFixture`` and `extra` ordinary rows.
+private func filledStore(_ context: CheckContext, extra: Int = 0) async throws -> Store {
+  let store = try await context.store()
+  try await store.prepare(schemas: EveryKindFixture.schemas)
+  try await store.apply(EveryKindFixture.changeSet(extra: extra))
+  return store
+}
+
+/// Every row of every entity, sorted by id, for comparing two stores value by value.
+private func everyRow(_ store: Store) async throws -> [String: [Row]] {
+  var rows: [String: [Row]] = [:]
+  for schema in try await store.storedSchemas() {
+    var query = Query(entity: schema.name, sort: [Sort(schema.idField.name)])
+    query.layout = schema
+    rows[schema.name] = try await store.backend.fetch(query)
+  }
+  return rows
+}
+
+/// An export of a store, as its lines.
+private func exportLines(_ store: Store) async throws -> [String] {
+  let text = LockedText()
+  try await store.exportJSONLines { text.append($0) }
+  return text.lines
+}
+
+/// Collects an export's text.
+private final class LockedText: Sendable {
+  private let text = LockedState("")
+  func append(_ more: String) { text.withLock { $0 += more } }
+  var lines: [String] {
+    text.withLock { $0.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) }
+  }
+}
+
+extension ConformanceSuite {
+  static let toolChecks: [ConformanceCheck] = [
+    ConformanceCheck(
+      "tools.inspect-lists-entities",
+      "inspect() lists every stored entity with its exact schema and row count."
+    ) { context in
+      let store = try await filledStore(context, extra: 5)
+      let inspection = try await store.inspect()
+      try expectEqual(inspection.entities.map(\.schema), EveryKindFixture.schemas, "schemas inspected")
+      try expectEqual(inspection.entities.map(\.rows), [13, 9, 9], "rows per entity (Every, Keyed, Named)")
+      try expectEqual(inspection.store, store.backend.name, "the store's name")
+    },
+    ConformanceCheck(
+      "tools.digest-order-independent",
+      "A digest depends on the rows alone: the same rows inserted in another order give the same digest, "
+        + "and one changed bit (0.0 for -0.0) changes it."
+    ) { context in
+      let first = try await filledStore(context)
+      let second = try await context.store()
+      try await second.prepare(schemas: EveryKindFixture.schemas)
+      var operations = EveryKindFixture.changeSet().operations.reversed().map { $0 }
+      if case .insertMany(let entity, let rows) = operations[2] {
+        let reversed = try (0..<rows.count).reversed().map { try rows.row(at: $0) }
+        operations[2] = .insertMany(entity: entity, rows: RowSource(reversed))
+      }
+      try await second.apply(ChangeSet(operations, layouts: EveryKindFixture.changeSet().layouts))
+      let digest = try await first.digest()
+      try expectEqual(try await second.digest(), digest, "digest of the same rows inserted in reverse")
+      let every = EveryKindFixture.schema("Every")
+      guard let position = every.position(of: "double"),
+        var row = try await first.getRows(entity: "Every", ids: [.int(-2)]).first
+      else {
+        throw CheckFailure("row -2 of Every is missing")
+      }
+      guard case .double(let stored) = row[position], stored.bitPattern == (-0.0).bitPattern else {
+        throw CheckFailure(
+          "row -2 of Every holds \(row[position].kind?.rawValue ?? "null") other than -0.0 in `double`")
+      }
+      row[position] = .double(0.0)
+      try await first.apply(ChangeSet([.update(entity: "Every", row: row)]))
+      let changed = try await first.digest()
+      try expect(changed != digest, "the digest changed when -0.0 became 0.0")
+      try expectEqual(changed.differences(from: digest).count, 1, "entities that differ")
+    },
+    ConformanceCheck(
+      "tools.copy-out-and-back",
+      "A store copied into a second store and from there into a third has the same schemas, rows and "
+        + "digest; each copy is verified."
+    ) { context in
+      let source = try await filledStore(context, extra: 40)
+      let middle = try await context.store()
+      var out = StoreCopier(from: source, to: middle)
+      out.batchSize = 7
+      let first = try await out.run()
+      try expect(first.isVerified, "the first copy is verified (\(first.differences))")
+      let back = try await context.store()
+      var returning = StoreCopier(from: middle, to: back)
+      returning.batchSize = 11
+      let second = try await returning.run()
+      try expect(second.isVerified, "the copy back is verified (\(second.differences))")
+      try expectEqual(
+        try await back.storedSchemas(), EveryKindFixture.schemas, "schemas after the round trip")
+      try expectEqual(try await back.digest(), try await source.digest(), "digests after the round trip")
+      try expectEqual(try await everyRow(back), try await everyRow(source), "rows after the round trip")
+      try expectEqual(second.rowsCopied, 48 + 9 + 9, "rows copied back")
+    },
+    ConformanceCheck(
+      "tools.copy-refuses-non-empty-and-resumes",
+      "A copy refuses a target holding rows (notEmpty); with resume it continues after the rows an "
+        + "interrupted copy left, inserting none twice, and refuses rows no copy left (conflict)."
+    ) { context in
+      let source = try await filledStore(context, extra: 30)
+      let target = try await context.store()
+      try await target.prepare(schemas: EveryKindFixture.schemas)
+      let every = EveryKindFixture.schema("Every")
+      var firstRows = Query(entity: "Every", sort: [Sort("id")], limit: 12)
+      firstRows.layout = every
+      let prefix = try await source.backend.fetch(firstRows)
+      try await target.apply(ChangeSet([.insertMany(entity: "Every", rows: RowSource(prefix))]))
+      try await expectThrows(.notEmpty, "a copy into a store holding 12 rows") {
+        try await StoreCopier(from: source, to: target).run()
+      }
+      var resumed = StoreCopier(from: source, to: target)
+      resumed.resume = true
+      resumed.batchSize = 5
+      let report = try await resumed.run()
+      try expect(report.isVerified, "the resumed copy is verified (\(report.differences))")
+      try expectEqual(
+        report.entities.first { $0.entity == "Every" }?.rowsAlreadyThere, 12,
+        "rows of Every found already copied")
+      try expectEqual(report.rowsCopied, 38 - 12 + 9 + 9, "rows the resumed copy inserted")
+
+      let stranger = try await context.store()
+      try await stranger.prepare(schemas: EveryKindFixture.schemas)
+      try await stranger.apply(ChangeSet([.insert(entity: "Every", row: EveryKindFixture.ordinary(5_000))]))
+      try await expectThrows(.conflict, "resuming into a store whose rows no copy from this source left") {
+        var copier = StoreCopier(from: source, to: stranger)
+        copier.resume = true
+        return try await copier.run()
+      }
+    },
+    ConformanceCheck(
+      "tools.export-import-exact",
+      "An export imported into a new store of the same backend gives the same schemas, rows and digest."
+    ) { context in
+      let source = try await filledStore(context, extra: 25)
+      let lines = try await exportLines(source)
+      let target = try await context.store()
+      let report = try await target.importJSONLines(AsyncLines(lines))
+      try expectEqual(report.digest, try await source.digest(), "digest of the import")
+      try expectEqual(try await target.storedSchemas(), EveryKindFixture.schemas, "schemas imported")
+      try expectEqual(try await everyRow(target), try await everyRow(source), "rows imported")
+    },
+    ConformanceCheck(
+      "tools.import-cut-short-leaves-nothing",
+      "An export cut short, or with a row altered, fails to import (invalidInput naming the line) and "
+        + "leaves no row in the store."
+    ) { context in
+      let source = try await filledStore(context, extra: 10)
+      let lines = try await exportLines(source).filter { !$0.isEmpty }
+      let target = try await context.store()
+      let error = try await expectThrows(.invalidInput, "importing an export without its last two lines") {
+        try await target.importJSONLines(AsyncLines(Array(lines.dropLast(2))))
+      }
+      try expect(
+        error.message.contains("Line") || error.message.contains("cut short"),
+        "the error says where: \(error)")
+      for schema in try await target.storedSchemas() {
+        try expectEqual(
+          try await target.countRows(Query(entity: schema.name)), 0, "rows of \(schema.name) left")
+      }
+      var altered = lines
+      guard let rowLine = altered.firstIndex(where: { $0.contains("\"row 1003\"") }) else {
+        throw CheckFailure("the export has no line for row 1003")
+      }
+      altered[rowLine] = altered[rowLine].replacingOccurrences(of: "\"row 1003\"", with: "\"row 1003!\"")
+      let second = try await context.store()
+      try await expectThrows(.invalidInput, "importing an export with an altered row") {
+        try await second.importJSONLines(AsyncLines(altered))
+      }
+      for schema in try await second.storedSchemas() {
+        try expectEqual(
+          try await second.countRows(Query(entity: schema.name)), 0, "rows of \(schema.name) left")
+      }
+    },
+    ConformanceCheck(
+      "tools.verify-clean-store",
+      "verify() finds no problem in a store that was filled, changed, evolved and reopened, and reads "
+        + "every row."
+    ) { context in
+      let store = try await filledStore(context, extra: 20)
+      try await store.apply(
+        ChangeSet([
+          .delete(entity: "Every", id: .int(1_003)),
+          .updateMatching(
+            entity: "Every", filter: .compare(field: "id", op: .greater, value: .int(1_010)),
+            changes: [.add("int", .int(5))]),
+        ]))
+      let report = try await store.verify()
+      try expect(report.isClean, "no problems (found: \(report.problems))")
+      try expectEqual(report.rows, 27 + 9 + 9, "rows read")
+      try expectEqual(report.entities.map(\.indexesChecked), [3, 1, 1], "indexes compared per entity")
+    },
+  ]
+}
+
+/// Lines as an asynchronous sequence, as a file would hand them over.
+struct AsyncLines: AsyncSequence, Sendable {
+  typealias Element = String
+  let lines: [String]
+  init(_ lines: [String]) { self.lines = lines }
+  func makeAsyncIterator() -> Iterator { Iterator(lines: lines) }
+  struct Iterator: AsyncIteratorProtocol {
+    var lines: [String]
+    var position = 0
+    mutating func next() async -> String? {
+      guard position < lines.count else { return nil }
+      defer { position += 1 }
+      return lines[position]
+    }
+  }
+}
