@@ -221,11 +221,12 @@ extension PostgresBackend {
     return table
   }
 
-  private func indexPrefix(_ tableName: String) -> String { tableName + "/" }
+  /// The start of the name of every index Coffer makes on a table.
+  func indexPrefix(_ tableName: String) -> String { tableName + "/" }
 
   /// The name of an index of a table: `TABLE/index/COLUMNS` or `TABLE/unique/COLUMNS`, shortened
   /// with a hash when that passes 63 bytes.
-  private func indexName(_ table: PostgresTable, _ index: Index) -> String {
+  func indexName(_ table: PostgresTable, _ index: Index) -> String {
     let names = index.fields.compactMap { table.schema.position(of: $0) }.map { table.columnNames[$0] }
     let full =
       indexPrefix(table.tableName) + (index.isUnique ? "unique/" : "index/") + names.joined(separator: ",")

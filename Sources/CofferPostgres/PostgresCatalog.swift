@@ -73,12 +73,24 @@ struct PostgresCatalog {
   }
 
   /// Every recorded entity, by name.
+  ///
+  /// - Throws: ``Coffer/CofferError/Code/corruptStore`` naming an entity whose record cannot be read.
   func records(on connection: PostgresConnection) async throws -> [String: Record] {
+    let read = try await readableRecords(on: connection)
+    if let entity = read.unreadable.first { throw unreadable(entity) }
+    return read.records
+  }
+
+  /// Every recorded entity that can be read, by name, and the names of those that cannot.
+  func readableRecords(on connection: PostgresConnection) async throws -> (
+    records: [String: Record], unreadable: [String]
+  ) {
     let rows = try await connection.send(
       PostgresQuery(unsafeSQL: "SELECT \"entity\", \"table\", \"columns\", \"schema\" FROM \(catalogTable)"),
       logger: .disabled
     ).collect()
     var records: [String: Record] = [:]
+    var unreadable: [String] = []
     for row in rows {
       let cells = Array(row)
       guard cells.count == 4 else { continue }
@@ -93,14 +105,19 @@ struct PostgresCatalog {
         guard columns.count == schema.fields.count, schema.name == entity else { throw CatalogDamage() }
         records[entity] = Record(schema: schema, tableName: table, columns: columns)
       } catch {
-        throw CofferError(
-          .corruptStore,
-          "The stored description of entity '\(entity)' in the coffer_catalog table cannot be read; something "
-            + "other than Coffer changed it. Restore the schema from a backup.",
-          store: store, entity: entity)
+        unreadable.append(entity)
       }
     }
-    return records
+    return (records, unreadable.sorted())
+  }
+
+  /// The error for an entity whose record cannot be read.
+  func unreadable(_ entity: String) -> CofferError {
+    CofferError(
+      .corruptStore,
+      "The stored description of entity '\(entity)' in the coffer_catalog table cannot be read; something "
+        + "other than Coffer changed it. Restore the schema from a backup.",
+      store: store, entity: entity)
   }
 
   /// Records an entity (replacing its earlier record).
