@@ -65,7 +65,11 @@ extension CofferCommand {
         }
         try handle.synchronize()
         try handle.close()
-        _ = try FileManager.default.replaceItemAt(target, withItemAt: partial)
+        guard rename(partial.path, target.path) == 0 else {
+          throw CofferError(
+            .io, "The finished export cannot be moved into place (\(String(cString: strerror(errno)))).",
+            path: path)
+        }
         return digest
       } catch {
         try? FileManager.default.removeItem(at: partial)

@@ -26,7 +26,7 @@ extension Store {
   public func inspect() async throws -> StoreInspection {
     let storage = try await rethrowing { try await backend.describeStorage() }
     var entities: [StoreInspection.Entity] = []
-    for schema in try await storedSchemas() {
+    for schema in try await storedSchemas(named: nil) {
       let rows = try await rethrowing { try await backend.count(RowReader.all(of: schema)) }
       entities.append(StoreInspection.Entity(schema: schema, rows: rows))
     }

@@ -76,7 +76,8 @@ public struct StoreCopier: Sendable {
   /// schema, then prepares the source's schemas on it.
   private func prepareTarget(for schemas: [EntitySchema]) async throws {
     let stored = Dictionary(
-      try await target.storedSchemas().map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+      try await target.storedSchemas(named: nil).map { ($0.name, $0) },
+      uniquingKeysWith: { first, _ in first })
     for (name, schema) in stored {
       var query = Query(entity: name)
       query.layout = schema

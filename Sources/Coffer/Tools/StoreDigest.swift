@@ -92,12 +92,16 @@ extension Store {
   }
 
   /// The stored schemas of the named entities (all of them when `names` is `nil`), sorted by
-  /// name, each made readable on the backend.
+  /// name, each made readable on the backend: prepared with the schema it is stored in, which
+  /// changes nothing stored.
   func storedSchemas(named names: [String]?) async throws -> [EntitySchema] {
     let stored = try await storedSchemas()
-    guard let names else { return stored }
+    guard let names else {
+      try await prepare(schemas: stored)
+      return stored
+    }
     let byName = Dictionary(stored.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-    return try Set(names).sorted().map { name in
+    let chosen = try Set(names).sorted().map { name in
       guard let schema = byName[name] else {
         throw CofferError(
           .unknownEntity,
@@ -106,6 +110,8 @@ extension Store {
       }
       return schema
     }
+    try await prepare(schemas: chosen)
+    return chosen
   }
 }
 

@@ -45,7 +45,7 @@ extension Store {
   public func verify() async throws -> VerifyReport {
     var report = VerifyReport(store: backend.name)
     report.problems = try await rethrowing { try await backend.checkStorage() }
-    let schemas = try await storedSchemas()
+    let schemas = try await storedSchemas(named: nil)
     try await withRowReader { reader in
       for schema in schemas {
         var check = EntityVerifier(schema: schema)
