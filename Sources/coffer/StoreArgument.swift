@@ -34,5 +34,5 @@ enum StoreArgument {
   }
 
   /// The URL as messages show it: without a password.
-  static func redacted(_ url: String) -> String { (try? StoreURL(url))?.description ?? "the URL given" }
+  static func redacted(_ url: String) -> String { (try? StoreURL(url))?.description ?? "(a malformed URL)" }
 }

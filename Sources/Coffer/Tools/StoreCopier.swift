@@ -78,7 +78,7 @@ public struct StoreCopier: Sendable {
     let stored = Dictionary(
       try await target.storedSchemas(named: nil).map { ($0.name, $0) },
       uniquingKeysWith: { first, _ in first })
-    for (name, schema) in stored {
+    for (name, schema) in stored.sorted(by: { $0.key < $1.key }) {
       var query = Query(entity: name)
       query.layout = schema
       let rows = try await target.rethrowing { try await target.backend.count(query) }
