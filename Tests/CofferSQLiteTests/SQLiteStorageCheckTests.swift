@@ -65,6 +65,18 @@ import Testing
     #expect(try await problems(path) == [])
   }
 
+  @Test func oddNamesAndEvolvedEntitiesHaveNoProblems() async throws {
+    let folder = try TemporaryFolder()
+    let path = folder.file("odd.sqlite")
+    let store = try await Store.open(url: "sqlite://\(path)", registry: sqliteRegistry())
+    try await store.insert(Odd(id: "a", value: 1, shout: 2))
+    try await store.insert(LowerOdd(id: 1, total: 3))
+    try await store.insert(Tagged(name: "x", count: 1))
+    try await store.prepare([TaggedWithoutCount.self])
+    #expect(try await store.backend.checkStorage() == [])
+    try await store.close()
+  }
+
   @Test func findsADroppedIndexAndColumn() async throws {
     try #require(hasSQLiteTool, "the sqlite3 tool is missing; run make deps")
     let folder = try TemporaryFolder()
