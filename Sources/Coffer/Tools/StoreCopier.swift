@@ -66,7 +66,7 @@ public struct StoreCopier: Sendable {
       let targetDigest = try await target.digest(entities: schemas.map(\.name))
       report.sourceDigest = sourceDigest
       report.targetDigest = targetDigest
-      report.differences = sourceDigest.differences(from: targetDigest)
+      report.differences += sourceDigest.differences(from: targetDigest)
     }
     report.duration = ContinuousClock.now - started
     return report
@@ -102,7 +102,9 @@ public struct StoreCopier: Sendable {
     try await target.prepare(schemas: schemas)
   }
 
-  /// Copies every entity through `reader`, then digests the source through it when verifying.
+  /// Copies every entity through `reader`, digesting the source's rows as they go by when
+  /// verifying (the digest is a sum over rows, so the rows a resumed copy found already copied
+  /// are read once more and added, and the source is never read twice).
   private func copyAll(
     _ schemas: [EntitySchema], reader: RowReader, started: ContinuousClock.Instant,
     progress: @Sendable (CopyProgress) -> Void
@@ -113,9 +115,16 @@ public struct StoreCopier: Sendable {
       entity: "", entityRowsCopied: 0, entityRows: 0, rowsCopied: 0, totalRows: totals.reduce(0, +),
       elapsed: .zero)
     var report = CopyReport()
+    var digests: [EntityDigest] = []
     for (schema, total) in zip(schemas, totals) {
+      var digester = RowDigester(schema: schema)
       var (last, already): (Value?, Int) = (nil, 0)
       if resume { (last, already) = try await resumePoint(of: schema, reader: reader) }
+      if verify, let last {
+        var copiedBefore = RowReader.all(of: schema)
+        copiedBefore.filter = .compare(field: schema.idField.name, op: .lessOrEqual, value: last)
+        try await reader.read(copiedBefore) { try digester.add($0) }
+      }
       state.entity = schema.name
       state.entityRows = total
       state.entityRowsCopied = already
@@ -123,19 +132,27 @@ public struct StoreCopier: Sendable {
       state.elapsed = ContinuousClock.now - started
       progress(state)
       var copied = 0
+      let verify = self.verify
       try await reader.pages(of: schema, after: last, pageSize: batchSize) { rows in
         try await target.apply(
           ChangeSet([.insertMany(entity: schema.name, rows: RowSource(rows))], layouts: [schema.name: schema])
         )
+        if verify { for row in rows { digester.add(row) } }
         copied += rows.count
         state.entityRowsCopied += rows.count
         state.rowsCopied += rows.count
         state.elapsed = ContinuousClock.now - started
         progress(state)
       }
+      digests.append(digester.digest)
+      if already + copied != total {
+        report.differences.append(
+          "\(schema.name): a count of the source gives \(total) rows, but reading it in id order gave "
+            + "\(already + copied).")
+      }
       report.entities.append(EntityCopy(entity: schema.name, rowsCopied: copied, rowsAlreadyThere: already))
     }
-    return (report, verify ? try await reader.digest(of: schemas) : nil)
+    return (report, verify ? StoreDigest(entities: digests) : nil)
   }
 
   /// Where a resumed copy of an entity continues: the largest id the target holds, and how
@@ -198,7 +215,8 @@ public struct CopyReport: Sendable {
   public var sourceDigest: StoreDigest?
   /// The target's digest after the copy (when verifying).
   public var targetDigest: StoreDigest?
-  /// Where the digests differ; empty when they match or were not compared.
+  /// Where the copy and the source differ — a digest, or a count of the source that reading it
+  /// did not match; empty when nothing differs.
   public var differences: [String] = []
   /// How long the copy took, verification included.
   public var duration: Duration = .zero
