@@ -134,15 +134,20 @@ FUZZ_BUILD = $(SWIFT) build --package-path Fuzz --scratch-path .build-fuzz -Xswi
 fuzz: deps
 	@set -eu; $(FUZZ_BUILD) 2>&1 | grep -v 'Cannot export local symbol' | tail -1; \
 	bin="$$($(FUZZ_BUILD) --show-bin-path)"; corpus=.build-fuzz/corpus; seeds="$$corpus/seeds-plist"; \
-	mkdir -p "$$corpus/fuzz-store-url" "$$corpus/fuzz-plist-file" "$$seeds"; \
+	jsonl="$$corpus/seeds-jsonl"; \
+	mkdir -p "$$corpus/fuzz-store-url" "$$corpus/fuzz-plist-file" "$$corpus/fuzz-jsonl-import" "$$seeds" "$$jsonl"; \
 	if [ ! -f "$$seeds/binary.plist" ]; then \
 	  $(SWIFT) run $(TRAITS) coffer demo --store "plist://$$PWD/$$seeds/binary.plist" > /dev/null; \
 	  $(SWIFT) run $(TRAITS) coffer demo --store "plist://$$PWD/$$seeds/xml.plist?format=xml" > /dev/null; \
 	  rm -f "$$seeds"/*.lock; \
 	fi; \
+	if [ ! -f "$$jsonl/demo.jsonl" ]; then \
+	  $(SWIFT) run $(TRAITS) coffer export "plist://$$PWD/$$seeds/binary.plist" --output "$$jsonl/demo.jsonl" 2> /dev/null; \
+	  rm -f "$$seeds"/*.lock; \
+	fi; \
 	status=0; \
-	for target in fuzz-store-url fuzz-plist-file; do \
-	  extra=""; [ "$$target" = fuzz-plist-file ] && extra="$$seeds"; \
+	for target in fuzz-store-url fuzz-plist-file fuzz-jsonl-import; do \
+	  extra=""; [ "$$target" = fuzz-plist-file ] && extra="$$seeds"; [ "$$target" = fuzz-jsonl-import ] && extra="$$jsonl"; \
 	  log=".build-fuzz/$$target.log"; \
 	  if "$$bin/$$target" -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -print_final_stats=1 \
 	    -artifact_prefix=.build-fuzz/ "$$corpus/$$target" $$extra > "$$log" 2>&1; then result=ok; else result=FAILED; status=1; fi; \

@@ -23,5 +23,12 @@ let package = Package(
         .product(name: "CofferPlist", package: "Coffer"),
       ],
       swiftSettings: fuzzSettings),
+    .executableTarget(
+      name: "fuzz-jsonl-import",
+      dependencies: [
+        "FuzzDriver", .product(name: "Coffer", package: "Coffer"),
+        .product(name: "CofferMemory", package: "Coffer"),
+      ],
+      swiftSettings: fuzzSettings),
   ]
 )
