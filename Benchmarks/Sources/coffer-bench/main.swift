@@ -4,7 +4,8 @@ import Foundation
 /// [--rows N] [--commits N] [--naive-commits N] [--repetitions N] [--codec-rows N] [--skip-suite]
 /// [--skip-plist] [--skip-codec] [--postgres-url URL] [--output DIR] [--no-write]`, or
 /// `coffer-bench --profile SYSTEM scan|get|page|insert ROWS ROUNDS` to repeat one operation for a profiler,
-/// or `coffer-bench --contention …` for the contention workload (see ``ContentionBenchmark``).
+/// or `coffer-bench --contention …` for the contention workload (see ``ContentionBenchmark``),
+/// or `coffer-bench --copy …` for the copy benchmark (see ``CopyBenchmark``).
 ///
 /// Runs the cross-system suite, the property-list suite and the row-codec comparison, prints every figure, and writes
 /// DIR/Performance.md, DIR/performance.csv and DIR/performance-ratios.svg (DIR defaults to the
@@ -123,6 +124,14 @@ do {
   }
   if arguments.first == ContentionBenchmark.flag {
     try await ContentionBenchmark.run(Array(arguments.dropFirst()))
+    exit(0)
+  }
+  if arguments.first == CopyBenchmark.flag {
+    try await CopyBenchmark.run(Array(arguments.dropFirst()))
+    exit(0)
+  }
+  if arguments.first == CopyProbe.flag {
+    try await CopyProbe.child(Array(arguments.dropFirst()))
     exit(0)
   }
   let options = try Options(arguments)
