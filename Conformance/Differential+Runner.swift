@@ -78,6 +78,13 @@ enum DifferentialRunner {
       }
       if results.allSatisfy({ $0 != nil }) { break }
     }
+    if !steps.isEmpty {
+      for lane in lanes.indices where results[lane] == nil {
+        if let message = await toolsDisagreement(lanes[lane]) {
+          results[lane] = DifferentialDisagreement(index: steps.count - 1, message: message, kind: "tools")
+        }
+      }
+    }
     for lane in lanes { try? await lane.store.close() }
     return zip(results, lanes).map { ($0, $1.steps) }
   }
