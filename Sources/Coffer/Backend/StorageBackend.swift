@@ -6,12 +6,13 @@
 /// schema before it reaches the backend, so a backend may assume values are of their fields'
 /// kinds, never NaN, with dates already rounded to the microsecond.
 ///
-/// Eleven requirements, one per thing a store does: its ``name`` and ``capabilities``,
+/// Twelve requirements, one per thing a store does: its ``name`` and ``capabilities``,
 /// ``prepare(_:)`` (which also lists what is stored), one read path ``read(_:_:)``, ``count(_:)``,
-/// ``apply(_:)`` for every change including bulk inserts and conditional batches, ``close()``,
-/// ``withSnapshot(_:)`` for several reads of one state, ``commitMarker()`` to notice commits
-/// made elsewhere, and for the tools ``describeStorage()`` and ``checkStorage()``. The last four
-/// have defaults. Everything else a
+/// ``aggregate(_:)`` for sums, extremes, averages and groups, ``apply(_:)`` for every change
+/// including bulk inserts and conditional batches, ``close()``, ``withSnapshot(_:)`` for several
+/// reads of one state, ``commitMarker()`` to notice commits made elsewhere, and for the tools
+/// ``describeStorage()`` and ``checkStorage()``. ``aggregate(_:)`` and the last four have
+/// defaults. Everything else a
 /// caller of the SPI uses — ``fetch(_:)``, ``get(entity:ids:)``, ``insert(into:count:row:)``,
 /// ``storedSchemas()`` — is built on them in this module, once for every backend. A backend
 /// keeps its own fast paths inside the requirements: a lookup by id arrives as a ``Query``
@@ -35,6 +36,7 @@
 /// - ``prepare(_:)``
 /// - ``read(_:_:)``
 /// - ``count(_:)``
+/// - ``aggregate(_:)``
 /// - ``apply(_:)``
 /// - ``close()``
 /// - ``withSnapshot(_:)``
@@ -94,6 +96,23 @@ public protocol StorageBackend: AnyObject, Sendable {
   ///
   /// - Throws: ``CofferError/Code/unknownEntity`` for an entity that was not prepared.
   func count(_ query: Query) async throws -> Int
+
+  /// Computes an aggregate — a count, a count of distinct values, a sum, a minimum, a maximum
+  /// or an average — over the rows an ``Aggregation``'s filter selects, once or per group.
+  ///
+  /// Guarantees: the result is the one ``AggregateEvaluator`` computes from ``read(_:_:)``
+  /// (which is the default implementation, so a backend need not write it): one group when
+  /// ``Aggregation/groupBy`` is `nil` (its key ``Value/null``), otherwise one per distinct key
+  /// in ascending ``ValueOrder``, the null key first; integer sums exact, a sum outside `Int64`
+  /// ``CofferError/Code/valueOutOfRange`` whatever the order of the rows; sums and averages of
+  /// doubles within ``Aggregation/relativeTolerance``, with infinities as ``Aggregation``
+  /// says. A backend that computes it in its engine (SQLite, PostgreSQL) finishes with
+  /// ``AggregateEvaluator``'s helpers, and falls back to the default for a case its engine
+  /// cannot compute identically. Only the query's entity, filter and layout count.
+  ///
+  /// - Throws: ``CofferError/Code/unknownEntity`` for an entity that was not prepared;
+  ///   ``CofferError/Code/valueOutOfRange`` as above.
+  func aggregate(_ aggregation: Aggregation) async throws -> [AggregateGroup<Value, Value>]
 
   /// Applies a batch atomically.
   ///
@@ -165,6 +184,22 @@ public protocol StorageSnapshot: Sendable {
 extension StorageBackend {
   /// `nil`: the backend cannot tell when another handle or process commits.
   public func commitMarker() async throws -> UInt64? { nil }
+
+  /// The reference evaluator: ``AggregateEvaluator`` over the rows ``read(_:_:)`` hands over.
+  public func aggregate(_ aggregation: Aggregation) async throws -> [AggregateGroup<Value, Value>] {
+    let schema: EntitySchema
+    if let layout = aggregation.query.layout {
+      schema = layout
+    } else if let stored = try await storedSchemas().first(where: { $0.name == aggregation.query.entity }) {
+      schema = stored
+    } else {
+      throw CofferError(
+        .unknownEntity,
+        "Entity '\(aggregation.query.entity)' was never prepared in this store. Prepare it first "
+          + "(Store does this for you).", store: name, entity: aggregation.query.entity)
+    }
+    return try await AggregateEvaluator.evaluate(aggregation, schema: schema) { try await read($0, $1) }
+  }
 
   /// Throws ``CofferError/Code/unsupported``: a backend that keeps snapshots implements this.
   public func withSnapshot<R>(_ body: (any StorageSnapshot) async throws -> R) async throws -> R {

@@ -11,7 +11,7 @@ extension StoreQuery {
   /// }
   /// ```
   public func stream(pageSize: Int = 256) -> StoreStream<T> {
-    StoreStream(query: self, pageSize: max(1, pageSize))
+    StoreStream(query: self, pageSize: Swift.max(1, pageSize))
   }
 }
 

@@ -95,7 +95,7 @@ public struct StoreQuery<T: Storable>: Sendable {
     let checked = try validated(for: codec)
     var values: [T] = []
     // A page (a limit) gets its room at once rather than growing through every power of two.
-    if let limit = checked.limit, limit > 0 { values.reserveCapacity(min(limit, Self.reservedAtMost)) }
+    if let limit = checked.limit, limit > 0 { values.reserveCapacity(Swift.min(limit, Self.reservedAtMost)) }
     try await read(checked) { values.append(try codec.decode($0)) }
     return values
   }
