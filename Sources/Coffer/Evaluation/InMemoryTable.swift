@@ -14,6 +14,8 @@ struct InMemoryTable: Sendable {
   var lookups: [[Value: Set<Value>]]
   /// The field position each of ``lookups`` covers.
   let lookupPositions: [Int]
+  /// The ids in ascending order, once a read has needed them (see `InMemoryTable+IDOrder.swift`).
+  var idOrder = IDOrder()
 
   init(schema: EntitySchema) {
     self.schema = schema
@@ -89,6 +91,7 @@ struct InMemoryTable: Sendable {
   /// was there.
   @discardableResult
   mutating func put(_ id: Value, _ row: Row?) -> Row? {
+    rowsChanged()
     let old = row.map { rows.updateValue($0, forKey: id) } ?? rows.removeValue(forKey: id)
     for lookup in lookups.indices {
       let position = lookupPositions[lookup]

@@ -51,6 +51,7 @@
   public mutating func load(_ rows: [Row], into entity: String) throws {
     var table = try table(entity)
     table.rows = Dictionary(minimumCapacity: rows.count)
+    table.rowsChanged()
     table.unique = table.unique.map { _ in Dictionary(minimumCapacity: rows.count) }
     var lookups = table.lookupPositions.map { _ in [Value: [Value]]() }
     for row in rows {
@@ -176,6 +177,7 @@
   /// The rows a query selects (see ``StorageBackend/read(_:_:)``).
   public func fetch(_ query: Query) throws -> [Row] {
     let table = try table(query.entity)
+    if let slice = try table.idOrderedSlice(query) { return try reshaped(slice, of: table, as: query.layout) }
     let ordering = try RowOrdering(query.sort, schema: table.schema)
     let rows = ordering.orderedSlice(
       try matching(query.filter, in: table), offset: query.offset, limit: query.limit)

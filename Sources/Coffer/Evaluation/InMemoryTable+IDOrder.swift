@@ -1,0 +1,74 @@
+/// A table's ids in ascending order, sorted at the first read that needs them and kept for as
+/// long as the table's rows stay as they were.
+///
+/// A table is a value (a copy is a snapshot), so the order lives in a box that copies share:
+/// every change to the rows gives the changed table a box of its own (or empties its box when
+/// no copy shares it), and a snapshot keeps the box that matches its rows.
+final class IDOrder: Sendable {
+  private let sorted = LockedState<[Value]?>(nil)
+
+  /// The ids of `rows` in ascending order: sorted on the first call, then as sorted.
+  func ids(of rows: [Value: Row]) -> [Value] {
+    sorted.withLock { cached in
+      if let cached { return cached }
+      let ids = rows.keys.sorted { ValueOrder.compare($0, $1) < 0 }
+      cached = ids
+      return ids
+    }
+  }
+
+  /// Forgets the order.
+  func clear() { sorted.withLock { $0 = nil } }
+}
+
+extension InMemoryTable {
+  /// Forgets the id order: called by every change to ``rows``.
+  mutating func rowsChanged() {
+    if isKnownUniquelyReferenced(&idOrder) { idOrder.clear() } else { idOrder = IDOrder() }
+  }
+
+  /// The rows of a query ordered by id alone (no sort keys, or only the id's) with a limit,
+  /// found by walking the ids in order until the slice is full — instead of sorting every
+  /// matching row for each page — or `nil` for any other query. A keyset page (`id > last`)
+  /// starts its walk with a binary search.
+  func idOrderedSlice(_ query: Query) throws -> [Row]? {
+    let idField = schema.idField.name
+    guard let limit = query.limit, query.sort.allSatisfy({ $0.field == idField }) else { return nil }
+    let ascending = query.sort.first?.ascending ?? true
+    guard query.sort.allSatisfy({ $0.ascending == ascending }) else { return nil }
+    let ids = idOrder.ids(of: rows)
+    let compiled = try CompiledFilter(query.filter, schema: schema)
+    var position = ascending ? 0 : ids.count - 1
+    if ascending, case .compare(idField, let op, let bound) = query.filter,
+      op == .greater || op == .greaterOrEqual,
+      !bound.isNull
+    {
+      position = Self.firstPosition(in: ids, after: bound, inclusive: op == .greaterOrEqual)
+    }
+    var slice: [Row] = []
+    slice.reserveCapacity(Swift.min(limit, 1024))
+    var skipped = 0
+    while ids.indices.contains(position), slice.count < limit {
+      defer { position += ascending ? 1 : -1 }
+      guard let row = rows[ids[position]], compiled.matches(row) else { continue }
+      if skipped < query.offset {
+        skipped += 1
+      } else {
+        slice.append(row)
+      }
+    }
+    return slice
+  }
+
+  /// The position of the first id above `bound` (or equal to it, when `inclusive`).
+  private static func firstPosition(in ids: [Value], after bound: Value, inclusive: Bool) -> Int {
+    var low = 0
+    var high = ids.count
+    while low < high {
+      let middle = (low + high) / 2
+      let order = ValueOrder.compare(ids[middle], bound)
+      if order < 0 || (order == 0 && !inclusive) { low = middle + 1 } else { high = middle }
+    }
+    return low
+  }
+}
