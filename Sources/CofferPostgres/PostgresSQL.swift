@@ -69,7 +69,7 @@ struct PostgresSQL {
     return "$\(binds.count)::\(PostgresValues.arrayCast(kind))"
   }
 
-  private mutating func appendWhere(_ filter: Filter, _ table: PostgresTable) throws {
+  mutating func appendWhere(_ filter: Filter, _ table: PostgresTable) throws {
     if case .all = filter { return }
     sql += " WHERE "
     try append(filter, table)

@@ -112,7 +112,7 @@ struct SQLiteQuery {
 
   /// Appends ` WHERE …` and puts the filter's common table expressions, if any, in front of the
   /// statement (with their parameters first, as their text comes first).
-  private mutating func appendWhere(_ filter: Filter, _ table: SQLiteTable) throws {
+  mutating func appendWhere(_ filter: Filter, _ table: SQLiteTable) throws {
     if case .all = filter { return }
     sql += " WHERE "
     try append(filter, table, depth: 0)

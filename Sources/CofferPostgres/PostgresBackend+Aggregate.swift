@@ -1,0 +1,24 @@
+@_spi(Backend) import Coffer
+import PostgresNIO
+
+extension PostgresBackend {
+  /// Computes the aggregate on the server (see ``PostgresAggregate``) on a pooled connection.
+  public func aggregate(_ aggregation: Aggregation) async throws -> [AggregateGroup<Value, Value>] {
+    let table = try table(aggregation.query.entity)
+    let built = try PostgresAggregate(aggregation, in: table)
+    let action = "aggregating \(table.schema.name)"
+    do {
+      return try await pool.withConnection(while: action) { connection in
+        var groups: [AggregateGroup<Value, Value>] = []
+        try await PostgresStatements.run(built.built.sql, built.built.binds, on: connection, logger: logger) {
+          groups.append(try built.group($0))
+        }
+        return groups
+      }
+    } catch {
+      // 22003: a sum of finite doubles left the range of float8.
+      if PostgresFailure.sqlState(of: error) == "22003" { throw AggregateEvaluator.outOfRange(aggregation) }
+      throw failure.error(error, while: action, entity: table.schema.name)
+    }
+  }
+}
