@@ -39,6 +39,43 @@ private final class LockedText: Sendable {
 extension ConformanceSuite {
   static let toolChecks: [ConformanceCheck] = [
     ConformanceCheck(
+      "read.visitor-error-stops-the-read",
+      "An error thrown by read's visitor stops the read and comes out of it unchanged (also in a snapshot); "
+        + "the store answers as before afterwards. The data tools stop reads this way."
+    ) { context in
+      let store = try await filledStore(context, extra: 100)
+      struct Stop: Error {}
+      func stopsAtThird(_ read: ((any StoredFields) throws -> Void) async throws -> Void, _ what: String)
+        async throws
+      {
+        var seen = 0
+        do {
+          try await read { _ in
+            seen += 1
+            if seen == 3 { throw Stop() }
+          }
+          throw CheckFailure("\(what): the read went on after its visitor threw")
+        } catch is Stop {
+          try expectEqual(seen, 3, "\(what): rows visited")
+        } catch let failure as CheckFailure {
+          throw failure
+        } catch {
+          throw CheckFailure("\(what): expected the visitor's own error, got \(error)")
+        }
+      }
+      let query = Query(entity: "Every", sort: [Sort("id")])
+      try await stopsAtThird({ try await store.backend.read(query, $0) }, "read")
+      if store.backend.capabilities.contains(.snapshots) {
+        try await store.backend.withSnapshot { snapshot in
+          try await stopsAtThird({ try await snapshot.read(query, $0) }, "read in a snapshot")
+          try expectEqual(
+            try await snapshot.count(Query(entity: "Every")), 108, "rows counted in the snapshot after")
+        }
+      }
+      try expectEqual(try await store.countRows(Query(entity: "Every")), 108, "rows counted after")
+      try expectEqual(try await store.fetchRows(query).count, 108, "rows read after")
+    },
+    ConformanceCheck(
       "tools.inspect-lists-entities",
       "inspect() lists every stored entity with its exact schema and row count."
     ) { context in

@@ -130,9 +130,16 @@ public final class PostgresBackend: StorageBackend, Service {
         let fields = PostgresFields(kinds: table.kinds)
         try await PostgresStatements.run(sql, binds, on: connection, logger: logger) { row in
           try fields.load(row)
-          try visit(view?.showing(fields) ?? fields)
+          do {
+            try visit(view?.showing(fields) ?? fields)
+          } catch {
+            throw VisitorStopped(error: error)
+          }
         }
       }
+    } catch let stopped as VisitorStopped {
+      // The caller's own error, which stops the read: rethrown as it is, as the SPI promises.
+      throw stopped.error
     } catch {
       throw failure.error(error, while: "reading \(table.schema.name)", entity: table.schema.name)
     }
@@ -268,4 +275,10 @@ struct PostgresSnapshot: StorageSnapshot {
   func count(_ query: Query) async throws -> Int {
     try await backend.count(query, on: connection)
   }
+}
+
+/// A read's visitor threw: carries its error past the backend's own error handling, so that the
+/// read rethrows it unchanged.
+struct VisitorStopped: Error {
+  let error: any Error
 }

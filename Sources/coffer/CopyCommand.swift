@@ -25,8 +25,10 @@ extension CofferCommand {
     @Flag(name: .long, help: "Continue a copy that was interrupted, after the rows it already copied.")
     var resume = false
 
-    @Option(name: .long, help: ArgumentHelp("Rows per batch.", valueName: "N"))
-    var batchSize = 2_000
+    @Option(
+      name: .long,
+      help: ArgumentHelp("Most rows per batch (a batch also holds at most about 16 MiB).", valueName: "N"))
+    var batchSize = 10_000
 
     @Option(name: .long, help: ArgumentHelp("Copy only this entity (repeat for several).", valueName: "NAME"))
     var entity: [String] = []

@@ -7,7 +7,7 @@ import Testing
 
 /// Scratch stores of every backend, made from the base URLs the conformance suite runs on and
 /// removed afterwards (PostgreSQL ones are schemas of their own).
-private final class ScratchStores {
+final class ScratchStores {
   let folder: TemporaryFolder
   let registry = BackendRegistry.forConformanceTests()
   private var made: [(StoreURL, Store)] = []

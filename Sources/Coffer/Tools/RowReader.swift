@@ -1,31 +1,75 @@
 /// How the data tools read a store: through one snapshot when the backend has
 /// ``BackendCapabilities/snapshots`` (so that a copy, an export and their digests describe one
 /// state), through the backend otherwise — an entity at a time, in id order, a page at a time.
-struct RowReader {
-  let read: (Query, (any StoredFields) throws -> Void) async throws -> Void
-  let count: (Query) async throws -> Int
+struct RowReader: Sendable {
+  let read: @Sendable (Query, (any StoredFields) throws -> Void) async throws -> Void
+  let count: @Sendable (Query) async throws -> Int
+
+  /// About the most bytes of values a page holds: rows with large values come in pages of
+  /// fewer rows, so memory stays bounded whatever the rows hold.
+  static let pageBytes = 16 << 20
 
   /// Reads every row of an entity with an id after `start` (all of them when it is `nil`) in
-  /// id order, handing `body` one page of at most `pageSize` rows at a time: keyset paging,
-  /// so a page costs the same wherever it falls and memory holds one page.
+  /// id order, handing `body` one page of at most `pageSize` rows at a time, each cut short
+  /// once its values pass ``pageBytes``: keyset paging, so a page costs the same wherever it
+  /// falls. The next page is read while `body` works on this one, so memory holds two pages.
   func pages(
     of schema: EntitySchema, after start: Value? = nil, pageSize: Int, _ body: ([Row]) async throws -> Void
   ) async throws {
-    let idField = schema.idField.name
-    var last = start
-    while true {
-      var query = Query(
-        entity: schema.name, filter: last.map { .compare(field: idField, op: .greater, value: $0) } ?? .all,
-        sort: [Sort(idField)], limit: pageSize)
-      query.layout = schema
-      var rows: [Row] = []
-      rows.reserveCapacity(pageSize)
-      try await read(query) { rows.append(try Self.row(of: $0)) }
-      guard let lastRow = rows.last else { return }
-      last = lastRow[schema.idPosition]
-      try await body(rows)
-      if rows.count < pageSize { return }
+    var page = try await self.page(of: schema, after: start, limit: pageSize)
+    while let lastRow = page.rows.last {
+      let more = page.isCut || page.rows.count == pageSize
+      let after = lastRow[schema.idPosition]
+      async let next = more ? self.page(of: schema, after: after, limit: pageSize) : Page()
+      try await body(page.rows)
+      page = try await next
     }
+  }
+
+  /// Rows read for one page, and about how many bytes their values take.
+  struct Page: Sendable {
+    var rows: [Row] = []
+    var bytes = 0
+    /// Whether the page stopped at ``RowReader/pageBytes`` before its row limit.
+    var isCut = false
+  }
+
+  /// Thrown from a read's visitor to stop it when a page is full.
+  private struct PageFull: Error {}
+
+  /// The first `limit` rows with an id after `start`, in id order.
+  private func page(of schema: EntitySchema, after start: Value?, limit: Int) async throws -> Page {
+    let idField = schema.idField.name
+    var query = Query(
+      entity: schema.name, filter: start.map { .compare(field: idField, op: .greater, value: $0) } ?? .all,
+      sort: [Sort(idField)], limit: limit)
+    query.layout = schema
+    var page = Page()
+    page.rows.reserveCapacity(min(limit, 16_384))
+    do {
+      try await read(query) { fields in
+        let row = try Self.row(of: fields)
+        page.bytes += Self.size(of: row)
+        page.rows.append(row)
+        if page.bytes >= Self.pageBytes, page.rows.count < limit { throw PageFull() }
+      }
+    } catch is PageFull {
+      page.isCut = true
+    }
+    return page
+  }
+
+  /// About how many bytes a row's values take.
+  static func size(of row: Row) -> Int {
+    var bytes = 0
+    for value in row.values {
+      switch value {
+      case .string(let text): bytes += 16 + text.utf8.count
+      case .bytes(let data), .document(let data): bytes += 16 + data.count
+      default: bytes += 16
+      }
+    }
+    return bytes
   }
 
   /// The number of rows of an entity.

@@ -26,8 +26,10 @@ public struct StoreCopier: Sendable {
   public let source: Store
   /// The store written to.
   public let target: Store
-  /// Rows per batch: per read of the source and per atomic insert into the target.
-  public var batchSize = 2_000
+  /// Most rows per batch: per read of the source and per atomic insert into the target. A
+  /// batch also holds at most about 16 MiB of values, so rows with large values go in smaller
+  /// batches.
+  public var batchSize = 10_000
   /// Continue an interrupted copy instead of refusing a target that holds rows.
   public var resume = false
   /// Compare the two stores' digests when the copy is done.
