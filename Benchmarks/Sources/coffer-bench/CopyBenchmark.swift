@@ -75,11 +75,15 @@ enum CopyBenchmark {
     var source: Engine
     var target: Engine
 
+    /// `sqlite-lmdb`.
     var key: String { "\(source.rawValue)-\(target.rawValue)" }
+    /// `SQLite → LMDB`.
     var title: String { "\(source.title) → \(target.title)" }
 
+    /// The pair from `source` to `target`.
     init(_ source: Engine, _ target: Engine) { (self.source, self.target) = (source, target) }
 
+    /// The pair a key such as `sqlite-lmdb` names.
     init(_ key: String) throws {
       let parts = key.split(separator: "-").map(String.init)
       guard parts.count == 2, let source = Engine(rawValue: parts[0]),
@@ -96,7 +100,9 @@ enum CopyBenchmark {
 
   /// An engine's baseline: seconds to read every row and to insert them all.
   struct Baseline {
+    /// Seconds to read every row, decoded into messages.
     var read: Double
+    /// Seconds to insert every row into a new store in one transaction.
     var insert: Double
     /// Rows per second through a read of every row followed by a bulk insert of them.
     func rate(_ rows: Int) -> Double { Double(rows) / (read + insert) }
@@ -104,24 +110,35 @@ enum CopyBenchmark {
 
   /// Everything one pair measured.
   struct PairResult {
+    /// The source and the target engine.
     var pair: Pair
+    /// Seconds to fill the source through Coffer (not part of any figure the goal judges).
     var fillSeconds: Double
+    /// The copy with verification.
     var verified: CopyMeasurement
     /// The copy without verification; nil when the verified copy took longer than
     /// ``unverifiedBudget`` and the second copy was left out.
     var unverified: CopyMeasurement?
+    /// The source engine's baseline.
     var source: Baseline
+    /// The target engine's baseline.
     var target: Baseline
   }
 
+  /// What the command line asked for.
   struct Settings {
+    /// Messages to copy (`--copy-rows`).
     var rows = 1_000_000
+    /// The pairs to measure, in order (`--copy-pairs`).
     var pairs = [Pair(.sqlite, .lmdb), Pair(.lmdb, .sqlite), Pair(.plist, .sqlite)]
     /// The copier's batch size from `--copy-batch`, or nil for `StoreCopier`'s default.
     var batchSize: Int?
+    /// Where Copy.md goes (`--output`), or nil for the repository's Docs folder.
     var output: String?
+    /// Whether to write Copy.md (`--no-write` turns it off).
     var write = true
 
+    /// Parses the arguments after `--copy`.
     init(_ arguments: [String]) throws {
       var iterator = arguments.makeIterator()
       while let argument = iterator.next() {
@@ -295,6 +312,8 @@ enum CopyBenchmark {
       "Written by `\(command)`; every figure below was printed by that run.",
       "Machine: \(machineDescription()). \(load.sentence)",
       "",
+      coreState(),
+      "",
       "`StoreCopier.run()` copying \(rows.formatted()) chat messages (the suite's `ChatMessage`, made from the",
       "fixed seed before any timing) from a store filled through Coffer (not timed) into a new one, in",
       "batches of \(batchSize.formatted()) rows. Each copy runs once with verification (the two",
@@ -369,6 +388,16 @@ enum CopyBenchmark {
           + "\(String(format: "%.2f", copyRate / slowerRate)) | \(verdict(copyRate / slowerRate >= rateGoal)) |"
       )
     }
+    for (name, copy) in copies {
+      lines.append(
+        "| copy, \(name), until its last batch was reported (every row in the target) | \(duration(copy.rowsSeconds)) "
+          + "| | | |")
+      if copy.copySeconds - copy.rowsSeconds >= 0.005 {
+        lines.append(
+          "| copy, \(name), after its last batch (comparing the digests) | "
+            + "\(duration(copy.copySeconds - copy.rowsSeconds)) | | | |")
+      }
+    }
     let openedRate = Double(rows) / (result.verified.copySeconds + result.verified.openSeconds)
     lines.append(
       "| copy, verified, with opening both stores (\(duration(result.verified.openSeconds))) | "
@@ -384,7 +413,9 @@ enum CopyBenchmark {
     }
     lines += [
       "",
-      "The slower side: \(slowerName), \(rate(slowerRate)) rows/s.",
+      "The slower side: \(slowerName), \(rate(slowerRate)) rows/s. In the verified copy, the first tenth of the",
+      "rows took \(duration(result.verified.firstTenthSeconds)), the last tenth "
+        + "\(duration(result.verified.lastTenthSeconds)).",
       "",
     ]
     if result.unverified == nil {
@@ -413,6 +444,38 @@ enum CopyBenchmark {
     return lines
   }
 
+  /// Which state of the library the run measured, as git tells it when the run ends: the commit
+  /// checked out and the files under Sources/ that differ from it (the build is made from the
+  /// working tree, so its uncommitted changes are in the figures).
+  static func coreState() -> String {
+    let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent().deletingLastPathComponent().path
+    func git(_ arguments: [String]) -> String? {
+      let process = Process()
+      process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+      process.arguments = ["git", "-C", repository] + arguments
+      let output = Pipe()
+      process.standardOutput = output
+      process.standardError = FileHandle.nullDevice
+      guard (try? process.run()) != nil else { return nil }
+      let data = output.fileHandleForReading.readDataToEndOfFile()
+      process.waitUntilExit()
+      guard process.terminationStatus == 0 else { return nil }
+      // Only the final newline goes: a status line starts with a space for a change not staged.
+      var text = String(decoding: data, as: UTF8.self)
+      if text.hasSuffix("\n") { text.removeLast() }
+      return text
+    }
+    guard let commit = git(["rev-parse", "--short", "HEAD"]) else {
+      return "Library: not in a git checkout; the state measured is unknown."
+    }
+    let changed = (git(["status", "--porcelain", "--", "Sources"]) ?? "").split(separator: "\n")
+      .map { String($0.dropFirst(3)) }
+    guard !changed.isEmpty else { return "Library: commit \(commit), no uncommitted changes under Sources/." }
+    return "Library: commit \(commit) with uncommitted changes, in the build, to "
+      + changed.map { "`\($0)`" }.joined(separator: ", ") + "."
+  }
+
   /// The name and rate of the side whose baseline is slower.
   static func slower(_ result: PairResult, rows: Int) -> (String, Double) {
     let source = result.source.rate(rows)
@@ -422,23 +485,30 @@ enum CopyBenchmark {
       : ("target, \(result.pair.target.baselineName)", target)
   }
 
+  /// "met", or "not met" in bold.
   static func verdict(_ met: Bool) -> String { met ? "met" : "**not met**" }
 
+  /// The resident growth of a copy, as the tables show it.
   static func memoryFigure(_ copy: CopyMeasurement) -> String {
     guard copy.memoryMeasured else { return "not measured" }
     return mib(copy.residentGrowth) + (copy.peakWasReset ? "" : " (since the process started: no reset)")
   }
 
+  /// Whether the resident growth meets the memory goal.
   static func memoryVerdict(_ copy: CopyMeasurement) -> String {
     copy.memoryMeasured ? verdict(copy.residentGrowth < memoryGoal) : "—"
   }
 
+  /// Whether the sampled anonymous growth meets the memory goal.
   static func anonymousVerdict(_ copy: CopyMeasurement) -> String {
     copy.memoryMeasured && copy.samples > 0 ? verdict(copy.anonymousGrowth < memoryGoal) : "—"
   }
 
+  /// Bytes in MiB, one decimal.
   static func mib(_ bytes: Int64) -> String { String(format: "%.1f MiB", Double(bytes) / 1_048_576) }
+  /// Seconds, two decimals.
   static func duration(_ seconds: Double) -> String { String(format: "%.2f s", seconds) }
+  /// Rows per second, whole, grouped.
   static func rate(_ rowsPerSecond: Double) -> String { Int(rowsPerSecond.rounded()).formatted() }
 
   /// Wall time of `body`, in seconds.

@@ -71,9 +71,11 @@ enum CopyProbe {
     var copier = StoreCopier(from: source, to: target)
     if let batchSize { copier.batchSize = batchSize }
     copier.verify = arguments[2] == "verify"
+    let marks = ProgressMarks()
     let copyStart = clock.now
-    let report = try await copier.run(progress: { _ in })
+    let report = try await copier.run(progress: { marks.add($0) })
     let copySeconds = Measure.seconds(clock.now - copyStart)
+    let phases = marks.phases()
     let sampled = sampler.stop()
     let afterCopy = ProcessMemory.read()
     try await source.close()
@@ -82,7 +84,8 @@ enum CopyProbe {
     let measurement = CopyMeasurement(
       batchSize: copier.batchSize, rowsCopied: report.rowsCopied, verified: report.isVerified,
       differences: report.differences,
-      copySeconds: copySeconds, openSeconds: openSeconds, memoryMeasured: atStart != nil,
+      copySeconds: copySeconds, rowsSeconds: phases.rows, firstTenthSeconds: phases.firstTenth,
+      lastTenthSeconds: phases.lastTenth, openSeconds: openSeconds, memoryMeasured: atStart != nil,
       residentAtStart: atStart?.resident ?? 0, peakThroughOpen: opened?.peak ?? 0,
       residentAfterOpen: opened?.resident ?? 0, anonymousAfterOpen: opened?.anonymous ?? 0,
       peakWasReset: peakWasReset, peakDuringCopy: afterCopy?.peak ?? 0,
@@ -106,6 +109,15 @@ struct CopyMeasurement: Codable, Sendable {
   var differences: [String]
   /// Wall time of `StoreCopier.run()`, verification included when on.
   var copySeconds: Double
+  /// Time from the start of `run()` to the progress report of its last batch: the rows copied,
+  /// without the verification that follows.
+  var rowsSeconds: Double
+  /// Time the first tenth of the rows took to copy, from the first progress report (before the
+  /// first batch) to the one that passed a tenth.
+  var firstTenthSeconds: Double
+  /// Time the last tenth took: from the report that passed nine tenths to the last one. Beside
+  /// ``firstTenthSeconds``, it shows whether a batch's cost depends on how far the copy has gone.
+  var lastTenthSeconds: Double
   /// Wall time of opening both stores (`Store.open(url:)`), before the copy and not in its time.
   var openSeconds: Double
   /// Whether the kernel's figures could be read.
@@ -240,6 +252,27 @@ final class ResidentSampler: Sendable {
       if inNumber && field == 2 { shared = current }
       guard let resident, let shared else { return nil }
       return (resident, shared)
+    }
+  }
+}
+
+/// The progress reports of one copy, kept to tell how long its parts took.
+final class ProgressMarks: Sendable {
+  private let marks = Mutex<[(rows: Int, total: Int, elapsed: Double)]>([])
+
+  /// Keeps one report.
+  func add(_ progress: CopyProgress) {
+    let mark = (progress.rowsCopied, progress.totalRows, Measure.seconds(progress.elapsed))
+    marks.withLock { $0.append(mark) }
+  }
+
+  /// Seconds to the last report, and the seconds the first and the last tenth of the rows took.
+  func phases() -> (rows: Double, firstTenth: Double, lastTenth: Double) {
+    marks.withLock { marks in
+      guard let first = marks.first, let last = marks.last, last.total > 0 else { return (0, 0, 0) }
+      let tenth = marks.first { $0.rows * 10 >= last.total } ?? last
+      let nineTenths = marks.first { $0.rows * 10 >= last.total * 9 } ?? last
+      return (last.elapsed, tenth.elapsed - first.elapsed, last.elapsed - nineTenths.elapsed)
     }
   }
 }
