@@ -28,7 +28,7 @@ extension CofferCommand {
     @Option(
       name: .long,
       help: ArgumentHelp("Most rows per batch (a batch also holds at most about 16 MiB).", valueName: "N"))
-    var batchSize = 10_000
+    var batchSize = 50_000
 
     @Option(name: .long, help: ArgumentHelp("Copy only this entity (repeat for several).", valueName: "NAME"))
     var entity: [String] = []

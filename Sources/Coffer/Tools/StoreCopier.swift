@@ -29,7 +29,7 @@ public struct StoreCopier: Sendable {
   /// Most rows per batch: per read of the source and per atomic insert into the target. A
   /// batch also holds at most about 16 MiB of values, so rows with large values go in smaller
   /// batches.
-  public var batchSize = 10_000
+  public var batchSize = 50_000
   /// Continue an interrupted copy instead of refusing a target that holds rows.
   public var resume = false
   /// Compare the two stores' digests when the copy is done.
