@@ -13,7 +13,8 @@ import PostgresNIO
 ///   (`uuid::text`, `encode(bytea, 'hex')`) in `COLLATE "C"`, whose order is their bytes', since
 ///   `min`/`max` on `uuid` and `bytea` are missing from the servers Coffer supports.
 /// - `sum(bigint)` is `numeric`, read as text: a sum outside Int64 is valueOutOfRange, whatever
-///   the order the server added the rows in. `avg(bigint)` is `numeric` too, read as `float8`.
+///   the order the server added the rows in. An average of integers is that exact sum divided by
+///   `count`, as in the reference.
 /// - A sum or average of doubles selects `count`, `min`, `max` and the `sum` of the finite
 ///   values (the sum is not used when there is an infinity, and a finite sum whose total leaves
 ///   the range fails with SQLSTATE 22003, read as valueOutOfRange), finished by
@@ -47,7 +48,7 @@ struct PostgresAggregate {
     case (.min, let field?): columns.append(Self.extreme(field, kind, smallest: true))
     case (.max, let field?): columns.append(Self.extreme(field, kind, smallest: false))
     case (.sum, let field?) where kind == .int: columns.append("sum(\(field))::text")
-    case (.average, let field?) where kind == .int: columns.append("avg(\(field))::float8")
+    case (.average, let field?) where kind == .int: columns += ["sum(\(field))::text", "count(\(field))"]
     case (.sum, let field?), (.average, let field?):
       let finite = "abs(\(field)) <> 'Infinity'::float8"
       columns += [
@@ -94,7 +95,15 @@ struct PostgresAggregate {
       guard let sum = Int64(text) else { throw AggregateEvaluator.outOfRange(aggregation) }
       value = .int(sum)
     case .average where kind == .int:
-      value = try PostgresValues.read(cells[column], as: .double)
+      // The exact sum divided by the count, as the reference divides it.
+      guard let text = cells[column].map({ String(buffer: $0) }),
+        let sum = Int64(text).map(Double.init) ?? Double(text),
+        case .int(let count) = try PostgresValues.read(cells[column + 1], as: .int)
+      else {
+        value = .null
+        break
+      }
+      value = .double(sum / Double(count))
     case .sum, .average:
       func number(_ offset: Int) throws -> Double? {
         guard case .double(let number) = try PostgresValues.read(cells[column + offset], as: .double) else {

@@ -7,7 +7,7 @@
 /// `min`/`max` (strings in the columns' BINARY collation, which is code-point order; blobs, UUIDs
 /// included, by memcmp; dates and bools as the integers they are stored as), `sum` of integers
 /// (exact, or the "integer overflow" error the backend answers by falling back to the core's
-/// evaluator) and `avg` of integers. A sum or average of doubles selects
+/// evaluator); an average of integers is that sum divided by `count`, as in the reference. A sum or average of doubles selects
 /// `count`, `sum`, `min` and `max` and is finished by `AggregateEvaluator.finishDoubles`, since
 /// SQLite turns the NaN of `+inf + -inf` into NULL. `ORDER BY key` puts NULL first; `-0.0` and
 /// `0.0` group together (they compare equal) and the key is normalized to `+0.0`.
@@ -38,7 +38,7 @@ struct SQLiteAggregate {
     case (.min, let field?): columns.append("min(\(field))")
     case (.max, let field?): columns.append("max(\(field))")
     case (.sum, let field?) where kind == .int: columns.append("sum(\(field))")
-    case (.average, let field?) where kind == .int: columns.append("avg(\(field))")
+    case (.average, let field?) where kind == .int: columns += ["sum(\(field))", "count(\(field))"]
     case (.sum, let field?), (.average, let field?):
       columns += ["count(\(field))", "sum(\(field))", "min(\(field))", "max(\(field))"]
     default: columns.append("count(*)")
@@ -65,7 +65,13 @@ struct SQLiteAggregate {
     case .sum where kind == .int:
       value = try statement.value(at: column, .int)
     case .average where kind == .int:
-      value = try statement.value(at: column, .double)
+      // The exact sum divided by the count, as the reference divides it: SQLite's `avg`
+      // approximates a sum whose running total leaves Int64 instead of failing.
+      guard case .int(let sum) = try statement.value(at: column, .int) else {
+        value = .null
+        break
+      }
+      value = .double(Double(sum) / Double(statement.int(at: column + 1)))
     case .sum, .average:
       func number(_ offset: Int32) throws -> Double? {
         guard case .double(let number) = try statement.value(at: column + offset, .double) else { return nil }

@@ -16,28 +16,24 @@
     _ aggregation: Aggregation, schema: EntitySchema,
     read: (Query, (any StoredFields) throws -> Void) async throws -> Void
   ) async throws -> [AggregateGroup<Value, Value>] {
-    let layout = aggregation.query.layout ?? schema
     var query = aggregation.query
-    query.layout = layout
+    query.layout = aggregation.query.layout ?? schema
     query.sort = []
     query.limit = nil
     query.offset = 0
-    let valuePosition = try aggregation.function.field.map { try position(of: $0, in: layout) }
-    let keyPosition = try aggregation.groupBy.map { try position(of: $0, in: layout) }
-    var groups: [Value: Accumulator] = [:]
-    if keyPosition == nil { groups[.null] = Accumulator() }
-    try await read(query) { fields in
-      let key = try keyPosition.map { try fields.value(at: $0) } ?? .null
-      let value = try valuePosition.map { try fields.value(at: $0) } ?? .null
-      groups[key, default: Accumulator()].add(value, aggregation.function)
-    }
-    let keys = groups.keys.sorted { ValueOrder.compare($0, $1) < 0 }
-    return try keys.map { key in
-      AggregateGroup(
-        key: normalized(key),
-        value: try groups[key, default: Accumulator()].result(
-          aggregation, kind: kind(of: aggregation, in: layout)))
-    }
+    var groups = try Groups(aggregation, schema: schema)
+    try await read(query) { try groups.add($0) }
+    return try groups.results()
+  }
+
+  /// Computes an aggregation over rows already selected by its filter (in its layout, or
+  /// `schema` when it carries none): what a reference that holds its rows in memory calls.
+  public static func evaluate(_ aggregation: Aggregation, schema: EntitySchema, rows: [Row]) throws
+    -> [AggregateGroup<Value, Value>]
+  {
+    var groups = try Groups(aggregation, schema: schema)
+    for row in rows { try groups.add(RowFields(row)) }
+    return try groups.results()
   }
 
   /// The kind of the field an aggregation reads (`int` for a count).
@@ -101,6 +97,38 @@
     return position
   }
 
+  /// The groups seen so far, by key.
+  private struct Groups {
+    let aggregation: Aggregation
+    let kind: FieldKind
+    let valuePosition: Int?
+    let keyPosition: Int?
+    var groups: [Value: Accumulator] = [:]
+
+    init(_ aggregation: Aggregation, schema: EntitySchema) throws {
+      let layout = aggregation.query.layout ?? schema
+      self.aggregation = aggregation
+      kind = AggregateEvaluator.kind(of: aggregation, in: layout)
+      valuePosition = try aggregation.function.field.map { try position(of: $0, in: layout) }
+      keyPosition = try aggregation.groupBy.map { try position(of: $0, in: layout) }
+      if keyPosition == nil { groups[.null] = Accumulator() }
+    }
+
+    mutating func add(_ fields: some StoredFields) throws {
+      let key = try keyPosition.map { try fields.value(at: $0) } ?? .null
+      let value = try valuePosition.map { try fields.value(at: $0) } ?? .null
+      groups[key, default: Accumulator()].add(value, aggregation.function)
+    }
+
+    func results() throws -> [AggregateGroup<Value, Value>] {
+      try groups.keys.sorted { ValueOrder.compare($0, $1) < 0 }.map { key in
+        AggregateGroup(
+          key: normalized(key), value: try groups[key, default: Accumulator()].result(aggregation, kind: kind)
+        )
+      }
+    }
+  }
+
   /// What one group has seen so far.
   private struct Accumulator {
     /// Rows, for a count; non-null values otherwise.
@@ -153,8 +181,10 @@
             count: count, sum: doubleSum, smallest: smallest, largest: largest, aggregation)
         }
         if case .average = aggregation.function {
-          let exact = Double(carry) * 18_446_744_073_709_551_616.0 + Double(intSum)
-          return .double(exact / Double(count))
+          // The sum as SQL backends divide it: exactly Double(intSum) when it fits in Int64.
+          let sum =
+            carry == 0 ? Double(intSum) : Double(carry) * 18_446_744_073_709_551_616.0 + Double(intSum)
+          return .double(sum / Double(count))
         }
         guard carry == 0 else { throw outOfRange(aggregation) }
         return .int(intSum)
