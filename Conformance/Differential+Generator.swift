@@ -55,7 +55,9 @@ struct DifferentialGenerator {
     switch random.below(100) {
     case 0..<36: return .apply(batch(schema))
     case 36..<43 where features.has("bulk"): return bulk(schema)
-    case 43..<70: return .fetch(query(schema))
+    case 43..<64: return .fetch(query(schema))
+    // Without the feature, the same draws as before aggregates were generated: a fetch.
+    case 64..<70 where features.has("aggregate"): return .aggregate(aggregation(schema))
     case 70..<78: return .count(query(schema))
     case 78..<84: return .get(entity: schema.name, ids: (0..<random.below(4)).map { _ in id(schema) })
     case 84..<89 where features.has("reopen"): return .reopen
@@ -219,6 +221,31 @@ struct DifferentialGenerator {
     if random.chance(60) { return random.pick(DifferentialValues.small(field.kind)) }
     let pool = DifferentialValues.pool(field.kind, key: key || !features.has("huge-values"))
     return random.pick(pool)
+  }
+
+  /// An aggregate of every function, grouped or not, over a random filter. Sums and averages
+  /// only of integers: a sum of doubles depends on the order rows are added in (within the
+  /// stated tolerance, which the conformance checks hold backends to), so it has no one
+  /// bit-for-bit answer to compare.
+  mutating func aggregation(_ schema: EntitySchema) -> Aggregation {
+    let ordered = schema.fields.filter(\.kind.isOrdered).map(\.name)
+    let integers = schema.fields.filter { $0.kind == .int }.map(\.name)
+    let function: Aggregation.Function
+    switch random.below(5) {
+    case 0: function = .count
+    case 1: function = .countDistinct(random.pick(ordered))
+    case 2: function = .min(random.pick(ordered))
+    case 3: function = .max(random.pick(ordered))
+    default:
+      if integers.isEmpty {
+        function = .count
+      } else {
+        function = random.chance(50) ? .sum(random.pick(integers)) : .average(random.pick(integers))
+      }
+    }
+    let groupBy = random.chance(50) ? random.pick(ordered) : nil
+    return Aggregation(
+      entity: schema.name, filter: filter(schema, depth: random.below(3)), function, groupedBy: groupBy)
   }
 
   mutating func query(_ schema: EntitySchema) -> Query {

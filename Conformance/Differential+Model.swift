@@ -18,6 +18,8 @@ enum DifferentialStep: Sendable, Hashable {
   case reopen
   /// Prepares `schema` while a batch shaped for the schema prepared before runs on the same store.
   case race(schema: EntitySchema, batch: [ChangeSet.Operation])
+  /// Computes an aggregate through the row API, ``Store/aggregateRows(_:)``.
+  case aggregate(Aggregation)
 }
 
 /// Which kinds of step a run makes. Each can be left out (`COFFER_DIFFERENTIAL_EXCLUDE`, a
@@ -26,7 +28,7 @@ enum DifferentialStep: Sendable, Hashable {
 struct DifferentialFeatures: Sendable, Hashable {
   static let all: Set<String> = [
     "reopen", "evolve", "unique-evolution", "race", "bulk", "bulk-invalid", "deep-filter", "huge-limit",
-    "cross-entity", "huge-values",
+    "cross-entity", "huge-values", "aggregate",
   ]
   var enabled: Set<String>
 

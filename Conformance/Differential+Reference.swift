@@ -6,6 +6,8 @@ enum DifferentialOutcome: Sendable {
   case summary(ChangeSummary)
   case rows([Row])
   case count(Int)
+  /// The groups of an aggregate.
+  case groups([AggregateGroup<Value, Value>])
   case prepared
   /// An error; its message is shown, never compared.
   case error(
@@ -40,6 +42,11 @@ enum DifferentialOutcome: Sendable {
           x.count == y.count && zip(x.values, y.values).allSatisfy(Self.exactlyEqual)
         }
     case (.count(let a), .count(let b)): a == b
+    case (.groups(let a), .groups(let b)):
+      a.count == b.count
+        && zip(a, b).allSatisfy { x, y in
+          Self.exactlyEqual(x.key, y.key) && Self.aggregateEqual(x.value, y.value)
+        }
     case (.prepared, .prepared): true
     case (
       .error(let c1, let e1, let i1, let f1, _, let v1), .error(let c2, let e2, let i2, let f2, _, let v2)
@@ -61,6 +68,14 @@ enum DifferentialOutcome: Sendable {
     }
   }
 
+  /// Equal as aggregates: exactly, or for doubles (averages of integers whose sum leaves Int64)
+  /// within ``Aggregation/relativeTolerance`` of the larger.
+  static func aggregateEqual(_ a: Value, _ b: Value) -> Bool {
+    if exactlyEqual(a, b) { return true }
+    guard case .double(let x) = a, case .double(let y) = b, x.isFinite, y.isFinite else { return false }
+    return abs(x - y) <= Aggregation.relativeTolerance * max(abs(x), abs(y))
+  }
+
   func rendered(_ schema: EntitySchema?) -> String {
     switch self {
     case .summary(let s): "applied (inserted \(s.inserted), updated \(s.updated), deleted \(s.deleted))"
@@ -69,6 +84,11 @@ enum DifferentialOutcome: Sendable {
         + rows.prefix(12).map { DifferentialRendering.row($0, schema) }.joined(separator: ", ")
         + (rows.count > 12 ? ", …" : "") + "]"
     case .count(let count): "count \(count)"
+    case .groups(let groups):
+      "\(groups.count) groups ["
+        + groups.prefix(12).map {
+          "\(DifferentialRendering.value($0.key)): \(DifferentialRendering.value($0.value))"
+        }.joined(separator: ", ") + (groups.count > 12 ? ", …" : "") + "]"
     case .prepared: "prepared"
     case .error(let code, let entity, let id, let field, let message, _):
       "\(code) error (entity \(entity.map(DifferentialRendering.name) ?? "not named"), id \(id ?? "not named"), "
@@ -138,6 +158,13 @@ struct DifferentialReference: Sendable {
     return checked.slice(ofCount: try tables.count(checked))
   }
 
+  /// The core's reference evaluator over the rows the aggregation's filter selects.
+  func aggregate(_ aggregation: Aggregation) throws -> [AggregateGroup<Value, Value>] {
+    let schema = try schema(aggregation.query.entity)
+    let checked = try QueryValidator.validate(aggregation, schema: schema)
+    return try AggregateEvaluator.evaluate(checked, schema: schema, rows: try tables.fetch(checked.query))
+  }
+
   func get(_ entity: String, _ ids: [Value]) throws -> [Row] {
     let schema = try schema(entity)
     let checked = try ids.map { try QueryValidator.validate(id: $0, schema: schema) }
@@ -165,6 +192,7 @@ struct DifferentialReference: Sendable {
       case .bulkInsert(let entity, let rows): return .summary(try bulkInsert(entity, rows))
       case .fetch(let query): return .rows(try fetch(query))
       case .count(let query): return .count(try count(query))
+      case .aggregate(let aggregation): return .groups(try aggregate(aggregation))
       case .get(let entity, let ids): return .rows(try get(entity, ids))
       case .reopen:
         prepared = Dictionary(uniqueKeysWithValues: stored.map { ($0.name, $0) })

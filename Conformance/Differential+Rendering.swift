@@ -12,6 +12,10 @@ enum DifferentialRendering {
       return "bulk insert \(rows.count) into \(name(entity)) [\(shown)\(rows.count > 6 ? ", …" : "")]"
     case .fetch(let query): return "fetch " + self.query(query)
     case .count(let query): return "count " + self.query(query)
+    case .aggregate(let aggregation):
+      let field = aggregation.function.field.map { " of \(name($0))" } ?? ""
+      let groups = aggregation.groupBy.map { " grouped by \(name($0))" } ?? ""
+      return "aggregate \(aggregation.function.name)\(field)\(groups) over " + query(aggregation.query)
     case .get(let entity, let ids):
       return "get \(name(entity)) ids [\(ids.map(value).joined(separator: ", "))]"
     case .reopen: return "close and reopen"

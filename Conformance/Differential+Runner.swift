@@ -150,6 +150,7 @@ enum DifferentialRunner {
       case .summary: "applied"
       case .rows: "rows"
       case .count: "count"
+      case .groups: "groups"
       case .prepared: "prepared"
       case .error(let code, _, _, _, _, _): code
       case .unexpected: "unexpected error"
@@ -166,6 +167,7 @@ enum DifferentialRunner {
       case .get: "get"
       case .reopen: "reopen"
       case .race: "race"
+      case .aggregate: "aggregate"
       }
     return "\(name): backend \(shape(outcome))"
   }
@@ -208,6 +210,7 @@ enum DifferentialRunner {
         }
         return .rows(rows)
       case .count(let query): return .count(try await store.countRows(query))
+      case .aggregate(let aggregation): return .groups(try await store.aggregateRows(aggregation))
       case .get(let entity, let ids):
         // Through a backend's fast path for lookups by id (Query.lookedUpIDs(in:)).
         return .rows(try await store.getRows(entity: entity, ids: ids))
