@@ -83,6 +83,23 @@ extension StoreQuery where T: KeyPathStorable {
     }
   }
 
+  /// Groups by an enum property with a scalar raw value, in the order of the raw values; the
+  /// keys are the enum's cases.
+  @_disfavoredOverload
+  public func group<K: RawRepresentable & Sendable>(by keyPath: KeyPath<T, K>) -> GroupedStoreQuery<T, K>
+  where K.RawValue: StoredScalar {
+    GroupedStoreQuery(self, keyPath) { K.RawValue(storedScalar: $0).flatMap(K.init(rawValue:)) }
+  }
+
+  /// Groups by an optional enum property: the values where it is nil form one group, first.
+  @_disfavoredOverload
+  public func group<K: RawRepresentable & Sendable>(by keyPath: KeyPath<T, K?>) -> GroupedStoreQuery<T, K?>
+  where K.RawValue: StoredScalar {
+    GroupedStoreQuery(self, keyPath) { value in
+      value.isNull ? .some(nil) : K.RawValue(storedScalar: value).flatMap(K.init(rawValue:)).map { .some($0) }
+    }
+  }
+
   /// The stored field a key path reads.
   func storedField(_ keyPath: PartialKeyPath<T>) throws -> String {
     if let keyPathError { throw keyPathError }
