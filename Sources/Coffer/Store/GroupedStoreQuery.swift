@@ -1,5 +1,5 @@
 /// A query's values in groups of equal values of one property, made by
-/// ``StoreQuery/group(by:)-(KeyPath<T,K>)``; each aggregate returns one ``AggregateGroup`` per
+/// `StoreQuery.group(by:)`; each aggregate returns one ``AggregateGroup`` per
 /// key the selected values hold, in ascending key order by Coffer's value order (nil first).
 ///
 /// ```swift
