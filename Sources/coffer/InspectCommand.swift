@@ -38,7 +38,7 @@ extension CofferCommand {
 
     /// The text `coffer inspect` prints.
     static func text(of inspection: StoreInspection) -> String {
-      var lines = ["Store: \(inspection.store)"]
+      var lines = ["Store: \(inspection.store)", "  backend: \(inspection.backend)"]
       lines.append("  capabilities: \(inspection.capabilities.joined(separator: ", "))")
       let storage = inspection.storage
       lines.append("  format version: \(storage.formatVersion ?? "not given by this backend")")

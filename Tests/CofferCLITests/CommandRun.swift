@@ -17,9 +17,13 @@ struct CommandRun {
     return Bundle.main.bundleURL
   }
 
-  /// Runs `coffer` with arguments and extra environment variables, with `COFFER_STORE` and
-  /// `COFFER_CONFIG` removed from the inherited environment unless given, and waits for it.
-  static func coffer(_ arguments: [String], environment extra: [String: String] = [:]) throws -> CommandRun {
+  /// Runs `coffer` with arguments, extra environment variables and `input` on its standard
+  /// input, with `COFFER_STORE` and `COFFER_CONFIG` removed from the inherited environment unless
+  /// given, and waits for it.
+  static func coffer(_ arguments: [String], environment extra: [String: String] = [:], input: [UInt8]? = nil)
+    throws
+    -> CommandRun
+  {
     let executable = productsDirectory.appendingPathComponent("coffer")
     guard FileManager.default.isExecutableFile(atPath: executable.path) else {
       throw MissingExecutable(path: executable.path)
@@ -35,7 +39,7 @@ struct CommandRun {
     environment.merge(extra) { _, new in new }
 
     let run = try ChildProcess.run(
-      executable.path, arguments, environment: environment, currentDirectory: folder.path)
+      executable.path, arguments, environment: environment, currentDirectory: folder.path, input: input)
     return CommandRun(status: run.termination.status, output: run.output, errorOutput: run.errors)
   }
 

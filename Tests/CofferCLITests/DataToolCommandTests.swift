@@ -38,6 +38,7 @@ import Testing
     let run = try CommandRun.coffer(["inspect", url])
     #expect(run.status == 0, "stderr: \(run.errorOutput)")
     #expect(run.output.contains("Store: \(url)\n"))
+    #expect(run.output.contains("  backend: SQLiteBackend\n"))
     #expect(run.output.contains("  3 entities, \(Self.rows) rows\n"))
     #expect(run.output.contains("Entity Every: \(8 + Self.extra) rows, id id\n"))
     #expect(run.output.contains("  optional date: date?\n"))
@@ -130,7 +131,31 @@ import Testing
     #expect(imported.output.contains("Imported \(Self.rows) rows of 3 entities"))
     #expect(try await digest(of: target) == expected)
 
-    // Standard output and standard input work too, one entity at a time.
+    // Standard output and standard input work too, one entity at a time; an entity the target
+    // already stores with another schema is refused.
+    let named = try CommandRun.coffer(["export", source, "--entity", "Named"])
+    #expect(named.status == 0, "stderr: \(named.errorOutput)")
+    let namedLines: Int = named.output.split(separator: "\n").count
+    #expect(namedLines == 12, "opening, header, 9 rows, closing")
+    let piped = "sqlite://" + folder.file("piped.sqlite")
+    let fromInput = try CommandRun.coffer(["import", piped], input: Array(named.output.utf8))
+    #expect(fromInput.status == 0, "stderr: \(fromInput.errorOutput)")
+    #expect(fromInput.output.contains("Imported 9 rows of 1 entity"))
+    let other = try await Store.open(url: "sqlite://" + folder.file("other.sqlite"))
+    try await other.prepare(schemas: [
+      try EntitySchema(name: "Named", fields: [Field("id", .string), Field("rank", .int)], idField: "id")
+    ])
+    try await other.close()
+    let conflict = try CommandRun.coffer(
+      ["import", "sqlite://" + folder.file("other.sqlite")], input: Array(named.output.utf8))
+    #expect(conflict.status != 0)
+    #expect(conflict.errorOutput.contains("schemaMismatch: The store holds this entity with another schema"))
+  }
+
+  @Test func exportToStandardOutputNamesOnlyTheEntityAsked() async throws {
+    let folder = try TemporaryFolder("coffer-export-entity")
+    let source = "lmdb://" + folder.file("store")
+    _ = try await filled(source)
     let named = try CommandRun.coffer(["export", source, "--entity", "Named"])
     #expect(named.status == 0, "stderr: \(named.errorOutput)")
     let namedLines: Int = named.output.split(separator: "\n").count

@@ -12,6 +12,8 @@ public struct StoreInspection: Sendable, Hashable, Codable {
 
   /// The store's name: its URL without secrets.
   public var store: String
+  /// The backend's type (`SQLiteBackend`).
+  public var backend: String
   /// The capabilities its backend declares, by name.
   public var capabilities: [String]
   /// What the backend says of its storage: format version, size, details.
@@ -31,6 +33,8 @@ extension Store {
       entities.append(StoreInspection.Entity(schema: schema, rows: rows))
     }
     return StoreInspection(
-      store: backend.name, capabilities: backend.capabilities.names, storage: storage, entities: entities)
+      store: backend.name, backend: String(describing: type(of: backend)),
+      capabilities: backend.capabilities.names,
+      storage: storage, entities: entities)
   }
 }
