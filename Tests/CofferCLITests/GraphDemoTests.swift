@@ -1,3 +1,4 @@
+import CofferTestSupport
 import Foundation
 import Testing
 
@@ -48,9 +49,9 @@ import Testing
   }
 
   @Test func demoGivesTheSameGraphOutputOnASecondRunOfADurableStore() throws {
-    let file = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "coffer-graph-demo-\(UUID().uuidString).plist")
-    defer { try? FileManager.default.removeItem(at: file) }
+    // A folder of its own, removed whole: the store leaves a lock file beside its file.
+    let folder = try TemporaryFolder("coffer-graph-demo")
+    let file = URL(fileURLWithPath: folder.file("store.plist"))
     let first = try CommandRun.coffer(["demo", "--store", "plist://\(file.path)"])
     let second = try CommandRun.coffer(["demo", "--store", "plist://\(file.path)"])
     #expect(first.status == 0 && second.status == 0, "stderr: \(first.errorOutput) \(second.errorOutput)")
