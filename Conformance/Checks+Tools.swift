@@ -22,18 +22,9 @@ private func everyRow(_ store: Store) async throws -> [String: [Row]] {
 
 /// An export of a store, as its lines.
 private func exportLines(_ store: Store) async throws -> [String] {
-  let text = LockedText()
-  try await store.exportJSONLines { text.append($0) }
-  return text.lines
-}
-
-/// Collects an export's text.
-private final class LockedText: Sendable {
-  private let text = LockedState("")
-  func append(_ more: String) { text.withLock { $0 += more } }
-  var lines: [String] {
-    text.withLock { $0.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) }
-  }
+  var text = ""
+  try await store.exportJSONLines { text += $0 }
+  return text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
 }
 
 extension ConformanceSuite {

@@ -88,8 +88,8 @@ enum Catalog {
     }
   }
 
-  /// The current schema of every entity in the catalog, sorted by name.
-  static func schemas(in transaction: Transaction, catalog: MDB_dbi) throws -> [EntitySchema] {
+  /// The names of the entities the catalog has an entry for, sorted.
+  static func entityNames(in transaction: Transaction, catalog: MDB_dbi) throws -> [String] {
     let prefix = key("")
     var entities: [String] = []
     try transaction.withCursor(catalog) { cursor in
@@ -99,7 +99,12 @@ enum Catalog {
         found = try cursor.move(MDB_NEXT)
       }
     }
-    return try entities.sorted().compactMap { entity in
+    return entities.sorted()
+  }
+
+  /// The current schema of every entity in the catalog, sorted by name.
+  static func schemas(in transaction: Transaction, catalog: MDB_dbi) throws -> [EntitySchema] {
+    try entityNames(in: transaction, catalog: catalog).compactMap { entity in
       try record(entity, in: transaction, catalog: catalog).map { $0.layouts[$0.current] }
     }
   }

@@ -178,7 +178,7 @@ struct LMDBStorageCheck {
       return finished()
     }
     try checkFormat(catalog)
-    let entities = try entityNames(in: catalog)
+    let entities = try Catalog.entityNames(in: transaction, catalog: catalog)
     var named: Set<String> = [Catalog.databaseName]
     for entity in entities {
       let record: Catalog.EntityRecord
@@ -230,20 +230,6 @@ struct LMDBStorageCheck {
       )
       return
     }
-  }
-
-  /// The entities the catalog has an entry for, sorted.
-  private func entityNames(in catalog: MDB_dbi) throws -> [String] {
-    let prefix = Catalog.key("")
-    var entities: [String] = []
-    try transaction.withCursor(catalog) { cursor in
-      var found = try cursor.seek(prefix)
-      while found, cursor.key.starts(with: prefix) {
-        entities.append(String(decoding: cursor.key.dropFirst(prefix.count), as: UTF8.self))
-        found = try cursor.move(MDB_NEXT)
-      }
-    }
-    return entities.sorted()
   }
 
   /// The entity a database name not in the catalog seems to belong to, if the catalog has it.

@@ -61,7 +61,7 @@ extension CofferCommand {
             + (copied.rowsAlreadyThere > 0 ? ", \(copied.rowsAlreadyThere) already there" : ""))
       }
       let seconds =
-        Double(report.duration.components.seconds) + Double(report.duration.components.attoseconds) / 1e18
+        report.duration.seconds
       let rate = seconds > 0 ? Int(Double(report.rowsCopied) / seconds) : report.rowsCopied
       Terminal.say(
         "Copied \(report.rowsCopied) row\(report.rowsCopied == 1 ? "" : "s") in "
@@ -120,7 +120,7 @@ final class CopyProgressDisplay: Sendable {
   /// `[#######-------]  52% 520000/1000000 rows  61234 rows/s  ETA 8 s  Message`.
   static func describe(_ progress: CopyProgress, bar: Bool) -> String {
     let seconds =
-      Double(progress.elapsed.components.seconds) + Double(progress.elapsed.components.attoseconds) / 1e18
+      progress.elapsed.seconds
     let fraction = progress.totalRows == 0 ? 1 : Double(progress.rowsCopied) / Double(progress.totalRows)
     let rate = seconds > 0 ? Double(progress.rowsCopied) / seconds : 0
     let left = rate > 0 ? Double(progress.totalRows - progress.rowsCopied) / rate : nil
@@ -137,4 +137,9 @@ final class CopyProgressDisplay: Sendable {
     text += "  \(progress.entity)"
     return text
   }
+}
+
+extension Duration {
+  /// The duration in seconds, for rates and messages.
+  fileprivate var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

@@ -84,12 +84,12 @@ final class ScratchStores {
       let source = try await scratch.store(url, name: "source")
       try await source.prepare(schemas: EveryKindFixture.schemas)
       try await source.apply(EveryKindFixture.changeSet(extra: 50))
-      let text = Collected()
-      let exported = try await source.exportJSONLines { text.append($0) }
+      var text = ""
+      let exported = try await source.exportJSONLines { text += $0 }
       let target = try await scratch.store("memory:", name: "target")
       let imported = try await target.importJSONLines(
         AsyncStream { continuation in
-          for line in text.value.split(separator: "\n") { continuation.yield(String(line)) }
+          for line in text.split(separator: "\n") { continuation.yield(String(line)) }
           continuation.finish()
         })
       #expect(imported.digest == exported)
@@ -100,13 +100,4 @@ final class ScratchStores {
     }
     await scratch.removeAll()
   }
-}
-
-/// Text collected from an export's `write` calls.
-final class Collected: @unchecked Sendable {
-  // `@unchecked Sendable`: `lock` guards `text`.
-  private let lock = NSLock()
-  private var text = ""
-  func append(_ more: String) { lock.withLock { text += more } }
-  var value: String { lock.withLock { text } }
 }

@@ -48,7 +48,7 @@ struct RowReader: Sendable {
     page.rows.reserveCapacity(min(limit, 16_384))
     do {
       try await read(query) { fields in
-        let row = try Self.row(of: fields)
+        let row = try Row(fields)
         page.bytes += Self.size(of: row)
         page.rows.append(row)
         if page.bytes >= Self.pageBytes, page.rows.count < limit { throw PageFull() }
@@ -91,15 +91,6 @@ struct RowReader: Sendable {
     var query = Query(entity: schema.name)
     query.layout = schema
     return query
-  }
-
-  /// The row the fields hold.
-  static func row(of fields: any StoredFields) throws -> Row {
-    if let row = fields.row { return row }
-    var values: [Value] = []
-    values.reserveCapacity(fields.count)
-    for position in 0..<fields.count { values.append(try fields.value(at: position)) }
-    return Row(values)
   }
 }
 

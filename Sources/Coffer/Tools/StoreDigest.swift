@@ -138,22 +138,19 @@ struct RowDigester {
   /// Adds one row read in place.
   mutating func add(_ fields: any StoredFields) throws {
     if let row = fields.row { return add(row) }
-    var hasher = SipHasher(key0: Self.key0, key1: Self.key1)
-    for (position, name) in order {
-      hasher.combine(UInt64(name.count))
-      name.withUnsafeBytes { hasher.combine(bytes: $0) }
-      Self.encode(try fields.value(at: position), into: &hasher)
-    }
-    finish(hasher)
+    try add { try fields.value(at: $0) }
   }
 
   /// Adds one row.
-  mutating func add(_ row: Row) {
+  mutating func add(_ row: Row) { add { row[$0] } }
+
+  /// Adds the row whose value at each position `value` gives.
+  private mutating func add(_ value: (Int) throws -> Value) rethrows {
     var hasher = SipHasher(key0: Self.key0, key1: Self.key1)
     for (position, name) in order {
       hasher.combine(UInt64(name.count))
       name.withUnsafeBytes { hasher.combine(bytes: $0) }
-      Self.encode(row[position], into: &hasher)
+      Self.encode(try value(position), into: &hasher)
     }
     finish(hasher)
   }

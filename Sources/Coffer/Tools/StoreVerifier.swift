@@ -89,14 +89,9 @@ struct EntityVerifier {
     }
   }
 
-  /// What a full scan saw, for comparing index-ordered reads with it.
-  struct Scan {
-    var ids: IDSet
-  }
-
   /// Reads every row in id order: each value, the ids' order and uniqueness, and the unique
-  /// indexes.
-  private mutating func fullScan(_ reader: RowReader) async throws -> Scan {
+  /// indexes; returns the ids it saw, for comparing index-ordered reads with them.
+  private mutating func fullScan(_ reader: RowReader) async throws -> IDSet {
     let schema = self.schema
     var query = RowReader.all(of: schema)
     query.sort = [Sort(schema.idField.name)]
@@ -112,7 +107,7 @@ struct EntityVerifier {
       rows += 1
       let row: Row
       do {
-        row = try RowReader.row(of: fields)
+        row = try Row(fields)
       } catch {
         found.append(
           IntegrityProblem(
@@ -160,12 +155,12 @@ struct EntityVerifier {
     }
     self.rows = rows
     for problem in found { note(problem) }
-    return Scan(ids: ids)
+    return ids
   }
 
   /// Reads the rows in the order of an index's fields and checks that they are the full
   /// scan's rows, in that order.
-  private mutating func compare(index: Index, with scan: Scan, _ reader: RowReader) async throws {
+  private mutating func compare(index: Index, with scan: IDSet, _ reader: RowReader) async throws {
     let positions = index.fields.compactMap { schema.position(of: $0) }
     guard positions.count == index.fields.count, positions.allSatisfy({ schema.fields[$0].kind.isOrdered })
     else { return }
@@ -188,11 +183,11 @@ struct EntityVerifier {
         outOfOrder, index.name,
         "A read in the order of this index returned the row out of order: the index and the rows disagree.")
     }
-    if seen != scan.ids {
+    if seen != scan {
       note(
         nil, index.name,
         "A read in the order of this index returned \(seen.count) rows where a full read returned "
-          + "\(scan.ids.count), or other rows: the index and the rows disagree.")
+          + "\(scan.count), or other rows: the index and the rows disagree.")
     }
   }
 
