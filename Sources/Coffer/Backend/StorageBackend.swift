@@ -43,6 +43,7 @@
 /// - ``commitMarker()``
 /// - ``describeStorage()``
 /// - ``checkStorage()``
+/// - ``editSchema(_:)``
 public protocol StorageBackend: AnyObject, Sendable {
   /// A short name for messages and logs: the store URL without secrets (`sqlite:///var/db.sqlite`).
   var name: String { get }
@@ -169,6 +170,20 @@ public protocol StorageBackend: AnyObject, Sendable {
   /// ``Store/verify()`` on top of it, once for every backend; this requirement adds only what
   /// is particular to the engine. The default finds nothing.
   func checkStorage() async throws -> [IntegrityProblem]
+
+  /// Runs `body` in one write transaction with a ``SchemaEditor`` over the store's entities
+  /// and its record of migrations, committing everything it did when it returns and nothing
+  /// when it throws — the error is rethrown as it is. What ``Store/migrate(_:)`` runs each
+  /// migration step in.
+  ///
+  /// Guarantees: atomic and, on a backend that declares ``BackendCapabilities/durable``,
+  /// durable once it returns; a process killed during it leaves the store as it was before.
+  /// Batches and other edits wait for it (or it for them); readers go on and see the state
+  /// before or after, never between. `body` runs off the concurrency pool's threads where the
+  /// transaction blocks. After it returns, ``prepare(_:)`` and every read see the new
+  /// entities. A backend that declares ``BackendCapabilities/migrations`` implements it; the
+  /// default throws ``CofferError/Code/unsupported``.
+  func editSchema<R: Sendable>(_ body: @Sendable (any SchemaEditor) throws -> R) async throws -> R
 }
 
 /// A read-only view of one committed state of a store, valid inside
@@ -184,6 +199,15 @@ public protocol StorageSnapshot: Sendable {
 extension StorageBackend {
   /// `nil`: the backend cannot tell when another handle or process commits.
   public func commitMarker() async throws -> UInt64? { nil }
+
+  /// Throws ``CofferError/Code/unsupported``: a backend that can run migration steps
+  /// declares ``BackendCapabilities/migrations`` and implements this.
+  public func editSchema<R: Sendable>(_ body: @Sendable (any SchemaEditor) throws -> R) async throws -> R {
+    throw CofferError(
+      .unsupported,
+      "This backend cannot run migration steps; copy the store to one that can and migrate that.",
+      store: name)
+  }
 
   /// The reference evaluator: ``AggregateEvaluator`` over the rows ``read(_:_:)`` hands over.
   public func aggregate(_ aggregation: Aggregation) async throws -> [AggregateGroup<Value, Value>] {
@@ -344,6 +368,8 @@ public struct BackendCapabilities: OptionSet, Sendable, Hashable {
   /// ``StorageBackend/commitMarker()`` changes with commits made through other handles or
   /// processes, so observers see them.
   public static let observesOtherHandles = BackendCapabilities(rawValue: 1 << 7)
+  /// ``StorageBackend/editSchema(_:)`` runs migration steps atomically.
+  public static let migrations = BackendCapabilities(rawValue: 1 << 8)
 
   /// The names of the capabilities set, for reports.
   public var names: [String] {
@@ -356,6 +382,7 @@ public struct BackendCapabilities: OptionSet, Sendable, Hashable {
     if contains(.preconditions) { names.append("preconditions") }
     if contains(.snapshots) { names.append("snapshots") }
     if contains(.observesOtherHandles) { names.append("observesOtherHandles") }
+    if contains(.migrations) { names.append("migrations") }
     return names
   }
 }

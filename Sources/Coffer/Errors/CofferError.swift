@@ -39,6 +39,10 @@ public struct CofferError: Error, Sendable, CustomStringConvertible {
     public static let notFound = Code("notFound")
     /// A change would give two rows equal values in a unique index.
     public static let uniqueViolation = Code("uniqueViolation")
+    /// A change would break an ``EntityReference``: a row refers to an id its referenced entity
+    /// does not store, or a deleted row is still referred to under ``DeleteRule/deny``. The
+    /// message names the entity, id and field; nothing was applied.
+    public static let referenceViolation = Code("referenceViolation")
     /// A value cannot be stored: NaN, the wrong kind for its field, or null in a required field.
     public static let invalidValue = Code("invalidValue")
     /// An integer does not fit in the range stored (Int64), or a stored one does not fit the
@@ -97,6 +101,14 @@ public struct CofferError: Error, Sendable, CustomStringConvertible {
     /// Input given to a tool is malformed, cut short or altered: an export being imported. The
     /// message names the line; nothing was kept of what was read.
     public static let invalidInput = Code("invalidInput")
+    /// A migration step failed: its conversion threw, a row could not take the new schema, or
+    /// a new unique index does not hold for the stored rows. The message names the step, and
+    /// the entity, id and field where it can; the step applied nothing and no later step ran.
+    public static let migrationFailed = Code("migrationFailed")
+    /// The store records a migration step the app's plan does not have — a newer version of
+    /// the app migrated it — or steps in another order. The store was left untouched; open it
+    /// with the app version that wrote it, or one newer.
+    public static let unknownMigration = Code("unknownMigration")
     /// The backend failed in a way not covered above; ``CofferError/underlying`` says more.
     public static let backendFailure = Code("backendFailure")
 
@@ -183,6 +195,8 @@ extension CofferError {
   public static let notFound = Code.notFound
   /// ``Code/uniqueViolation``, for `catch CofferError.uniqueViolation`.
   public static let uniqueViolation = Code.uniqueViolation
+  /// ``Code/referenceViolation``, for `catch CofferError.referenceViolation`.
+  public static let referenceViolation = Code.referenceViolation
   /// ``Code/invalidValue``, for `catch CofferError.invalidValue`.
   public static let invalidValue = Code.invalidValue
   /// ``Code/valueOutOfRange``, for `catch CofferError.valueOutOfRange`.
@@ -213,6 +227,10 @@ extension CofferError {
   public static let notEmpty = Code.notEmpty
   /// ``Code/invalidInput``, for `catch CofferError.invalidInput`.
   public static let invalidInput = Code.invalidInput
+  /// ``Code/migrationFailed``, for `catch CofferError.migrationFailed`.
+  public static let migrationFailed = Code.migrationFailed
+  /// ``Code/unknownMigration``, for `catch CofferError.unknownMigration`.
+  public static let unknownMigration = Code.unknownMigration
 }
 
 extension CofferError.Code {

@@ -1,0 +1,103 @@
+import Foundation
+
+/// What a migration step is made of, inside one write transaction of a backend: the stored
+/// entities, their rows, and the store's record of the migration steps it has run.
+///
+/// A backend hands one to the body of ``StorageBackend/editSchema(_:)``. Everything done
+/// through it commits together when the body returns, or not at all when it throws, so a
+/// migration step is never half applied. ``MigrationRunner`` builds every step of a
+/// ``MigrationPlan`` from these primitives, once for every backend; a backend only provides
+/// them.
+///
+/// The editor is valid only during the body, and only on the thread that runs it.
+public protocol SchemaEditor: AnyObject {
+  /// Every stored entity with the schema its rows are stored in, sorted by name, including
+  /// what this transaction changed so far.
+  func schemas() throws -> [EntitySchema]
+
+  /// Hands every row of a stored entity to `visit`, in the entity's stored schema, in any
+  /// order. The fields are valid only during the call. Rows inserted through this editor into
+  /// the same entity during the scan need not be visited.
+  ///
+  /// - Throws: ``CofferError/Code/unknownEntity`` when no such entity is stored; an error
+  ///   thrown by `visit`, unchanged.
+  func scan(_ entity: String, _ visit: (any StoredFields) throws -> Void) throws
+
+  /// Creates an empty entity with this schema, its indexes and unique constraints.
+  ///
+  /// - Throws: ``CofferError/Code/invalidSchema`` when an entity with the name is stored.
+  func create(_ schema: EntitySchema) throws
+
+  /// Adds a row, in the entity's stored schema, as an insert of a batch would.
+  ///
+  /// - Throws: ``CofferError/Code/duplicateID`` or ``CofferError/Code/uniqueViolation``.
+  func insert(_ row: Row, into entity: String) throws
+
+  /// Removes an entity: its rows, its indexes and its record in the catalog.
+  ///
+  /// - Throws: ``CofferError/Code/unknownEntity`` when no such entity is stored.
+  func drop(_ entity: String) throws
+
+  /// Gives a stored entity a schema that differs from its stored one only in names: the
+  /// entity's name and the fields' names may change; the number of fields, their order, kinds,
+  /// optionality and defaults, the id position, and the indexes (by field position) stay. The
+  /// rows are kept as they are — no row is read or written where the engine allows.
+  ///
+  /// - Throws: ``CofferError/Code/unknownEntity`` when no such entity is stored;
+  ///   ``CofferError/Code/invalidSchema`` when the new name is another stored entity's.
+  func relabel(_ entity: String, as schema: EntitySchema) throws
+
+  /// The migration steps recorded in the store, in the order they ran; empty for a store no
+  /// plan has migrated.
+  func migrations() throws -> [MigrationRecord]
+
+  /// Appends a step to the store's record of migrations.
+  func record(_ migration: MigrationRecord) throws
+}
+
+/// One migration step a store has run, as its catalog records it.
+public struct MigrationRecord: Sendable, Hashable, Codable {
+  /// The step's name, unique within its plan.
+  public var name: String
+  /// The step's position in its plan, from 0: the store's schema version before the step ran.
+  public var position: Int
+  /// When the step ran (to the millisecond).
+  public var appliedAt: Date
+  /// How many rows the step wrote, read or removed.
+  public var rowsTouched: Int
+
+  /// A record.
+  public init(name: String, position: Int, appliedAt: Date, rowsTouched: Int) {
+    self.name = name
+    self.position = position
+    self.appliedAt = appliedAt
+    self.rowsTouched = rowsTouched
+  }
+}
+
+extension MigrationRecord {
+  /// The record as one line of JSON, the form every backend stores: dates in milliseconds
+  /// since 1970, keys sorted, so a record reads back equal on every backend.
+  public func encoded() throws -> Data {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    encoder.dateEncodingStrategy = .millisecondsSince1970
+    return try encoder.encode(self)
+  }
+
+  /// A record stored by ``encoded()``.
+  ///
+  /// - Throws: ``CofferError/Code/corruptStore`` when the bytes are not a record.
+  public init(encoded data: Data, store: String?) throws {
+    let decoder = JSONDecoder()
+    decoder.dateDecodingStrategy = .millisecondsSince1970
+    do {
+      self = try decoder.decode(MigrationRecord.self, from: data)
+    } catch {
+      throw CofferError(
+        .corruptStore,
+        "The store's record of migration steps cannot be read; something other than Coffer changed it. "
+          + "Restore the store from a backup.", store: store)
+    }
+  }
+}
