@@ -20,7 +20,8 @@ public enum ConformanceSuite {
     + valueChecks + identityChecks + errorChecks + schemaChecks + durabilityChecks
     + concurrencyChecks + multiProcessChecks + scaleChecks + readChecks + schemaRaceChecks
     + blockingChecks + secretChecks + loggingChecks + differentialChecks + transactionChecks
-    + observationChecks + toolChecks + aggregateChecks
+    + observationChecks + toolChecks + aggregateChecks + caseFoldingChecks + fieldCompareChecks
+    + existsChecks + selectChecks + pageChecks
 
   /// Runs one check on a target in a scratch folder of its own, removed afterwards.
   public static func run(_ check: ConformanceCheck, on target: ConformanceTarget) async -> ConformanceResult {

@@ -83,6 +83,8 @@ enum DifferentialRendering {
       return "\(name(field)) in [\(values.map(value).joined(separator: ", "))]"
     case .string(let field, let match, let pattern):
       return "\(name(field)) \(match.rawValue) \(value(.string(pattern)))"
+    case .compareFields(let field, let op, let other):
+      return "\(name(field)) \(op.rawValue) field \(name(other))"
     case .and(let parts):
       return parts.isEmpty ? "and()" : "(" + parts.map(self.filter).joined(separator: " and ") + ")"
     case .or(let parts):

@@ -101,11 +101,17 @@ struct PostgresSQL {
         let list = array(present, kind)
         sql += matchesNull ? "(\(column) = ANY(\(list)) OR \(column) IS NULL)" : "\(column) = ANY(\(list))"
       }
-    case .string(let field, let match, let pattern):
-      let column = try table.column(field)
-      guard !pattern.isEmpty else {
+    case .string(let field, let match, var pattern):
+      var column = try table.column(field)
+      guard !pattern.isEmpty || match == .equalIgnoringCase else {
         sql += "\(column) IS NOT NULL"
         return
+      }
+      if match.ignoresCase {
+        // translate() maps the 26 ASCII letters and nothing else, in every locale (lower() and
+        // ILIKE follow the database's locale); the stored escapes use bytes 1 and 2, untouched.
+        column = "translate(\(column), 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')"
+        pattern = StringMatch.foldingASCIICase(pattern)
       }
       let stored = PostgresText.escaped(pattern)
       let text = parameter(.string(pattern), .string)
@@ -113,20 +119,32 @@ struct PostgresSQL {
       // A match that starts inside an escape needs a pattern starting with U+0000…U+0002.
       let mayMisalign = (pattern.unicodeScalars.first?.value ?? 3) <= 2
       var term: String
+      let atEnd: Bool
       switch match {
-      case .contains:
+      case .contains, .containsIgnoringCase:
         term = "strpos(\(column), \(text)) > 0"
-      case .hasPrefix:
+        atEnd = false
+      case .hasPrefix, .hasPrefixIgnoringCase:
         term = "left(\(column), \(parameter(.int(Int64(length)), .int))::integer) = \(text)"
-      case .hasSuffix:
+        atEnd = false
+      case .hasSuffix, .hasSuffixIgnoringCase:
         term = "right(\(column), \(parameter(.int(Int64(length)), .int))::integer) = \(text)"
+        atEnd = true
+      case .equalIgnoringCase:
+        term = "\(column) = \(text)"
+        atEnd = false
       }
-      if mayMisalign, match != .hasPrefix {
-        let regex = PostgresText.boundaryRegex(pattern, atEnd: match == .hasSuffix)
+      let anchoredAtStart =
+        match == .hasPrefix || match == .hasPrefixIgnoringCase || match == .equalIgnoringCase
+      if mayMisalign, !anchoredAtStart {
+        let regex = PostgresText.boundaryRegex(pattern, atEnd: atEnd)
         term =
           "(\(term) AND (strpos(\(column), chr(1)) = 0 OR \(column) ~ \(parameter(.string(regex), .string))))"
       }
       sql += term
+    case .compareFields(let field, let op, let other):
+      // Both columns hold the same kind, stored alike; NULL on either side matches nothing.
+      sql += "(\(try table.column(field)) \(Self.sqlOperator(op)) \(try table.column(other)))"
     case .and(let operands):
       try appendJoined(operands, "AND", empty: "TRUE", table)
     case .or(let operands):

@@ -44,6 +44,12 @@ final class SQLiteConnection: @unchecked Sendable {
       throw error
     }
     sqlite3_busy_timeout(opened, Int32(clamping: configuration.busyTimeout))
+    let registered = Self.registerFoldFunction(on: opened)
+    guard registered == SQLITE_OK else {
+      let error = failure(registered, while: "registering the case-folding function")
+      sqlite3_close_v2(opened)
+      throw error
+    }
   }
 
   deinit {

@@ -160,24 +160,36 @@ struct SQLiteQuery {
       }
     case .string(let field, let match, let pattern):
       let column = try table.column(field)
-      guard !pattern.isEmpty else {
+      guard !pattern.isEmpty || match == .equalIgnoringCase else {
         sql += "\(column) IS NOT NULL"
         return
       }
-      let bytes = Value.bytes(Data(pattern.utf8))
+      // Ignoring case, both sides are folded by the connection's own function (never
+      // SQLite's lower(), which an ICU build changes): see SQLiteConnection.foldASCII.
+      let text =
+        match.ignoresCase
+        ? "\(SQLiteConnection.foldFunction)(CAST(\(column) AS BLOB))" : "CAST(\(column) AS BLOB)"
+      let folded = match.ignoresCase ? StringMatch.foldingASCIICase(pattern) : pattern
+      let bytes = Value.bytes(Data(folded.utf8))
       switch match {
-      case .contains:
-        sql += "instr(CAST(\(column) AS BLOB), ?) > 0"
+      case .contains, .containsIgnoringCase:
+        sql += "instr(\(text), ?) > 0"
         parameters.append(bytes)
-      case .hasPrefix:
-        sql += "substr(CAST(\(column) AS BLOB), 1, ?) = ?"
-        parameters.append(.int(Int64(pattern.utf8.count)))
+      case .hasPrefix, .hasPrefixIgnoringCase:
+        sql += "substr(\(text), 1, ?) = ?"
+        parameters.append(.int(Int64(folded.utf8.count)))
         parameters.append(bytes)
-      case .hasSuffix:
-        sql += "substr(CAST(\(column) AS BLOB), -?) = ?"
-        parameters.append(.int(Int64(pattern.utf8.count)))
+      case .hasSuffix, .hasSuffixIgnoringCase:
+        sql += "substr(\(text), -?) = ?"
+        parameters.append(.int(Int64(folded.utf8.count)))
+        parameters.append(bytes)
+      case .equalIgnoringCase:
+        sql += "\(text) = ?"
         parameters.append(bytes)
       }
+    case .compareFields(let field, let op, let other):
+      // Both columns hold the same kind, stored alike; NULL on either side matches nothing.
+      sql += "(\(try table.column(field)) \(Self.sqlOperator(op)) \(try table.column(other)))"
     case .and(let operands):
       try appendJoined(operands, "AND", empty: "1", table, depth: depth + 1)
     case .or(let operands):

@@ -11,6 +11,7 @@
     case compare(Int, ComparisonOperator, Value)
     case isIn(Int, Set<Value>, matchesNull: Bool)
     case string(Int, StringMatch, String)
+    case compareFields(Int, ComparisonOperator, Int)
     case and([Node])
     case or([Node])
     case not(Node)
@@ -49,6 +50,8 @@
       return .isIn(p, Set(values.filter { !$0.isNull }), matchesNull: values.contains(where: \.isNull))
     case .string(let field, let match, let pattern):
       return .string(try position(field), match, pattern)
+    case .compareFields(let field, let op, let other):
+      return .compareFields(try position(field), op, try position(other))
     case .and(let parts): return .and(try parts.map { try compile($0, schema) })
     case .or(let parts): return .or(try parts.map { try compile($0, schema) })
     case .not(let inner): return .not(try compile(inner, schema))
@@ -67,15 +70,11 @@
     case .compare(let p, let op, let value):
       let stored = row[p]
       if stored.isNull { return false }
-      let order = ValueOrder.compare(stored, value)
-      switch op {
-      case .equal: return order == 0
-      case .notEqual: return order != 0
-      case .less: return order < 0
-      case .lessOrEqual: return order <= 0
-      case .greater: return order > 0
-      case .greaterOrEqual: return order >= 0
-      }
+      return holds(op, ValueOrder.compare(stored, value))
+    case .compareFields(let p, let op, let q):
+      let (stored, other) = (row[p], row[q])
+      if stored.isNull || other.isNull { return false }
+      return holds(op, ValueOrder.compare(stored, other))
     case .isIn(let p, let values, let matchesNull):
       let stored = row[p]
       return stored.isNull ? matchesNull : values.contains(stored)
@@ -85,6 +84,18 @@
     case .and(let parts): return parts.allSatisfy { evaluate($0, row) }
     case .or(let parts): return parts.contains { evaluate($0, row) }
     case .not(let inner): return !evaluate(inner, row)
+    }
+  }
+
+  /// Whether `op` holds between two values that compare as `order` (-1, 0 or 1).
+  private static func holds(_ op: ComparisonOperator, _ order: Int) -> Bool {
+    switch op {
+    case .equal: order == 0
+    case .notEqual: order != 0
+    case .less: order < 0
+    case .lessOrEqual: order <= 0
+    case .greater: order > 0
+    case .greaterOrEqual: order >= 0
     }
   }
 }

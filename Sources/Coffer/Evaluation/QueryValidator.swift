@@ -119,7 +119,7 @@ public enum QueryValidator {
   private static func checkDepth(_ filter: Filter, schema: EntitySchema, depth: Int = 0) throws {
     let parts: [Filter]
     switch filter {
-    case .all, .compare, .isIn, .string: return
+    case .all, .compare, .isIn, .string, .compareFields: return
     case .and(let operands), .or(let operands): parts = operands
     case .not(let operand): parts = [operand]
     }
@@ -157,6 +157,20 @@ public enum QueryValidator {
       guard field.kind == .string else {
         throw invalid(
           "'\(schema.name).\(name)' is a \(field.kind); contains, hasPrefix and hasSuffix need a string field.",
+          schema, name)
+      }
+      return filter
+    case .compareFields(let name, _, let otherName):
+      guard let field = schema.field(named: name) else { throw unknownField(name, schema) }
+      guard let other = schema.field(named: otherName) else { throw unknownField(otherName, schema) }
+      guard field.kind == other.kind else {
+        throw invalid(
+          "'\(schema.name).\(name)' is a \(field.kind) and '\(otherName)' a \(other.kind); "
+            + "compare two fields only when they have the same kind.", schema, name)
+      }
+      guard field.kind.isOrdered else {
+        throw invalid(
+          "'\(schema.name).\(name)' is a document; two fields compare only when they are not documents.",
           schema, name)
       }
       return filter

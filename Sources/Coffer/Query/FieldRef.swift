@@ -52,10 +52,45 @@ public struct FieldRef: Sendable, Hashable {
 
   /// Equal to one of the values.
   public func isIn(_ values: [some ValueConvertible]) -> Filter { .isIn(name, values.map(\.storedValue)) }
-  /// Contains the text, case-sensitively.
-  public func contains(_ text: String) -> Filter { .string(field: name, match: .contains, pattern: text) }
-  /// Starts with the text, case-sensitively.
-  public func hasPrefix(_ text: String) -> Filter { .string(field: name, match: .hasPrefix, pattern: text) }
-  /// Ends with the text, case-sensitively.
-  public func hasSuffix(_ text: String) -> Filter { .string(field: name, match: .hasSuffix, pattern: text) }
+  /// Contains the text: case-sensitively, or ignoring ASCII case (see ``StringMatch``).
+  public func contains(_ text: String, ignoringCase: Bool = false) -> Filter {
+    .string(field: name, match: ignoringCase ? .containsIgnoringCase : .contains, pattern: text)
+  }
+  /// Starts with the text: case-sensitively, or ignoring ASCII case (see ``StringMatch``).
+  public func hasPrefix(_ text: String, ignoringCase: Bool = false) -> Filter {
+    .string(field: name, match: ignoringCase ? .hasPrefixIgnoringCase : .hasPrefix, pattern: text)
+  }
+  /// Ends with the text: case-sensitively, or ignoring ASCII case (see ``StringMatch``).
+  public func hasSuffix(_ text: String, ignoringCase: Bool = false) -> Filter {
+    .string(field: name, match: ignoringCase ? .hasSuffixIgnoringCase : .hasSuffix, pattern: text)
+  }
+  /// Equals the text: exactly (`==`), or ignoring ASCII case (see ``StringMatch``).
+  public func equals(_ text: String, ignoringCase: Bool) -> Filter {
+    ignoringCase ? .string(field: name, match: .equalIgnoringCase, pattern: text) : self == text
+  }
+
+  /// The two fields are equal (a row where either is null never matches).
+  public func equals(_ other: FieldRef) -> Filter {
+    .compareFields(field: name, op: .equal, other: other.name)
+  }
+  /// The two fields differ (a row where either is null never matches).
+  public func differs(from other: FieldRef) -> Filter {
+    .compareFields(field: name, op: .notEqual, other: other.name)
+  }
+  /// The first field is less than the second (a row where either is null never matches).
+  public static func < (lhs: FieldRef, rhs: FieldRef) -> Filter {
+    .compareFields(field: lhs.name, op: .less, other: rhs.name)
+  }
+  /// The first field is less than or equal to the second (never matches null).
+  public static func <= (lhs: FieldRef, rhs: FieldRef) -> Filter {
+    .compareFields(field: lhs.name, op: .lessOrEqual, other: rhs.name)
+  }
+  /// The first field is greater than the second (a row where either is null never matches).
+  public static func > (lhs: FieldRef, rhs: FieldRef) -> Filter {
+    .compareFields(field: lhs.name, op: .greater, other: rhs.name)
+  }
+  /// The first field is greater than or equal to the second (never matches null).
+  public static func >= (lhs: FieldRef, rhs: FieldRef) -> Filter {
+    .compareFields(field: lhs.name, op: .greaterOrEqual, other: rhs.name)
+  }
 }

@@ -7,8 +7,11 @@
 ///   rows where it is not. Every other comparison, including `!=` with a non-null value, never matches null.
 /// - ``not(_:)`` matches exactly the rows its operand does not: `not(f)` and `f` together match
 ///   every row once.
-/// - Strings compare by Unicode code point (byte-wise UTF-8). ``StringMatch`` operations are
-///   case-sensitive and treat `%`, `_` and `*` as ordinary characters.
+/// - Strings compare by Unicode code point (byte-wise UTF-8). ``StringMatch`` operations treat
+///   `%`, `_` and `*` as ordinary characters; they are case-sensitive, except the
+///   `…IgnoringCase` ones, which fold ASCII letters only (`A`–`Z` to `a`–`z`).
+/// - ``compareFields(field:op:other:)`` compares two fields of one row; a row where either is
+///   null never matches it.
 /// - ``isIn(_:_:)`` with an empty list matches nothing; a `.null` in the list matches null.
 ///
 /// Build filters with the operators on ``FieldRef``
@@ -40,6 +43,13 @@ public enum Filter: Sendable, Hashable {
   case isIn(String, [Value])
   /// A substring test on a string field.
   case string(field: String, match: StringMatch, pattern: String)
+  /// `field op other`: two fields of one row compared with each other, in the order of
+  /// ``Filter`` (strings by code point, dates chronologically, …).
+  ///
+  /// Both fields must have the same ``FieldKind``, and it may not be a document. A row where
+  /// either field is null never matches, whatever the operator (`==` included: ask about
+  /// nulls with `== nil`), so `not(_:)` of it does match such a row.
+  case compareFields(field: String, op: ComparisonOperator, other: String)
   /// Every operand matches (an empty list matches every row).
   case and([Filter])
   /// At least one operand matches (an empty list matches nothing).
@@ -55,6 +65,9 @@ public enum Filter: Sendable, Hashable {
       case .all: break
       case .compare(let field, _, _), .isIn(let field, _), .string(let field, _, _):
         if !seen.contains(field) { seen.append(field) }
+      case .compareFields(let field, _, let other):
+        if !seen.contains(field) { seen.append(field) }
+        if !seen.contains(other) { seen.append(other) }
       case .and(let parts), .or(let parts): parts.forEach(visit)
       case .not(let inner): visit(inner)
       }
@@ -105,7 +118,13 @@ public enum ComparisonOperator: String, Sendable, Hashable, CaseIterable, Codabl
   case greaterOrEqual = ">="
 }
 
-/// A case-sensitive substring test in a ``Filter``. `%`, `_` and `*` are ordinary characters.
+/// A string test in a ``Filter``. `%`, `_` and `*` are ordinary characters.
+///
+/// The first three are case-sensitive: they compare bytes. The `…IgnoringCase` ones fold
+/// **ASCII** letters only — `A`–`Z` match `a`–`z` — and compare every other character exactly,
+/// so `"É"` does not match `"é"` and `"ß"` does not match `"SS"`. ASCII folding is the one
+/// every backend computes identically (Unicode folding depends on the database's locale and
+/// Unicode version), and is easy to state.
 public enum StringMatch: String, Sendable, Hashable, CaseIterable, Codable {
   /// The field contains the pattern (every string contains the empty string).
   case contains
@@ -113,4 +132,27 @@ public enum StringMatch: String, Sendable, Hashable, CaseIterable, Codable {
   case hasPrefix
   /// The field ends with the pattern.
   case hasSuffix
+  /// The field contains the pattern, ignoring ASCII case.
+  case containsIgnoringCase
+  /// The field starts with the pattern, ignoring ASCII case.
+  case hasPrefixIgnoringCase
+  /// The field ends with the pattern, ignoring ASCII case.
+  case hasSuffixIgnoringCase
+  /// The field equals the pattern, ignoring ASCII case (`""` matches only the empty string).
+  case equalIgnoringCase
+
+  /// Whether the test folds ASCII letters before comparing.
+  public var ignoresCase: Bool {
+    switch self {
+    case .contains, .hasPrefix, .hasSuffix: false
+    case .containsIgnoringCase, .hasPrefixIgnoringCase, .hasSuffixIgnoringCase, .equalIgnoringCase: true
+    }
+  }
+
+  /// `text` with the ASCII letters `A`–`Z` turned into `a`–`z`, every other character kept: the
+  /// folding the `…IgnoringCase` tests apply to the field and the pattern.
+  public static func foldingASCIICase(_ text: String) -> String {
+    guard text.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) else { return text }
+    return String(decoding: text.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }, as: UTF8.self)
+  }
 }

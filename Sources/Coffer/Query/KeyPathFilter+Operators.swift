@@ -51,34 +51,46 @@ extension KeyPathFilter {
     KeyPathFilter(keyPath) { $0.isIn(values) }
   }
 
-  /// The string property contains the text, case-sensitively.
-  public static func contains(_ keyPath: KeyPath<Root, String>, _ text: String) -> KeyPathFilter {
-    KeyPathFilter(keyPath) { $0.contains(text) }
+  /// The string property contains the text, case-sensitively, or ignoring ASCII case.
+  public static func contains(
+    _ keyPath: KeyPath<Root, String>, _ text: String, ignoringCase: Bool = false
+  ) -> KeyPathFilter {
+    KeyPathFilter(keyPath) { $0.contains(text, ignoringCase: ignoringCase) }
   }
 
-  /// The optional string property contains the text, case-sensitively (never matches null).
-  public static func contains(_ keyPath: KeyPath<Root, String?>, _ text: String) -> KeyPathFilter {
-    KeyPathFilter(keyPath) { $0.contains(text) }
+  /// The optional string property contains the text, case-sensitively, or ignoring ASCII case (never matches null).
+  public static func contains(
+    _ keyPath: KeyPath<Root, String?>, _ text: String, ignoringCase: Bool = false
+  ) -> KeyPathFilter {
+    KeyPathFilter(keyPath) { $0.contains(text, ignoringCase: ignoringCase) }
   }
 
-  /// The string property starts with the text, case-sensitively.
-  public static func hasPrefix(_ keyPath: KeyPath<Root, String>, _ text: String) -> KeyPathFilter {
-    KeyPathFilter(keyPath) { $0.hasPrefix(text) }
+  /// The string property starts with the text, case-sensitively, or ignoring ASCII case.
+  public static func hasPrefix(
+    _ keyPath: KeyPath<Root, String>, _ text: String, ignoringCase: Bool = false
+  ) -> KeyPathFilter {
+    KeyPathFilter(keyPath) { $0.hasPrefix(text, ignoringCase: ignoringCase) }
   }
 
-  /// The optional string property starts with the text, case-sensitively (never matches null).
-  public static func hasPrefix(_ keyPath: KeyPath<Root, String?>, _ text: String) -> KeyPathFilter {
-    KeyPathFilter(keyPath) { $0.hasPrefix(text) }
+  /// The optional string property starts with the text, case-sensitively, or ignoring ASCII case (never matches null).
+  public static func hasPrefix(
+    _ keyPath: KeyPath<Root, String?>, _ text: String, ignoringCase: Bool = false
+  ) -> KeyPathFilter {
+    KeyPathFilter(keyPath) { $0.hasPrefix(text, ignoringCase: ignoringCase) }
   }
 
-  /// The string property ends with the text, case-sensitively.
-  public static func hasSuffix(_ keyPath: KeyPath<Root, String>, _ text: String) -> KeyPathFilter {
-    KeyPathFilter(keyPath) { $0.hasSuffix(text) }
+  /// The string property ends with the text, case-sensitively, or ignoring ASCII case.
+  public static func hasSuffix(
+    _ keyPath: KeyPath<Root, String>, _ text: String, ignoringCase: Bool = false
+  ) -> KeyPathFilter {
+    KeyPathFilter(keyPath) { $0.hasSuffix(text, ignoringCase: ignoringCase) }
   }
 
-  /// The optional string property ends with the text, case-sensitively (never matches null).
-  public static func hasSuffix(_ keyPath: KeyPath<Root, String?>, _ text: String) -> KeyPathFilter {
-    KeyPathFilter(keyPath) { $0.hasSuffix(text) }
+  /// The optional string property ends with the text, case-sensitively, or ignoring ASCII case (never matches null).
+  public static func hasSuffix(
+    _ keyPath: KeyPath<Root, String?>, _ text: String, ignoringCase: Bool = false
+  ) -> KeyPathFilter {
+    KeyPathFilter(keyPath) { $0.hasSuffix(text, ignoringCase: ignoringCase) }
   }
 }
 

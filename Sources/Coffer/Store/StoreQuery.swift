@@ -19,7 +19,7 @@ public struct StoreQuery<T: Storable>: Sendable {
   /// The store it runs on.
   public let store: Store
   /// The untyped query it stands for (entity, filter, sort, slice).
-  public private(set) var query: Query
+  public internal(set) var query: Query
   /// Why the query cannot run: a key path in it reads no stored field.
   @usableFromInline var keyPathError: CofferError?
   /// Where it reads when not from the store directly: a snapshot or a transaction.

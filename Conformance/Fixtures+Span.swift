@@ -1,0 +1,105 @@
+@_spi(Backend) import Coffer
+import Foundation
+
+/// A record with pairs of fields of one kind, to compare two fields of one row.
+struct Span: Equatable {
+  var id: Int64
+  var start: Int64
+  var end: Int64?
+  var title: String
+  var note: String?
+  var opened: Date
+  var edited: Date?
+
+  /// Five spans: ends before, at and after their starts, a null end, a null note and edit date,
+  /// and titles that differ from their notes only in case or by code point.
+  static let sample: [Span] = {
+    let day = Date(timeIntervalSince1970: 1_700_000_000)
+    func at(_ days: Double) -> Date { day.addingTimeInterval(days * 86_400) }
+    return [
+      Span(id: 1, start: 1, end: 5, title: "a", note: "A", opened: at(0), edited: at(1)),
+      Span(id: 2, start: 5, end: 5, title: "b", note: "b", opened: at(2), edited: at(1)),
+      Span(id: 3, start: 7, end: nil, title: "c", note: nil, opened: at(1), edited: nil),
+      Span(id: 4, start: 9, end: 3, title: "\u{C9}", note: "\u{E9}", opened: at(1), edited: at(1)),
+      Span(id: 5, start: -2, end: 0, title: "Z", note: "a", opened: at(3), edited: at(4)),
+    ]
+  }()
+}
+
+// What `@Storable` generates for Span, written out; ConformanceModelExpansionTests checks it.
+// swift-format-ignore: AllPublicDeclarationsHaveDocumentation
+extension Span: Storable, KeyPathStorable {
+  public static var entityName: String {
+    "Span"
+  }
+
+  public static func storedFields() throws -> [Coffer.Field]? {
+    let entity = Self.entityName
+    return try [
+      Coffer.StoredField.field("id", \Self.id, in: entity),
+      Coffer.StoredField.field("start", \Self.start, in: entity),
+      Coffer.StoredField.field("end", \Self.end, in: entity),
+      Coffer.StoredField.field("title", \Self.title, in: entity),
+      Coffer.StoredField.field("note", \Self.note, in: entity),
+      Coffer.StoredField.field("opened", \Self.opened, in: entity),
+      Coffer.StoredField.field("edited", \Self.edited, in: entity),
+    ]
+  }
+
+  public func storedRow() throws -> Coffer.Row {
+    let entity = Self.entityName
+    return Coffer.Row(
+      try [
+        Coffer.StoredField.value(self.id, "id", in: entity),
+        Coffer.StoredField.value(self.start, "start", in: entity),
+        Coffer.StoredField.value(self.end, "end", in: entity),
+        Coffer.StoredField.value(self.title, "title", in: entity),
+        Coffer.StoredField.value(self.note, "note", in: entity),
+        Coffer.StoredField.value(self.opened, "opened", in: entity),
+        Coffer.StoredField.value(self.edited, "edited", in: entity),
+      ])
+  }
+
+  public init(storedRow row: Coffer.Row) throws {
+    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.start = try reader.read(1, "start")
+    self.end = try reader.read(2, "end")
+    self.title = try reader.read(3, "title")
+    self.note = try reader.read(4, "note")
+    self.opened = try reader.read(5, "opened")
+    self.edited = try reader.read(6, "edited")
+  }
+
+  public init(storedFields fields: any Coffer.StoredFields) throws {
+    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    self.id = try reader.read(0, "id")
+    self.start = try reader.read(1, "start")
+    self.end = try reader.read(2, "end")
+    self.title = try reader.read(3, "title")
+    self.note = try reader.read(4, "note")
+    self.opened = try reader.read(5, "opened")
+    self.edited = try reader.read(6, "edited")
+  }
+
+  public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
+    switch keyPath {
+    case \Self.id:
+      "id"
+    case \Self.start:
+      "start"
+    case \Self.end:
+      "end"
+    case \Self.title:
+      "title"
+    case \Self.note:
+      "note"
+    case \Self.opened:
+      "opened"
+    case \Self.edited:
+      "edited"
+    default:
+      nil
+    }
+  }
+}
