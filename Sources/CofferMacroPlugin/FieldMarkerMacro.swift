@@ -1,7 +1,7 @@
 import SwiftSyntax
 import SwiftSyntaxMacros
 
-/// `@Indexed`, `@Unique`, `@StoredName` and `@Transient`: markers that `@Storable` reads. They
+/// `@Indexed`, `@Unique`, `@StoredName`, `@Transient` and `@Reference`: markers that `@Storable` reads. They
 /// generate nothing themselves; `@Storable` reports a marker on a property it cannot store.
 public struct FieldMarkerMacro: PeerMacro {
   /// Nothing: the marker only informs `@Storable`.

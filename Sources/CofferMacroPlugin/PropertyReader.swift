@@ -6,7 +6,7 @@ struct PropertyReader {
   let context: DiagnosticSink
   /// The stored names a hand-written `CodingKeys` gives, by property name, if there is one.
   var codingKeys: [String: String]? = nil
-  private static let markers: Set<String> = ["Indexed", "Unique", "StoredName", "Transient"]
+  private static let markers: Set<String> = ["Indexed", "Unique", "StoredName", "Transient", "Reference"]
 
   func properties(of members: MemberBlockItemListSyntax) -> [StoredProperty] {
     var result: [StoredProperty] = []
@@ -41,6 +41,7 @@ struct PropertyReader {
           canBeLeftOut: canBeLeftOut,
           isIndexed: markers.attributes.contains { $0.0 == "Indexed" },
           isUnique: markers.attributes.contains { $0.0 == "Unique" }, node: Syntax(binding))
+        property.reference = markers.reference
         if let codingKeys {
           if !markers.attributes.filter({ ["StoredName", "Transient"].contains($0.0) }).isEmpty {
             context.error(.markersWithCodingKeys(property: name), at: Syntax(binding))
@@ -75,6 +76,7 @@ struct PropertyReader {
   private struct Markers {
     var attributes: [(String, AttributeSyntax)] = []
     var storedName: String?
+    var reference: (target: String, onDelete: String?)?
     var isTransient: Bool { attributes.contains { $0.0 == "Transient" } }
   }
 
@@ -85,6 +87,18 @@ struct PropertyReader {
       let name = attribute.attributeName.trimmedDescription.split(separator: ".").last.map(String.init) ?? ""
       guard Self.markers.contains(name) else { continue }
       markers.attributes.append((name, attribute))
+      if name == "Reference" {
+        let arguments = Array(attribute.arguments?.as(LabeledExprListSyntax.self) ?? [])
+        if let target = arguments.first, target.label == nil {
+          let rule = arguments.dropFirst().first { $0.label?.text == "onDelete" }
+          markers.reference = (target.expression.trimmedDescription, rule?.expression.trimmedDescription)
+        } else {
+          context.error(
+            .badArgument(
+              "@Reference names the referenced type: @Reference(ChatThread.self, onDelete: .cascade)."),
+            at: Syntax(attribute))
+        }
+      }
       if name == "StoredName" {
         let literal = attribute.arguments?.as(LabeledExprListSyntax.self)?.first?.expression
           .as(StringLiteralExprSyntax.self)

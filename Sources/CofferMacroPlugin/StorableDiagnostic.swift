@@ -16,6 +16,7 @@ enum StorableDiagnostic: DiagnosticMessage {
   case markersWithCodingKeys(property: String)
   case notInCodingKeys(property: String)
   case indexesTwice
+  case referencesTwice
   case badArgument(String)
   case duplicateStoredName(String)
 
@@ -58,6 +59,8 @@ enum StorableDiagnostic: DiagnosticMessage {
         + "value is read back; add it to CodingKeys or give it an initial value."
     case .indexesTwice:
       "Declare indexes either with @Indexed/@Unique or with 'static var indexes', not both."
+    case .referencesTwice:
+      "Declare references either with @Reference or with 'static var references', not both."
     case .badArgument(let text):
       text
     case .duplicateStoredName(let name):
@@ -82,6 +85,7 @@ enum StorableDiagnostic: DiagnosticMessage {
       case .markersWithCodingKeys: "markersWithCodingKeys"
       case .notInCodingKeys: "notInCodingKeys"
       case .indexesTwice: "indexesTwice"
+      case .referencesTwice: "referencesTwice"
       case .badArgument: "badArgument"
       case .duplicateStoredName: "duplicateStoredName"
       }

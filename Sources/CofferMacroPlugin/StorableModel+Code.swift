@@ -23,6 +23,15 @@ extension StorableModel {
     if !indexes.isEmpty && !declaredStatics.contains("indexes") {
       members.append("public static var indexes: [Coffer.Index] { [\(indexes.joined(separator: ", "))] }")
     }
+    let references = stored.compactMap { property -> String? in
+      guard let reference = property.reference else { return nil }
+      return "Coffer.EntityReference.to(\(reference.target), by: \(property.storedNameLiteral), "
+        + "onDelete: \(reference.onDelete ?? ".deny"))"
+    }
+    if !references.isEmpty && !declaredStatics.contains("references") {
+      members.append(
+        "public static var references: [Coffer.EntityReference] { [\(references.joined(separator: ", "))] }")
+    }
     let defaults = stored.filter { $0.initializer.map(Self.isConstant) ?? false }
     if !defaults.isEmpty && !declaredStatics.contains("fieldDefaults") {
       let lines = defaults.map { property in

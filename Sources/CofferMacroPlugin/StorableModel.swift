@@ -103,6 +103,9 @@ struct StorableModel {
     if declaredStatics.contains("indexes") && stored.contains(where: { $0.isIndexed || $0.isUnique }) {
       sink.error(.indexesTwice, at: Syntax(structDecl.name))
     }
+    if declaredStatics.contains("references") && stored.contains(where: { $0.reference != nil }) {
+      sink.error(.referencesTwice, at: Syntax(structDecl.name))
+    }
     var seen: Set<String> = []
     for property in stored where !seen.insert(property.storedName).inserted {
       sink.error(.duplicateStoredName(property.storedName), at: property.node)

@@ -17,6 +17,9 @@ struct StoredProperty {
   var canBeLeftOut: Bool
   var isIndexed: Bool
   var isUnique: Bool
+  /// `@Reference`'s arguments as written: the referenced type (`ChatThread.self`) and the
+  /// delete rule (`.cascade`), or `nil` when the property is no reference.
+  var reference: (target: String, onDelete: String?)? = nil
   /// The declaration, for diagnostics.
   var node: Syntax
 

@@ -33,7 +33,8 @@
 ///     the macro declares `var id` from it for `Identifiable`.
 @attached(
   extension, conformances: Storable, KeyPathStorable,
-  names: named(entityName), named(idField), named(indexes), named(fieldDefaults), named(id),
+  names: named(entityName), named(idField), named(indexes), named(references), named(fieldDefaults),
+  named(id),
   named(storedFields), named(storedRow), named(init(storedRow:)), named(init(storedFields:)),
   named(storedFieldName))
 @attached(member, names: named(CodingKeys))
@@ -59,3 +60,19 @@ public macro StoredName(_ name: String) =
 /// which it takes when a value is read back.
 @attached(peer)
 public macro Transient() = #externalMacro(module: "CofferMacroPlugin", type: "FieldMarkerMacro")
+
+/// Declares the property a reference to the id of another `@Storable` type's entity, with
+/// what deleting the referenced row does to this one (``Coffer/DeleteRule``; `.deny` unless
+/// given). Every write keeps the reference whole (see ``Coffer/EntityReference``).
+///
+/// ```swift
+/// @Storable
+/// struct ChatMessage {
+///   var id: Int64
+///   @Reference(ChatThread.self, onDelete: .cascade) var threadID: Int64
+///   var text: String
+/// }
+/// ```
+@attached(peer)
+public macro Reference(_ target: any Storable.Type, onDelete: DeleteRule = .deny) =
+  #externalMacro(module: "CofferMacroPlugin", type: "FieldMarkerMacro")

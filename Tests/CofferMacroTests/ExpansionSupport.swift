@@ -15,6 +15,7 @@ let storableMacros: [String: MacroSpec] = [
   "Unique": MacroSpec(type: FieldMarkerMacro.self),
   "StoredName": MacroSpec(type: FieldMarkerMacro.self),
   "Transient": MacroSpec(type: FieldMarkerMacro.self),
+  "Reference": MacroSpec(type: FieldMarkerMacro.self),
 ]
 
 /// Expands `source` with Coffer's macros and records a Swift Testing issue for every difference

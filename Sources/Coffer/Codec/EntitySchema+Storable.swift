@@ -64,6 +64,7 @@ extension EntitySchema {
         .invalidSchema, "\(T.self).fieldDefaults names '\(name)', which \(T.self) does not decode.",
         entity: T.entityName, field: name)
     }
-    try self.init(name: T.entityName, fields: fields, idField: T.idField, indexes: T.indexes)
+    try self.init(
+      name: T.entityName, fields: fields, idField: T.idField, indexes: T.indexes, references: T.references)
   }
 }

@@ -23,6 +23,8 @@ public struct EntitySchema: Sendable, Hashable, Codable {
   @inlinable public var idPosition: Int { storage.idPosition }
   /// Secondary indexes and unique constraints.
   @inlinable public var indexes: [Index] { storage.indexes }
+  /// The fields that hold another entity's ids, with what deleting a referenced row does.
+  public var references: [EntityReference] { storage.references }
 
   /// The parts of a schema, in one immutable object: copying a schema (every query and batch
   /// carries one) is one reference, and two copies of one schema compare equal at once.
@@ -33,13 +35,18 @@ public struct EntitySchema: Sendable, Hashable, Codable {
     @usableFromInline let idPosition: Int
     @usableFromInline let indexes: [Index]
     @usableFromInline let positions: [String: Int]
+    let references: [EntityReference]
 
-    init(name: String, fields: [Field], idPosition: Int, indexes: [Index], positions: [String: Int]) {
+    init(
+      name: String, fields: [Field], idPosition: Int, indexes: [Index], positions: [String: Int],
+      references: [EntityReference]
+    ) {
       self.name = name
       self.fields = fields
       self.idPosition = idPosition
       self.indexes = indexes
       self.positions = positions
+      self.references = references
     }
   }
   @usableFromInline let storage: Storage
@@ -47,9 +54,12 @@ public struct EntitySchema: Sendable, Hashable, Codable {
   /// Makes a schema, checking that it is well formed.
   ///
   /// - Throws: ``CofferError/Code/invalidSchema`` when the name is empty, two fields share a
-  ///   name, the id field is missing, optional or of a kind that cannot be an id, or an index
-  ///   names an unknown field.
-  public init(name: String, fields: [Field], idField: String, indexes: [Index] = []) throws {
+  ///   name, the id field is missing, optional or of a kind that cannot be an id, an index
+  ///   names an unknown field, or a reference names an unknown field, one that cannot hold an
+  ///   id, one referenced twice, or nullifies a required field.
+  public init(
+    name: String, fields: [Field], idField: String, indexes: [Index] = [], references: [EntityReference] = []
+  ) throws {
     func fail(_ message: String, field: String? = nil) -> CofferError {
       CofferError(.invalidSchema, message, entity: name.isEmpty ? nil : name, field: field)
     }
@@ -93,8 +103,32 @@ public struct EntitySchema: Sendable, Hashable, Codable {
           field: field)
       }
     }
+    var referring: Set<String> = []
+    for reference in references {
+      let field = reference.field
+      guard let position = positions[field] else {
+        throw fail("A reference of entity '\(name)' names unknown field '\(field)'.", field: field)
+      }
+      guard fields[position].kind.canBeID, position != idPosition else {
+        throw fail(
+          "Field '\(name).\(field)' cannot refer to another row: a reference is a field of the referenced "
+            + "entity's id kind (Int64, String or UUID), and not the id itself.", field: field)
+      }
+      guard !reference.entity.isEmpty else {
+        throw fail("The reference of '\(name).\(field)' names no entity.", field: field)
+      }
+      guard referring.insert(field).inserted else {
+        throw fail("Field '\(name).\(field)' is declared a reference twice; keep one.", field: field)
+      }
+      if reference.onDelete == .nullify, !fields[position].isOptional {
+        throw fail(
+          "The reference '\(name).\(field)' nullifies on delete, but the field is required. Make it optional "
+            + "or choose cascade, deny or none.", field: field)
+      }
+    }
     storage = Storage(
-      name: name, fields: fields, idPosition: idPosition, indexes: indexes, positions: positions)
+      name: name, fields: fields, idPosition: idPosition, indexes: indexes, positions: positions,
+      references: references)
   }
 
   /// The id field.
@@ -113,7 +147,7 @@ public struct EntitySchema: Sendable, Hashable, Codable {
   @usableFromInline
   var positionTable: [String: Int] { storage.positions }
 
-  private enum CodingKeys: String, CodingKey { case name, fields, idField, indexes }
+  private enum CodingKeys: String, CodingKey { case name, fields, idField, indexes, references }
 
   /// Decodes a schema from its stored description and checks it again.
   public init(from decoder: any Decoder) throws {
@@ -122,31 +156,35 @@ public struct EntitySchema: Sendable, Hashable, Codable {
       name: container.decode(String.self, forKey: .name),
       fields: container.decode([Field].self, forKey: .fields),
       idField: container.decode(String.self, forKey: .idField),
-      indexes: container.decode([Index].self, forKey: .indexes))
+      indexes: container.decode([Index].self, forKey: .indexes),
+      references: container.decodeIfPresent([EntityReference].self, forKey: .references) ?? [])
   }
 
-  /// Encodes the schema's description (name, fields, id field, indexes).
+  /// Encodes the schema's description (name, fields, id field, indexes and, when there are
+  /// any, references: a schema without references encodes as it did before they existed).
   public func encode(to encoder: any Encoder) throws {
     var container = encoder.container(keyedBy: CodingKeys.self)
     try container.encode(name, forKey: .name)
     try container.encode(fields, forKey: .fields)
     try container.encode(idField.name, forKey: .idField)
     try container.encode(indexes, forKey: .indexes)
+    if !references.isEmpty { try container.encode(references, forKey: .references) }
   }
 
-  /// Schemas are equal when name, fields, id and indexes are.
+  /// Schemas are equal when name, fields, id, indexes and references are.
   public static func == (lhs: EntitySchema, rhs: EntitySchema) -> Bool {
     if lhs.storage === rhs.storage { return true }
     return lhs.name == rhs.name && lhs.fields == rhs.fields && lhs.idPosition == rhs.idPosition
-      && lhs.indexes == rhs.indexes
+      && lhs.indexes == rhs.indexes && lhs.references == rhs.references
   }
 
-  /// Hashes name, fields, id and indexes.
+  /// Hashes name, fields, id, indexes and references.
   public func hash(into hasher: inout Hasher) {
     hasher.combine(name)
     hasher.combine(fields)
     hasher.combine(idPosition)
     hasher.combine(indexes)
+    hasher.combine(references)
   }
 }
 

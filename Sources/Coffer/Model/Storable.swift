@@ -42,6 +42,9 @@ public protocol Storable: Codable, Sendable, Identifiable where ID: StorableID {
   static var idField: String { get }
   /// Secondary indexes and unique constraints. Defaults to none.
   static var indexes: [Index] { get }
+  /// The fields that hold other entities' ids, with their delete rules (see
+  /// ``EntityReference``). Defaults to none.
+  static var references: [EntityReference] { get }
   /// Values that rows stored before a field existed read as, by field name. A field added to a
   /// stored entity must be optional or have a default here. Defaults to none.
   static var fieldDefaults: [String: Value] { get }
@@ -73,6 +76,8 @@ extension Storable {
   public static var idField: String { "id" }
   /// No indexes.
   public static var indexes: [Index] { [] }
+  /// No references.
+  public static var references: [EntityReference] { [] }
   /// No defaults.
   public static var fieldDefaults: [String: Value] { [:] }
   /// `nil`: the schema and rows are derived from `Codable`.

@@ -104,8 +104,9 @@ extension Store {
   ///   - types: types to prepare before `body` runs; none by default.
   ///   - body: adds the changes to the ``Batch`` it is given, in the order they apply.
   /// - Returns: what the batch did: how many rows it inserted, updated and deleted
-  ///   (``ChangeSummary``; upserts count as inserts or updates, and a delete of a missing id
-  ///   counts nothing).
+  ///   (``ChangeSummary``; upserts count as inserts or updates, a delete of a missing id
+  ///   counts nothing, and rows that an ``EntityReference``'s delete rule removes or
+  ///   nullifies are not counted).
   /// - Throws: the first failing change's error (``CofferError/Code/duplicateID``,
   ///   ``CofferError/Code/notFound``, ``CofferError/Code/uniqueViolation``, …), with nothing
   ///   applied, or the error `body` threw.

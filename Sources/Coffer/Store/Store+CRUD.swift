@@ -32,6 +32,10 @@ extension Store {
     let rows = RowSource(count: values.count) { position in
       try QueryValidator.validate(try codec.encode(values[position]), schema: schema)
     }
+    if try await keepsReferences(schema.name) {
+      try await apply(ChangeSet([.insertMany(entity: schema.name, rows: rows)], layouts: schema.layouts))
+      return
+    }
     _ = try await logged(operations: 1) {
       try await rethrowing {
         try await backend.apply(

@@ -19,8 +19,13 @@ extension Store {
 
   /// ``apply(_:)``, trusting the preconditions when a transaction made them of checked queries
   /// and stored rows.
+  ///
+  /// Unless `enforcingReferences` is false (a tool copying a whole store, entity by entity),
+  /// the batch is expanded to keep references whole (see ``ReferenceExpansion``).
   @discardableResult
-  func apply(_ changes: ChangeSet, preconditionsChecked: Bool) async throws -> ChangeSummary {
+  func apply(_ changes: ChangeSet, preconditionsChecked: Bool, enforcingReferences: Bool = true) async throws
+    -> ChangeSummary
+  {
     if changes.isEmpty { return ChangeSummary() }
     var checked: [ChangeSet.Operation] = []
     checked.reserveCapacity(changes.operations.count)
@@ -58,6 +63,13 @@ extension Store {
             ? precondition : try rethrowing { try QueryValidator.validate(precondition, schema: schema) })
       }
     }
+    if enforcingReferences {
+      let map = try await referenceMap()
+      if map.involves(checked) {
+        return try await applyKeepingReferences(
+          checked, layouts: schemas, preconditions: preconditions, map: map)
+      }
+    }
     let summary = try await logged(operations: checked.count) {
       try await rethrowing {
         try await backend.apply(ChangeSet(checked, layouts: schemas, preconditions: preconditions))
@@ -65,6 +77,48 @@ extension Store {
     }
     notifyObservers(of: checked)
     return summary
+  }
+
+  /// How many times a batch whose references changed under it is expanded again.
+  static let referenceRetries = 8
+
+  /// Applies checked operations expanded to keep references whole. When only the expansion's
+  /// own preconditions failed (another writer changed the rows it read), it reads and expands
+  /// again, a bounded number of times.
+  private func applyKeepingReferences(
+    _ checked: [ChangeSet.Operation], layouts: [String: EntitySchema],
+    preconditions: [ChangeSet.Precondition],
+    map: ReferenceMap
+  ) async throws -> ChangeSummary {
+    guard backend.capabilities.contains(.preconditions) else {
+      throw CofferError(
+        .unsupported,
+        "This backend cannot check a batch's preconditions, so it cannot keep references between entities whole. "
+          + "Use a backend that declares the preconditions capability, or declare the references with rule none.",
+        store: backend.name)
+    }
+    var attempt = 0
+    while true {
+      var expansion = ReferenceExpansion(map: map, backend: backend, store: backend.name, layouts: layouts)
+      try await rethrowing { try await expansion.expand(checked) }
+      let operations = expansion.operations
+      let changes = ChangeSet(
+        operations, layouts: expansion.layouts, preconditions: preconditions + expansion.preconditions)
+      do {
+        var summary = try await logged(operations: operations.count) {
+          try await rethrowing { try await backend.apply(changes) }
+        }
+        notifyObservers(of: operations)
+        // What the caller's operations did: rows the rules deleted or updated are not counted.
+        summary.deleted = max(0, summary.deleted - expansion.ruleSummary.deleted)
+        summary.updated = max(0, summary.updated - expansion.ruleSummary.updated)
+        return summary
+      } catch let error as CofferError
+        where error.code == .conflict && preconditions.isEmpty && attempt < Self.referenceRetries
+      {
+        attempt += 1
+      }
+    }
   }
 
   /// The rows a query selects, after checking it against the prepared schema.

@@ -50,6 +50,8 @@ public final class Store: Sendable {
   let observers = LockedState(StoreObservers())
   /// Where transactions that conflicted take turns (see `StoreTransaction.swift`).
   let gate = TransactionGate()
+  /// The references among the stored entities, once read (see `ReferenceMap.swift`).
+  let references = LockedState<ReferenceMap?>(nil)
 
   /// A store over a backend, logging to `logger` (nothing when `nil`).
   public init(backend: any StorageBackend, logger: Logger? = nil) {
@@ -81,6 +83,7 @@ public final class Store: Sendable {
   /// the row API (``fetchRows(_:)``, ``apply(_:)``).
   public func prepare(schemas: [EntitySchema]) async throws {
     try await backend.prepare(schemas)
+    forgetReferences()
     for schema in schemas { logPrepared(schema) }
     prepared.withLock { state in
       for schema in schemas {
@@ -148,6 +151,7 @@ public final class Store: Sendable {
     } catch let error as CofferError {
       throw error.inStore(backend.name)
     }
+    forgetReferences()
     prepared.withLock { state in
       state.claim(T.entityName, for: key)
       state.codecs[key] = CodecBox(codec)
@@ -166,6 +170,7 @@ public final class Store: Sendable {
     } catch let error as CofferError {
       throw error.inStore(backend.name)
     }
+    forgetReferences()
     prepared.withLock { state in
       state.claim(schema.name, for: key)
       state.codecs[key] = box

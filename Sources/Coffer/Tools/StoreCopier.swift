@@ -137,8 +137,9 @@ public struct StoreCopier: Sendable {
       let verify = self.verify
       try await reader.pages(of: schema, after: last, pageSize: batchSize) { rows in
         try await target.apply(
-          ChangeSet([.insertMany(entity: schema.name, rows: RowSource(rows))], layouts: [schema.name: schema])
-        )
+          ChangeSet(
+            [.insertMany(entity: schema.name, rows: RowSource(rows))], layouts: [schema.name: schema]),
+          preconditionsChecked: false, enforcingReferences: false)
         if verify { for row in rows { digester.add(row) } }
         copied += rows.count
         state.entityRowsCopied += rows.count

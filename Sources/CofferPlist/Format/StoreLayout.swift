@@ -72,9 +72,20 @@ enum StoreLayout {
     let indexes: [PlistValue] = schema.indexes.map { index in
       .dict([("fields", .array(index.fields.map(PlistValue.string))), ("unique", .bool(index.isUnique))])
     }
-    return .dict([
+    var entries: [(key: String, value: PlistValue)] = [
       ("idField", .string(schema.idField.name)), ("fields", .array(fields)), ("indexes", .array(indexes)),
-    ])
+    ]
+    // Written only when there are any, so a schema without references is stored as before.
+    if !schema.references.isEmpty {
+      let references: [PlistValue] = schema.references.map { reference in
+        .dict([
+          ("field", .string(reference.field)), ("entity", .string(reference.entity)),
+          ("onDelete", .string(reference.onDelete.rawValue)),
+        ])
+      }
+      entries.append(("references", .array(references)))
+    }
+    return .dict(entries)
   }
 
   static func schema(named name: String, from plist: PlistValue) throws -> EntitySchema {
@@ -104,8 +115,18 @@ enum StoreLayout {
         indexes.append(Index(fieldNames, isUnique: unique))
       }
     }
+    var references: [EntityReference] = []
+    if case .array(let referenceList)? = plist["references"] {
+      for entry in referenceList {
+        guard case .string(let field)? = entry["field"], case .string(let entity)? = entry["entity"],
+          case .string(let ruleName)? = entry["onDelete"], let rule = DeleteRule(rawValue: ruleName)
+        else { throw bad("has a reference without a field, an entity and a known delete rule") }
+        references.append(EntityReference(field: field, entity: entity, onDelete: rule))
+      }
+    }
     do {
-      return try EntitySchema(name: name, fields: fields, idField: idField, indexes: indexes)
+      return try EntitySchema(
+        name: name, fields: fields, idField: idField, indexes: indexes, references: references)
     } catch let error as CofferError {
       throw LayoutError("the schema of '\(name)' is not valid: \(error.message)")
     }

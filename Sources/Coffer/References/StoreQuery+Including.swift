@@ -1,0 +1,96 @@
+/// A query for parents that also fetches, for each parent, the children that refer to it: eager
+/// loading in a bounded number of backend calls, never one per parent.
+///
+/// Made by ``StoreQuery/including(_:sort:limit:)-(KeyPath<Child,T.ID>,_,_)``; run with
+/// ``fetch()``. It reads the parents the query selects, then the children of up to
+/// ``chunkSize`` parents per call, with one `isIn` filter on the referring field.
+///
+/// ```swift
+/// let threads = try await store.query(ChatThread.self)
+///   .sort(\.title)
+///   .including(\ChatMessage.threadID, sort: [Sort("date", ascending: false)], limit: 50)
+///   .fetch()
+/// for (thread, newest) in threads { print(thread.title, newest.count) }
+/// ```
+public struct IncludingQuery<Parent: Storable, Child: KeyPathStorable>: Sendable {
+  /// How many parents' children one call reads.
+  public static var chunkSize: Int { 500 }
+
+  /// The parents' query.
+  public let parents: StoreQuery<Parent>
+  /// The children's stored field that holds a parent's id.
+  public let field: String
+  /// The children's order within each parent (ties by id ascending).
+  public let sort: [Sort]
+  /// At most this many children per parent, or all when `nil`.
+  public let limit: Int?
+  let error: CofferError?
+
+  /// Each parent the query selects, in its order, with its children in ``sort`` order.
+  ///
+  /// A per-parent ``limit`` is applied as the children are read: the children of each chunk of
+  /// parents are read in one call and the first `limit` of each parent kept.
+  ///
+  /// - Throws: ``CofferError/Code/invalidQuery`` when the key path reads no stored field, or
+  ///   what ``StoreQuery/fetch()`` throws.
+  public func fetch() async throws -> [(parent: Parent, children: [Child])] {
+    if let error { throw error }
+    if let limit, limit < 0 {
+      throw CofferError(
+        .invalidQuery, "A per-parent limit must not be negative.", entity: Child.entityName, field: field)
+    }
+    let found = try await parents.fetch()
+    let store = parents.store
+    let codec = try await store.codec(for: Child.self)
+    guard let position = codec.schema.position(of: field) else { throw Child.notStored(\Child.id) }
+    // Children by the stored value of their reference, which is the parent's stored id.
+    var children: [Value: [Child]] = [:]
+    var start = 0
+    while start < found.count {
+      let chunk = found[start..<min(start + Self.chunkSize, found.count)]
+      start += chunk.count
+      let query = Query(
+        entity: Child.entityName, filter: .isIn(field, chunk.map(\.id.storedValue)), sort: sort)
+      for row in try await store.fetchRows(query) {
+        let parent = row[position]
+        if let limit, children[parent, default: []].count >= limit { continue }
+        children[parent, default: []].append(try codec.decode(row))
+      }
+    }
+    return found.map { ($0, children[$0.id.storedValue] ?? []) }
+  }
+
+  /// The children of each parent, by parent id (a parent with none maps to an empty array).
+  public func grouped() async throws -> [Parent.ID: [Child]] {
+    var result: [Parent.ID: [Child]] = [:]
+    for (parent, children) in try await fetch() { result[parent.id] = children }
+    return result
+  }
+}
+
+extension StoreQuery {
+  /// Also fetches, for each value, the `Child` values whose `reference` holds its id (see
+  /// ``IncludingQuery``).
+  ///
+  /// - Parameters:
+  ///   - reference: the children's key path to a parent's id.
+  ///   - sort: the children's order within each parent; by id when empty.
+  ///   - limit: at most this many children per parent; all when `nil`.
+  public func including<Child: KeyPathStorable>(
+    _ reference: KeyPath<Child, T.ID>, sort: [Sort] = [], limit: Int? = nil
+  ) -> IncludingQuery<T, Child> {
+    IncludingQuery(
+      parents: self, field: Child.storedFieldName(for: reference) ?? "", sort: sort, limit: limit,
+      error: Child.storedFieldName(for: reference) == nil ? Child.notStored(reference) : nil)
+  }
+
+  /// Also fetches, for each value, the `Child` values whose optional `reference` holds its id
+  /// (see ``IncludingQuery``); children whose reference is nil belong to no parent.
+  public func including<Child: KeyPathStorable>(
+    _ reference: KeyPath<Child, T.ID?>, sort: [Sort] = [], limit: Int? = nil
+  ) -> IncludingQuery<T, Child> {
+    IncludingQuery(
+      parents: self, field: Child.storedFieldName(for: reference) ?? "", sort: sort, limit: limit,
+      error: Child.storedFieldName(for: reference) == nil ? Child.notStored(reference) : nil)
+  }
+}
