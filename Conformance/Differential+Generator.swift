@@ -296,9 +296,15 @@ struct DifferentialGenerator {
       let pattern = random.pick([
         "", "a", "A", "%", "_", "*", "e", "\u{301}", "\u{E9}", "b", "z", "\u{0}", "a%", "_b", "\u{1F600}",
         "'",
-        "k", "x",
+        "k", "x", "K", "\u{212A}", "\u{C9}", "Ab",
       ])
       return .string(field: field.name, match: random.pick(StringMatch.allCases), pattern: pattern)
+    }
+    if field.kind.isOrdered && random.chance(8) {
+      // Field against field: another field of the same kind, or the field itself.
+      let other = random.pick(schema.fields.filter { $0.kind == field.kind })
+      return .compareFields(
+        field: field.name, op: random.pick(ComparisonOperator.allCases), other: other.name)
     }
     if random.chance(12) {
       return .compare(field: field.name, op: random.chance(50) ? .equal : .notEqual, value: .null)
