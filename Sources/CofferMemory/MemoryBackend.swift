@@ -26,7 +26,9 @@ public final class MemoryBackend: StorageBackend {
   init(name: String, storage: MemoryStorage, shared: Bool) {
     self.name = name
     self.storage = storage
-    var capabilities: BackendCapabilities = [.crossEntityTransactions, .preconditions, .snapshots]
+    var capabilities: BackendCapabilities = [
+      .crossEntityTransactions, .preconditions, .snapshots, .migrations,
+    ]
     if shared { capabilities.formUnion([.reopenable, .schemaEvolution, .observesOtherHandles]) }
     self.capabilities = capabilities
   }
@@ -60,6 +62,17 @@ public final class MemoryBackend: StorageBackend {
       let summary = try tables.apply(changes)
       storage.commits.add(1, ordering: .relaxed)
       return summary
+    }
+  }
+
+  /// Runs a migration step's edit on a copy of the tables under the lock, keeping the copy only
+  /// when `body` returns: readers see the tables before or after, never between.
+  public func editSchema<R: Sendable>(_ body: @Sendable (any SchemaEditor) throws -> R) async throws -> R {
+    try checkOpen()
+    return try storage.tables.withLock { tables in
+      let result = try tables.edit(body)
+      storage.commits.add(1, ordering: .relaxed)
+      return result
     }
   }
 

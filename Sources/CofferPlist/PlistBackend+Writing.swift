@@ -10,8 +10,12 @@ extension PlistBackend {
   ///
   /// `change` gets the tables and, on its first run, the row cache (`nil` on the replay). It
   /// returns how many operations it applied (they count towards
-  /// ``Persistence/everyChanges(_:)``) and whether it changed anything at all.
+  /// ``Persistence/everyChanges(_:)``) and whether it changed anything at all. With
+  /// `replaying` false the change runs once and the writer shares the published copy instead
+  /// (for changes that must not run twice); with `writing` true the file is written whatever
+  /// the policy.
   func mutate<R>(
+    replaying: Bool = true, writing: Bool = false,
     _ change: (inout InMemoryTables, inout [String: [Value: EncodedRow]]?) throws -> (
       operations: Int, changed: Bool, result: R
     )
@@ -33,7 +37,11 @@ extension PlistBackend {
       state.unsavedOperations += outcome.operations
       state.isDirty = true
       do {
-        try writeIfDue(&state, operations: outcome.operations)
+        if writing {
+          try Self.write(&state, to: file, format: format, logger: logger)
+        } else {
+          try writeIfDue(&state, operations: outcome.operations)
+        }
       } catch {
         // The file still holds the published state: go back to it, and to whether that state
         // had anything unsaved, so that closing does not write a change that never happened.
@@ -49,7 +57,10 @@ extension PlistBackend {
       }
       state.working = InMemoryTables()
       var noCache: [String: [Value: EncodedRow]]? = nil
-      if (try? change(&previous, &noCache)) != nil {
+      if !replaying {
+        // The writer shares the published tables until its next change copies them.
+        state.working = published.withLock { $0.tables }
+      } else if (try? change(&previous, &noCache)) != nil {
         state.working = previous
       } else {
         state.working = published.withLock { $0.tables }
@@ -135,7 +146,7 @@ extension PlistBackend {
       state.cache[name] = cached
       entities.append(StoreWriter.Entity(schema: schema, rows: cached.values))
     }
-    let bytes = StoreWriter.file(entities, format: format)
+    let bytes = StoreWriter.file(entities, migrations: state.working.migrations, format: format)
     try file.replace(with: bytes)
     logger.debug(
       "Wrote the property-list file",

@@ -68,7 +68,7 @@ public final class PlistBackend: StorageBackend {
     let logger = (logger ?? .disabled).forStore(file.storeName)
     self.logger = logger
     var capabilities: BackendCapabilities = [
-      .reopenable, .crossEntityTransactions, .schemaEvolution, .preconditions, .snapshots,
+      .reopenable, .crossEntityTransactions, .schemaEvolution, .preconditions, .snapshots, .migrations,
     ]
     if configuration.persistence == .immediate { capabilities.insert(.durable) }
     self.capabilities = capabilities
@@ -83,6 +83,7 @@ public final class PlistBackend: StorageBackend {
         let loaded = try StoreReader.load(existing, file: file)
         try tables.prepare(loaded.schemas)
         for (entity, rows) in loaded.rows { try tables.load(rows, into: entity) }
+        tables.migrations = loaded.migrations
         fileFormat = loaded.format
       }
       self.format = configuration.format ?? fileFormat ?? .binary
@@ -163,6 +164,19 @@ public final class PlistBackend: StorageBackend {
       let summary = try tables.apply(once)
       if cache != nil { updateCache(&cache, tables: tables, for: once) }
       return (operations, operations > 0, summary)
+    }
+  }
+
+  /// Runs a migration step's edit on the writer's tables and writes the whole file before
+  /// returning, whatever the persistence policy: the file is replaced atomically, so a killed
+  /// process leaves it before or after the step. If the write fails, nothing of the step stays.
+  public func editSchema<R: Sendable>(_ body: @Sendable (any SchemaEditor) throws -> R) async throws -> R {
+    try await blocking.run { [self] in
+      try mutate(replaying: false, writing: true) { tables, cache in
+        let result = try tables.edit(body)
+        cache = [:]
+        return (1, true, result)
+      }
     }
   }
 

@@ -13,6 +13,8 @@ enum StoreReader {
     var format: PlistBackend.Format
     var schemas: [EntitySchema]
     var rows: [(entity: String, rows: [Row])]
+    /// The migration steps the header records.
+    var migrations: [MigrationRecord] = []
   }
 
   static func load(_ data: [UInt8], file: StoreFile) throws -> Loaded {
@@ -65,9 +67,13 @@ enum StoreReader {
     let schemas =
       try checked
       ?? header(first(StoreLayout.marker, in: root), schemas: first("schemas", in: root), file: file)
-    if let rows = document.rows { return Loaded(format: .xml, schemas: schemas, rows: rows) }
+    let migrations = try StoreLayout.migrations(in: first(StoreLayout.marker, in: root))
+    if let rows = document.rows {
+      return Loaded(format: .xml, schemas: schemas, rows: rows, migrations: migrations)
+    }
     return Loaded(
-      format: .xml, schemas: schemas, rows: try rows(first("entities", in: root), schemas: schemas))
+      format: .xml, schemas: schemas, rows: try rows(first("entities", in: root), schemas: schemas),
+      migrations: migrations)
   }
 
   /// Reads an XML store as one value tree, then converts it.
@@ -76,7 +82,8 @@ enum StoreReader {
     let schemas = try header(
       first(StoreLayout.marker, in: root), schemas: first("schemas", in: root), file: file)
     return Loaded(
-      format: .xml, schemas: schemas, rows: try rows(first("entities", in: root), schemas: schemas))
+      format: .xml, schemas: schemas, rows: try rows(first("entities", in: root), schemas: schemas),
+      migrations: try StoreLayout.migrations(in: first(StoreLayout.marker, in: root)))
   }
 
   private static func first(_ key: String, in entries: [(key: String, value: PlistValue)]) -> PlistValue? {
@@ -116,9 +123,8 @@ enum StoreReader {
       throw LayoutError.notAStore
     }
     func object(_ key: String) -> Int? { root.first { $0.key == key }?.value }
-    let schemas = try header(
-      try object(StoreLayout.marker).map(reader.value), schemas: try object("schemas").map(reader.value),
-      file: file)
+    let headerValue = try object(StoreLayout.marker).map(reader.value)
+    let schemas = try header(headerValue, schemas: try object("schemas").map(reader.value), file: file)
     var rows: [(entity: String, rows: [Row])] = []
     if let entities = object("entities") {
       for entry in try reader.entries(of: entities) {
@@ -126,7 +132,8 @@ enum StoreReader {
         rows.append((entry.key, try decoder.rows(ofArray: entry.value)))
       }
     }
-    return Loaded(format: .binary, schemas: schemas, rows: rows)
+    return Loaded(
+      format: .binary, schemas: schemas, rows: rows, migrations: try StoreLayout.migrations(in: headerValue))
   }
 
   /// Checks the header and reads the schemas.

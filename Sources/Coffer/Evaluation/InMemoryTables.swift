@@ -8,6 +8,8 @@
   var tables: [String: InMemoryTable] = [:]
   /// The store name used in error messages.
   public var storeName: String?
+  /// The migration steps the store has run, in order (see ``SchemaEditor/migrations()``).
+  public var migrations: [MigrationRecord] = []
 
   /// No entities.
   public init(storeName: String? = nil) { self.storeName = storeName }

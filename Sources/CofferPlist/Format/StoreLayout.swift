@@ -5,7 +5,7 @@ import Foundation
 ///
 /// ```
 /// root dictionary
-///   CofferStore: { format: "coffer-plist", version: 1 }
+///   CofferStore: { format: "coffer-plist", version: 1, migrations?: [{ name, position, appliedAt, rowsTouched }] }
 ///   schemas:     { ENTITY: { idField, fields: [{ name, kind, optional, default? }], indexes: [{ fields, unique }] } }
 ///   entities:    { ENTITY: [ { FIELD: value, … }, … ] }      null fields are left out
 /// ```
@@ -18,8 +18,45 @@ enum StoreLayout {
   static let formatName = "coffer-plist"
   static let version: Int64 = 1
 
-  static func header() -> PlistValue {
-    .dict([("format", .string(formatName)), ("version", .integer(version))])
+  /// The `CofferStore` header; the migration steps run on the store, when there are any, as
+  /// `migrations: [{ name, position, appliedAt (milliseconds since 1970), rowsTouched }]`.
+  static func header(migrations: [MigrationRecord] = []) -> PlistValue {
+    var entries: [(key: String, value: PlistValue)] = [
+      ("format", .string(formatName)), ("version", .integer(version)),
+    ]
+    if !migrations.isEmpty {
+      entries.append(
+        (
+          "migrations",
+          .array(
+            migrations.map { record in
+              .dict([
+                ("name", .string(record.name)), ("position", .integer(Int64(record.position))),
+                ("appliedAt", .integer(Int64((record.appliedAt.timeIntervalSince1970 * 1000).rounded()))),
+                ("rowsTouched", .integer(Int64(record.rowsTouched))),
+              ])
+            })
+        ))
+    }
+    return .dict(entries)
+  }
+
+  /// The migration steps a `CofferStore` header records; none when it has no `migrations`.
+  static func migrations(in header: PlistValue?) throws -> [MigrationRecord] {
+    guard let list = header?["migrations"] else { return [] }
+    guard case .array(let items) = list else { throw LayoutError.layout("'migrations' is not an array") }
+    return try items.map { item in
+      guard case .string(let name)? = item["name"], case .integer(let position)? = item["position"],
+        case .integer(let milliseconds)? = item["appliedAt"], case .integer(let rows)? = item["rowsTouched"]
+      else {
+        throw LayoutError.layout(
+          "a record in 'migrations' lacks its name, position, appliedAt or rowsTouched")
+      }
+      return MigrationRecord(
+        name: name, position: Int(position),
+        appliedAt: Date(timeIntervalSince1970: Double(milliseconds) / 1000),
+        rowsTouched: Int(rows))
+    }
   }
 
   // MARK: Values

@@ -9,10 +9,12 @@ enum StoreWriter {
     var rows: Dictionary<Value, EncodedRow>.Values
   }
 
-  static func file(_ entities: [Entity], format: PlistBackend.Format) -> [UInt8] {
+  static func file(_ entities: [Entity], migrations: [MigrationRecord], format: PlistBackend.Format)
+    -> [UInt8]
+  {
     switch format {
-    case .xml: xml(entities)
-    case .binary: binary(entities)
+    case .xml: xml(entities, header: StoreLayout.header(migrations: migrations))
+    case .binary: binary(entities, header: StoreLayout.header(migrations: migrations))
     }
   }
 
@@ -20,7 +22,7 @@ enum StoreWriter {
     .dict(entities.map { ($0.schema.name, StoreLayout.plist($0.schema)) })
   }
 
-  private static func xml(_ entities: [Entity]) -> [UInt8] {
+  private static func xml(_ entities: [Entity], header: PlistValue) -> [UInt8] {
     var writer = XMLPlistWriter()
     let rowBytes = entities.reduce(0) { total, entity in total + entity.rows.reduce(0) { $0 + $1.bytes.count }
     }
@@ -29,7 +31,7 @@ enum StoreWriter {
     writer.append("<dict>\n")
     writer.indent(1)
     writer.writeKey(StoreLayout.marker)
-    writer.write(StoreLayout.header(), depth: 1)
+    writer.write(header, depth: 1)
     writer.indent(1)
     writer.writeKey("schemas")
     writer.write(schemas(entities), depth: 1)
@@ -62,9 +64,9 @@ enum StoreWriter {
     return writer.bytes
   }
 
-  private static func binary(_ entities: [Entity]) -> [UInt8] {
+  private static func binary(_ entities: [Entity], header headerValue: PlistValue) -> [UInt8] {
     var writer = BinaryPlistWriter()
-    let header = writer.append(StoreLayout.header())
+    let header = writer.append(headerValue)
     let schemaObject = writer.append(schemas(entities))
     var entityKeys: [Int] = []
     var entityArrays: [Int] = []

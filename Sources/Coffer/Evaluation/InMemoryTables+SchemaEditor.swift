@@ -1,0 +1,76 @@
+extension InMemoryTables {
+  /// Runs `body` with a ``SchemaEditor`` over a copy of these tables and keeps the copy when
+  /// it returns: all of the edit, or (when it throws) none of it. What the memory and
+  /// property-list backends' ``StorageBackend/editSchema(_:)`` do under their lock, and how
+  /// ``Store/rehearseMigration(_:)`` runs a plan on a copy of a store.
+  public mutating func edit<R>(_ body: (any SchemaEditor) throws -> R) throws -> R {
+    let editor = InMemorySchemaEditor(self)
+    let result = try body(editor)
+    self = editor.tables
+    return result
+  }
+}
+
+/// A ``SchemaEditor`` over ``InMemoryTables``: edits a copy, kept only when the edit succeeds.
+final class InMemorySchemaEditor: SchemaEditor {
+  var tables: InMemoryTables
+
+  init(_ tables: InMemoryTables) { self.tables = tables }
+
+  func schemas() throws -> [EntitySchema] {
+    tables.tables.values.map(\.schema).sorted { $0.name < $1.name }
+  }
+
+  func scan(_ entity: String, _ visit: (any StoredFields) throws -> Void) throws {
+    let table = try stored(entity)
+    let fields = RowFields(Row([]))
+    for row in table.rows.values {
+      fields.current = row
+      try visit(fields)
+    }
+  }
+
+  func create(_ schema: EntitySchema) throws {
+    guard tables.tables[schema.name] == nil else {
+      throw CofferError(
+        .invalidSchema, "The store already has an entity '\(schema.name)'.", store: tables.storeName,
+        entity: schema.name)
+    }
+    tables.tables[schema.name] = InMemoryTable(schema: schema)
+  }
+
+  func insert(_ row: Row, into entity: String) throws {
+    _ = try stored(entity)
+    _ = try tables.apply(ChangeSet([.insert(entity: entity, row: row)]))
+  }
+
+  func drop(_ entity: String) throws {
+    _ = try stored(entity)
+    tables.tables[entity] = nil
+  }
+
+  func relabel(_ entity: String, as schema: EntitySchema) throws {
+    var table = try stored(entity)
+    try table.schema.checkRelabel(as: schema, store: tables.storeName)
+    if schema.name != entity, tables.tables[schema.name] != nil {
+      throw CofferError(
+        .invalidSchema, "The store already has an entity '\(schema.name)'.", store: tables.storeName,
+        entity: schema.name)
+    }
+    table.schema = schema
+    tables.tables[entity] = nil
+    tables.tables[schema.name] = table
+  }
+
+  func migrations() throws -> [MigrationRecord] { tables.migrations }
+
+  func record(_ migration: MigrationRecord) throws { tables.migrations.append(migration) }
+
+  private func stored(_ entity: String) throws -> InMemoryTable {
+    guard let table = tables.tables[entity] else {
+      throw CofferError(
+        .unknownEntity, "The store has no entity '\(entity)'.", store: tables.storeName, entity: entity)
+    }
+    return table
+  }
+}
