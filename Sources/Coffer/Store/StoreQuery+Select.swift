@@ -1,7 +1,7 @@
 /// Some fields of one stored value, read without decoding the others: what a query narrowed
 /// with ``StoreQuery/select(_:)`` returns.
 ///
-/// Read a field by key path with ``value(_:)`` (typed, for scalar properties) or by stored
+/// Read a field by key path with `value(_:)` (typed, for scalar properties) or by stored
 /// name with ``subscript(_:)`` (the stored ``Value``, for any field):
 ///
 /// ```swift
