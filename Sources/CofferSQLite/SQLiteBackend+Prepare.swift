@@ -26,10 +26,7 @@ extension SQLiteBackend {
     try await blocking.run { [self] in
       try withWriter { connection in
         let prepared = try transaction(on: connection, while: "preparing entities") {
-          try connection.execute(SQLiteCatalog.createSQL)
-          if try connection.text("PRAGMA user_version") == "0" {
-            try connection.execute("PRAGMA user_version = \(SQLiteCatalog.formatVersion)")
-          }
+          try SQLiteCatalog.create(on: connection)
           return try schemas.map { try prepareEntity($0, on: connection) }
         }
         // Still under the writer lock, so no batch is applied between the commit and this.
@@ -98,7 +95,7 @@ extension SQLiteBackend {
     return prepared
   }
 
-  private func createEntity(_ schema: EntitySchema, on connection: SQLiteConnection) throws -> SQLiteTable {
+  func createEntity(_ schema: EntitySchema, on connection: SQLiteConnection) throws -> SQLiteTable {
     let tableName = SQLiteIdentifier.fresh(
       for: schema.name, avoiding: try SQLiteCatalog.takenNames(on: connection))
     logger.debug(
@@ -129,16 +126,12 @@ extension SQLiteBackend {
 
   /// Makes the table's indexes those the schema declares: named `TABLE/index/COLUMNS` or
   /// `TABLE/unique/COLUMNS`; other indexes with the table's prefix are dropped.
-  private func syncIndexes(of table: SQLiteTable, on connection: SQLiteConnection) throws {
+  func syncIndexes(of table: SQLiteTable, on connection: SQLiteConnection) throws {
     let prefix = table.tableName + "/"
     let existing = try SQLiteCatalog.indexNames(of: table.tableName, on: connection)
     var wanted: [String: (index: Index, columns: [String])] = [:]
     for index in table.schema.indexes {
-      let columns = try index.fields.map { try table.column($0) }
-      let names = index.fields.compactMap { table.schema.position(of: $0) }.map { table.columnNames[$0] }
-      wanted[prefix + (index.isUnique ? "unique/" : "index/") + names.joined(separator: ",")] = (
-        index, columns
-      )
+      wanted[table.indexName(index)] = (index, try index.fields.map { try table.column($0) })
     }
     for indexName in existing.sorted() where indexName.hasPrefix(prefix) && wanted[indexName] == nil {
       try connection.execute("DROP INDEX \(SQLiteIdentifier.quoted(indexName))")

@@ -18,7 +18,8 @@ import Logging
 public final class SQLiteBackend: StorageBackend {
   /// `sqlite:///ABSOLUTE/PATH` or `sqlite:RELATIVE/PATH`.
   public let name: String
-  /// Reopenable, durable (unless `synchronous=off`), multi-process, atomic across entities, evolving.
+  /// Reopenable, durable (unless `synchronous=off`), multi-process, atomic across entities, evolving,
+  /// migrating.
   public let capabilities: BackendCapabilities
   /// How the store was opened.
   public let configuration: Configuration
@@ -57,7 +58,7 @@ public final class SQLiteBackend: StorageBackend {
     self.logger = (logger ?? .disabled).forStore(name)
     var capabilities: BackendCapabilities = [
       .reopenable, .multiProcess, .crossEntityTransactions, .schemaEvolution, .preconditions, .snapshots,
-      .observesOtherHandles,
+      .observesOtherHandles, .migrations,
     ]
     if configuration.synchronous != .off { capabilities.insert(.durable) }
     self.capabilities = capabilities

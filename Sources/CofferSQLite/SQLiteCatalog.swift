@@ -24,6 +24,14 @@ enum SQLiteCatalog {
   static let writeSQL =
     #"INSERT OR REPLACE INTO "coffer_schema" ("entity", "table", "columns", "schema") VALUES (?1, ?2, ?3, ?4)"#
 
+  /// Creates the catalog table when it is missing and stamps a new file with the layout version.
+  static func create(on connection: SQLiteConnection) throws {
+    try connection.execute(createSQL)
+    if try connection.text("PRAGMA user_version") == "0" {
+      try connection.execute("PRAGMA user_version = \(formatVersion)")
+    }
+  }
+
   /// An entity as recorded: its stored schema, table and the column of each stored field.
   struct Record {
     var schema: EntitySchema
@@ -80,10 +88,18 @@ enum SQLiteCatalog {
       ])
   }
 
-  /// Every table and index name in the database, folded as SQLite compares them.
+  /// Forgets an entity's record.
+  static func delete(_ entity: String, on connection: SQLiteConnection) throws {
+    try connection.run(#"DELETE FROM "coffer_schema" WHERE "entity" = ?1"#, [.string(entity)])
+  }
+
+  /// Every table and index name in the database, and the names Coffer keeps for its own
+  /// tables, folded as SQLite compares them.
   static func takenNames(on connection: SQLiteConnection) throws -> Set<String> {
     let statement = try connection.statement("SELECT name FROM sqlite_schema")
-    var names: Set<String> = [SQLiteIdentifier.folded(tableName)]
+    var names: Set<String> = [
+      SQLiteIdentifier.folded(tableName), SQLiteIdentifier.folded(SQLiteMigrationLog.tableName),
+    ]
     try statement.withBindings([]) {
       while try statement.stepReading() { names.insert(SQLiteIdentifier.folded(statement.string(at: 0))) }
     }
