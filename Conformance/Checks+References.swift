@@ -20,7 +20,8 @@ func storeWithThreads(_ context: CheckContext, also types: [any Storable.Type] =
 
 extension ConformanceSuite {
   static let referenceChecks: [ConformanceCheck] =
-    referenceWriteChecks + referenceDeleteChecks + referenceRelationChecks + referenceConcurrencyChecks
+    referenceWriteChecks + referenceDeleteChecks + referenceToolChecks + referenceRelationChecks
+    + referenceConcurrencyChecks
 
   static let referenceWriteChecks: [ConformanceCheck] = [
     ConformanceCheck(
@@ -39,7 +40,7 @@ extension ConformanceSuite {
       try expectEqual(stored["RefThread"]?.references, [], "RefThread refers to nothing")
     },
     ConformanceCheck(
-      "references.insert-missing-target",
+      "references.insert-missing-target", requires: .preconditions,
       "Inserting a row that refers to an id its referenced entity does not store fails with referenceViolation "
         + "naming entity, id and field, and stores nothing."
     ) { context in
@@ -54,7 +55,7 @@ extension ConformanceSuite {
       try expectEqual(try await store.get(RefMessage.self, id: 5), nil, "the message after the failed insert")
     },
     ConformanceCheck(
-      "references.insert-many-missing-target",
+      "references.insert-many-missing-target", requires: .preconditions,
       "Inserting many rows where one refers to a missing id stores none of them; when all refer to stored ids, "
         + "all are stored."
     ) { context in
@@ -73,7 +74,7 @@ extension ConformanceSuite {
         try await store.query(RefMessage.self).filter(\.threadID == 3).count(), 49, "valid messages")
     },
     ConformanceCheck(
-      "references.target-in-same-batch",
+      "references.target-in-same-batch", requires: .preconditions,
       "References are checked as of the end of a batch: a row may refer to a row the same batch inserts, "
         + "before or after it."
     ) { context in
@@ -90,7 +91,7 @@ extension ConformanceSuite {
         store.query(RefMessage.self).filter(\.threadID >= 7), [71, 81], "messages of new threads")
     },
     ConformanceCheck(
-      "references.insert-after-delete-in-batch",
+      "references.insert-after-delete-in-batch", requires: .preconditions,
       "A batch that deletes a row and then inserts a row referring to it fails with referenceViolation and "
         + "applies nothing."
     ) { context in
@@ -104,7 +105,7 @@ extension ConformanceSuite {
       try expect(try await store.get(RefThread.self, id: 3) != nil, "thread 3 is still stored")
     },
     ConformanceCheck(
-      "references.update-missing-target",
+      "references.update-missing-target", requires: .preconditions,
       "Updating a reference to a missing id, by value or by query, fails with referenceViolation and changes nothing."
     ) { context in
       let store = try await storeWithThreads(context)
@@ -121,7 +122,7 @@ extension ConformanceSuite {
         "messages moved to a stored thread")
     },
     ConformanceCheck(
-      "references.null-and-none",
+      "references.null-and-none", requires: .preconditions,
       "A null reference refers to nothing; a reference with rule none is never checked and survives its target."
     ) { context in
       let store = try await context.store(with: refThreads(2))
@@ -134,7 +135,7 @@ extension ConformanceSuite {
       try expectEqual(try await store.get(RefNote.self, id: 1)?.threadID, .some(nil), "the null reference")
     },
     ConformanceCheck(
-      "references.in-transaction",
+      "references.in-transaction", requires: .preconditions,
       "A transaction's writes are checked like a batch's: a missing target fails with referenceViolation."
     ) { context in
       let store = try await storeWithThreads(context)
@@ -168,9 +169,38 @@ extension ConformanceSuite {
     },
   ]
 
+  static let referenceToolChecks: [ConformanceCheck] = [
+    ConformanceCheck(
+      "references.tools-keep-references", requires: .preconditions,
+      "Export and import, and a copy, carry references in the schemas (even with referring entities first), and "
+        + "the new store applies their rules."
+    ) { context in
+      let source = try await storeWithThreads(context, also: [RefPin.self])
+      try await source.insert(RefPin(id: 1, threadID: 3))
+      var text = ""
+      try await source.exportJSONLines { text += $0 }
+      let imported = try await context.store()
+      try await imported.importJSONLines(
+        AsyncLines(text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)))
+      let copied = try await context.store()
+      try await StoreCopier(from: source, to: copied).run()
+      let schemas = try await source.storedSchemas()
+      for (target, what) in [(imported, "the imported store"), (copied, "the copy")] {
+        try expectEqual(try await target.storedSchemas(), schemas, "schemas of \(what)")
+        try await target.prepare([RefThread.self, RefMessage.self, RefPin.self])
+        try await expectThrows(.referenceViolation, "deleting pinned thread 3 in \(what)") {
+          try await target.delete(RefThread.self, id: 3)
+        }
+        try await target.delete(RefThread.self, id: 1)
+        try await expectIDs(
+          target.query(RefMessage.self), [21], "messages of \(what) after deleting thread 1")
+      }
+    }
+  ]
+
   static let referenceDeleteChecks: [ConformanceCheck] = [
     ConformanceCheck(
-      "references.cascade",
+      "references.cascade", requires: .preconditions,
       "Deleting a row deletes the rows that refer to it with rule cascade, in the same batch, and no others."
     ) { context in
       let store = try await storeWithThreads(context)
@@ -179,7 +209,7 @@ extension ConformanceSuite {
       try await expectIDs(store.query(RefThread.self), [2, 3], "threads left")
     },
     ConformanceCheck(
-      "references.cascade-chain",
+      "references.cascade-chain", requires: .preconditions,
       "A cascade follows references on: deleting a thread deletes its messages and their attachments."
     ) { context in
       let store = try await storeWithThreads(context, also: [RefAttachment.self])
@@ -194,7 +224,7 @@ extension ConformanceSuite {
       try await expectIDs(store.query(RefMessage.self), [21], "messages left")
     },
     ConformanceCheck(
-      "references.cascade-delete-matching",
+      "references.cascade-delete-matching", requires: .preconditions,
       "Deleting by filter applies the rules to every row the filter selects, and to no other."
     ) { context in
       let store = try await storeWithThreads(context, also: [RefAttachment.self])
@@ -208,7 +238,7 @@ extension ConformanceSuite {
         store.query(RefAttachment.self), [], "attachments after deleting message 21 by filter")
     },
     ConformanceCheck(
-      "references.cascade-cycle",
+      "references.cascade-cycle", requires: .preconditions,
       "A cascade through a cycle of references deletes each row once and ends; a subtree goes with its root."
     ) { context in
       let store = try await context.store()
@@ -225,7 +255,7 @@ extension ConformanceSuite {
       try await expectIDs(store.query(RefNode.self), [5], "nodes left after deleting a leaf")
     },
     ConformanceCheck(
-      "references.nullify",
+      "references.nullify", requires: .preconditions,
       "Deleting a row sets to null the references to it with rule nullify; other rows keep theirs."
     ) { context in
       let store = try await context.store(with: refThreads(2))
@@ -242,7 +272,7 @@ extension ConformanceSuite {
         try await store.all(RefNote.self).map(\.text), ["x", "y", "z"], "the notes' other fields")
     },
     ConformanceCheck(
-      "references.deny",
+      "references.deny", requires: .preconditions,
       "Deleting a row that a deny reference points to fails with referenceViolation naming both sides and applies "
         + "nothing; deleting the referring rows first, in the same batch, is allowed."
     ) { context in
@@ -265,7 +295,7 @@ extension ConformanceSuite {
       try await expectIDs(store.query(RefThread.self), [2, 3], "threads after unpinning and deleting")
     },
     ConformanceCheck(
-      "references.deny-delete-matching",
+      "references.deny-delete-matching", requires: .preconditions,
       "A delete by filter that selects one row a deny reference points to deletes nothing."
     ) { context in
       let store = try await storeWithThreads(context, also: [RefPin.self])
@@ -281,7 +311,7 @@ extension ConformanceSuite {
       try expectEqual(try await store.query(RefThread.self).count(), 0, "threads after unpinning first")
     },
     ConformanceCheck(
-      "references.rules-together",
+      "references.rules-together", requires: .preconditions,
       "One delete applies every rule at once: cascade, nullify and deny references to the same row."
     ) { context in
       let store = try await storeWithThreads(context, also: [RefNote.self, RefPin.self])
@@ -295,7 +325,7 @@ extension ConformanceSuite {
       }
     },
     ConformanceCheck(
-      "references.survive-reopen", requires: [.reopenable],
+      "references.survive-reopen", requires: [.reopenable, .preconditions],
       "References are kept by the store: after reopening, a delete through the row API, by a store that never "
         + "prepared the referring type, still applies the rules."
     ) { context in

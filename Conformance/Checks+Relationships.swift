@@ -24,7 +24,7 @@ func racing(_ body: () async throws -> Void) async throws {
 extension ConformanceSuite {
   static let referenceRelationChecks: [ConformanceCheck] = [
     ConformanceCheck(
-      "references.many-to-many",
+      "references.many-to-many", requires: .preconditions,
       "link stores a join row once per pair, linked follows the links, unlink removes them, and deleting either "
         + "side removes its links."
     ) { context in
@@ -57,7 +57,7 @@ extension ConformanceSuite {
         try await store.query(RefLabeling.self).count(), 0, "links after deleting message 12's thread")
     },
     ConformanceCheck(
-      "references.eager-loading",
+      "references.eager-loading", requires: .preconditions,
       "including(_:) returns each parent in the query's order with its children, sorted and limited per parent, "
         + "and parents without children with none."
     ) { context in
@@ -81,7 +81,7 @@ extension ConformanceSuite {
         withNotes.map { $0.children.map(\.id) }, [[], [1]], "children through an optional reference")
     },
     ConformanceCheck(
-      "references.eager-loading-many-parents",
+      "references.eager-loading-many-parents", requires: .preconditions,
       "including(_:) gives every one of more parents than one call reads their children for exactly its own."
     ) { context in
       let store = try await context.store(with: refThreads(1_200))
@@ -96,7 +96,7 @@ extension ConformanceSuite {
 
   static let referenceConcurrencyChecks: [ConformanceCheck] = [
     ConformanceCheck(
-      "references.concurrent-writers",
+      "references.concurrent-writers", requires: .preconditions,
       "Writers adding rows that refer to threads while others delete the threads never leave a row referring to "
         + "a missing thread, under cascade, nullify and deny."
     ) { context in
@@ -138,7 +138,7 @@ extension ConformanceSuite {
       try expect(try await store.query(RefMessage.self).count() > 0, "some messages were stored")
     },
     ConformanceCheck(
-      "references.concurrent-handles", requires: [.multiProcess],
+      "references.concurrent-handles", requires: [.multiProcess, .preconditions],
       "Two handles on one store, one adding messages and one deleting their threads by filter, never leave a "
         + "message referring to a missing thread."
     ) { context in

@@ -20,7 +20,7 @@ public struct ChatMessage: MessageProtocol, Hashable {
   /// The message's identity.
   public var id: UUID
   /// The thread the message belongs to.
-  public var threadID: UUID
+  @Reference(ChatThread.self, onDelete: .cascade) public var threadID: UUID
   /// Who wrote it.
   public var sender: String
   /// What it says.

@@ -13,6 +13,10 @@ extension ChatService {
 
   /// Deletes a thread and all its messages in one batch: either all of them go, or — if the
   /// store fails — none do. Deleting a thread that is not stored removes nothing.
+  ///
+  /// ``ChatMessage`` declares its `threadID` a cascading reference (`@Reference`), so the store
+  /// would delete its messages with the thread by itself, in the same batch; the explicit
+  /// delete of the messages keeps the service correct over message types that declare none.
   @discardableResult
   public func deleteThread(_ threadID: UUID) async throws -> ThreadDeletion {
     let threadStored = try await store.get(ThreadValue.self, id: threadID) != nil

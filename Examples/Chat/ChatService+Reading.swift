@@ -49,3 +49,28 @@ extension ChatService {
       .fetch()
   }
 }
+
+extension ChatService {
+  /// How many unread messages each thread holds, by thread id, in one grouped count the store
+  /// computes (SQL `GROUP BY` on SQLite and PostgreSQL); threads without unread messages are
+  /// left out.
+  ///
+  /// ```swift
+  /// let unread = try await chat.unreadCounts()
+  /// print(unread[thread.id, default: 0])
+  /// ```
+  public func unreadCounts() async throws -> [UUID: Int] {
+    try await store.prepare([MessageValue.self])
+    let groups = try await store.aggregateRows(
+      Aggregation(
+        entity: MessageValue.entityName, filter: MessageFields.isRead == false, .count,
+        groupedBy: MessageFields.threadID.name))
+    var counts: [UUID: Int] = [:]
+    for group in groups {
+      if case .uuid(let thread) = group.key, case .int(let count) = group.value {
+        counts[thread] = Int(count)
+      }
+    }
+    return counts
+  }
+}

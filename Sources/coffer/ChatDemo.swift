@@ -92,10 +92,13 @@ struct ChatDemo {
   private func showUnreadCounts(hike: ChatThread, release: ChatThread, step: Int, heading: String)
     async throws
   {
-    let unread = chat.store.query(ChatMessage.self).filter(\.isRead == false)
-    let hikeCount = try await unread.filter(\.threadID == hike.id).count()
-    let releaseCount = try await unread.filter(\.threadID == release.id).count()
-    let all = try await unread.count()
+    // One grouped count gives every thread's unread messages.
+    let groups = try await chat.store.query(ChatMessage.self).filter(\.isRead == false).group(by: \.threadID)
+      .count()
+    let unread = Dictionary(uniqueKeysWithValues: groups.map { ($0.key, $0.value) })
+    let hikeCount = unread[hike.id, default: 0]
+    let releaseCount = unread[release.id, default: 0]
+    let all = unread.values.reduce(0, +)
     say(
       "\(step). \(heading): \(hike.title) \(hikeCount), \(release.title) \(releaseCount), all threads \(all)")
   }

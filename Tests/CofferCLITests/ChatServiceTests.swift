@@ -67,6 +67,7 @@ import Testing
     try await chat.post("3", from: "ben", in: b.id, at: at(3))
     #expect(try await chat.unreadCount(in: a.id) == 2)
     #expect(try await chat.unreadCount() == 3)
+    #expect(try await chat.unreadCounts() == [a.id: 2, b.id: 1])
 
     #expect(try await chat.markRead(messageID: first.id))
     #expect(try await chat.unreadCount(in: a.id) == 1)
@@ -106,6 +107,16 @@ import Testing
 
     let again = try await chat.deleteThread(a.id)
     #expect(!again.threadRemoved && again.messagesRemoved == 0)
+  }
+
+  @Test func aMessageRefersToItsThreadAndGoesWithIt() async throws {
+    let a = try await chat.createThread(title: "a")
+    try await chat.post("a", from: "ana", in: a.id)
+    let orphan = ChatMessage(threadID: UUID(), sender: "ana", text: "lost")
+    let error = await #expect(throws: CofferError.self) { try await chat.store.insert(orphan) }
+    #expect(error?.code == .referenceViolation)
+    try await chat.store.delete(ChatThread.self, id: a.id)
+    #expect(try await chat.messageCount(in: a.id) == 0)
   }
 
   @Test func theServiceRunsUnchangedOverOtherConformingTypes() async throws {

@@ -41,6 +41,8 @@ extension ModelGraph {
         }
       }
       summary = try await store.apply(changes)
+      forgetReferrers(
+        ofDeleted: plan.compactMap { $0.entry.current == nil && $0.entry.stored != nil ? $0.key : nil })
     case .parent(let parent):
       let edits = plan.map {
         Edit(key: $0.key, new: $0.entry.current, requirement: .put, adapter: $0.adapter)
