@@ -40,8 +40,11 @@ extension LMDBBackend {
         .init("databases", String(main.ms_entries)),
       ]
       for handle in prepared {
-        guard let names = try? Catalog.databaseNames(for: handle.schema, context: context) else { continue }
-        let databases = [(names.rows, handle.rows)] + zip(names.indexes, handle.indexes.map(\.database))
+        // The names the catalog records: a relabelled entity's are not built from its name.
+        guard let record = try? Catalog.record(handle.schema.name, in: transaction, catalog: catalog) else {
+          continue
+        }
+        let databases = [(record.rows, handle.rows)] + zip(record.indexes, handle.indexes.map(\.database))
         for (name, database) in databases {
           guard let entries = try? transaction.entryCount(database) else { continue }
           description.details.append(.init(name, "\(entries) entries"))
@@ -179,7 +182,8 @@ struct LMDBStorageCheck {
     }
     try checkFormat(catalog)
     let entities = try Catalog.entityNames(in: transaction, catalog: catalog)
-    var named: Set<String> = [Catalog.databaseName]
+    // Dropped entities' databases stay, emptied, listed as retired.
+    var named = try Catalog.retiredNames(in: transaction, catalog: catalog).union([Catalog.databaseName])
     for entity in entities {
       let record: Catalog.EntityRecord
       do {

@@ -43,12 +43,15 @@ extension LMDBBackend {
     let context = transaction.context
     let names = try Catalog.databaseNames(for: schema, context: context)
     guard var record = try Catalog.record(schema.name, in: transaction, catalog: catalog) else {
-      guard let rows = try transaction.open(names.rows, flags: MDB_CREATE) else {
+      // A name another entity's databases have (a relabelled or dropped one's) gets a suffix.
+      let rowsName = try Catalog.unusedName(names.rows, entity: schema.name, in: transaction)
+      let indexNames = try Catalog.unusedNames(names.indexes, entity: schema.name, in: transaction)
+      guard let rows = try transaction.open(rowsName, flags: MDB_CREATE) else {
         throw context.error(MDB_NOTFOUND, "create the database of \(schema.name)", entity: schema.name)
       }
-      let indexes = try openIndexes(schema, names.indexes, in: transaction)
+      let indexes = try openIndexes(schema, indexNames, in: transaction)
       let record = Catalog.EntityRecord(
-        layouts: [schema], current: 0, rows: names.rows, indexes: names.indexes)
+        layouts: [schema], current: 0, rows: rowsName, indexes: indexNames)
       try Catalog.write(record, for: schema.name, in: transaction, catalog: catalog)
       return EntityHandle(schema: schema, layout: 0, rows: rows, indexes: indexes, evolutions: [:])
     }
@@ -72,19 +75,27 @@ extension LMDBBackend {
     } else {
       record.layouts[layout] = schema
     }
-    for old in record.indexes where !names.indexes.contains(old) {
+    // An index the stored schema has keeps its database (whatever its name: a relabelled
+    // entity's are named after its old names); the others get one no database has.
+    let kept = schema.indexes.map { index in stored.indexes.firstIndex(of: index).map { record.indexes[$0] } }
+    for old in record.indexes where !kept.contains(old) {
       if let database = try transaction.open(old, flags: MDB_DUPSORT) {
         try transaction.drop(database, delete: true)
       }
     }
-    let indexes = try openIndexes(schema, names.indexes, in: transaction)
+    var indexNames: [String] = []
+    for (base, reused) in zip(names.indexes, kept) {
+      indexNames.append(
+        try reused ?? Catalog.unusedName(base, entity: schema.name, taken: Set(indexNames), in: transaction))
+    }
+    let indexes = try openIndexes(schema, indexNames, in: transaction)
     for index in indexes { try transaction.drop(index.database, delete: false) }
     let handle = EntityHandle(
       schema: schema, layout: layout, rows: rows, indexes: indexes,
       evolutions: evolutions(record, to: schema, except: layout))
     try rebuild(handle, rewrite: stored.fields != schema.fields, in: transaction)
     record.current = layout
-    record.indexes = names.indexes
+    record.indexes = indexNames
     try Catalog.write(record, for: schema.name, in: transaction, catalog: catalog)
     return handle
   }
