@@ -88,7 +88,9 @@ extension LMDBBackend {
     }
   }
 
-  private func insert(
+  /// Inserts a row and its index entries: `duplicateID` when its id is stored, `uniqueViolation`
+  /// when a unique index holds its values for another row.
+  func insert(
     _ values: [Value], handle: EntityHandle, buffer: inout Scratch, in transaction: Transaction
   )
     throws

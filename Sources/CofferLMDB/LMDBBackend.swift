@@ -22,10 +22,10 @@ import Synchronization
 public final class LMDBBackend: StorageBackend {
   /// `lmdb:///ABSOLUTE/PATH` or `lmdb:RELATIVE/PATH`, with its options.
   public let name: String
-  /// Reopenable, durable, multi-process, atomic across entities, evolving.
+  /// Reopenable, durable, multi-process, atomic across entities, evolving, migrating.
   public let capabilities: BackendCapabilities = [
     .reopenable, .durable, .multiProcess, .crossEntityTransactions, .schemaEvolution, .preconditions,
-    .snapshots, .observesOtherHandles,
+    .snapshots, .observesOtherHandles, .migrations,
   ]
   /// The settings the store was opened with.
   public let configuration: Configuration
