@@ -1,7 +1,7 @@
 /// A query for parents that also fetches, for each parent, the children that refer to it: eager
 /// loading in a bounded number of backend calls, never one per parent.
 ///
-/// Made by ``StoreQuery/including(_:sort:limit:)-(KeyPath<Child,T.ID>,_,_)``; run with
+/// Made by `including(_:sort:limit:)`; run with
 /// ``fetch()``. It reads the parents the query selects, then the children of up to
 /// ``chunkSize`` parents per call, with one `isIn` filter on the referring field.
 ///
