@@ -66,7 +66,7 @@ private func expectFailure(
 
 extension ConformanceSuite {
   static let migrationChecks: [ConformanceCheck] =
-    migrationStepChecks + migrationPlanChecks + randomMigrationChecks
+    migrationStepChecks + migrationPlanChecks + randomMigrationChecks + killedMigrationChecks
 
   private static let migrationStepChecks: [ConformanceCheck] = [
     ConformanceCheck(

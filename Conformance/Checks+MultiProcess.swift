@@ -23,12 +23,18 @@ extension ConformanceSuite {
 
   /// The child side of the multi-process checks: opens `URL` with `registry` and commits
   /// `COUNT` rows one at a time, ids `FIRST`, `FIRST + 1`, … — or, when `FIRST` is `transfer`,
-  /// makes `COUNT` transfers between the accounts of `multiprocess.transfer-invariant`. A
+  /// makes `COUNT` transfers between the accounts of `multiprocess.transfer-invariant`; when it
+  /// is `migrate`, runs the plan of `migration.killed-process-leaves-steps-whole`. A
   /// program named in ``ConformanceTarget/ChildProgram`` calls this with its last three arguments.
   ///
   /// - Throws: ``Coffer/CofferError/Code/invalidConfiguration`` for arguments that are not
   ///   `URL FIRST COUNT`, or whatever opening and writing the store throws.
   public static func runChild(arguments: [String], registry: BackendRegistry) async throws {
+    if arguments.count == 3, arguments[1] == "migrate" {
+      // The child side of migration.killed-process-leaves-steps-whole.
+      try await runMigrationChild(url: arguments[0], registry: registry)
+      return
+    }
     if arguments.count == 3, arguments[1] == "transfer", let count = Int(arguments[2]), count >= 0 {
       // The child side of multiprocess.transfer-invariant.
       let store = Store(backend: try await registry.open(arguments[0]))

@@ -10,7 +10,8 @@ struct CofferCommand: AsyncParsableCommand {
     abstract: "Keep app models in interchangeable stores, chosen by a store URL.",
     discussion: "Store URLs this build opens: \(BackendRegistry.builtIn.forms.joined(separator: ", ")).",
     subcommands: [
-      Demo.self, Inspect.self, Copy.self, Export.self, Import.self, Verify.self, Conformance.self, Churn.self,
+      Demo.self, Inspect.self, Copy.self, Export.self, Import.self, Verify.self, Migrate.self,
+      Conformance.self, Churn.self,
       ConformanceChild.self,
     ])
 }

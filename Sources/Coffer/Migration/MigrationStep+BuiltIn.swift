@@ -103,6 +103,24 @@ extension MigrationStep {
     }
   }
 
+  /// Changes the kind of a field with the built-in conversion from its stored kind (see
+  /// ``FieldConversion/builtIn(from:to:)``); fails when Coffer has none for the two kinds.
+  public static func changeKind(
+    _ name: String, entity: String, field: String, to kind: FieldKind, isOptional: Bool? = nil
+  ) -> MigrationStep {
+    MigrationStep(name: name, summary: "change field '\(field)' of '\(entity)' to \(kind)") { context in
+      let schema = try context.schema(of: entity)
+      guard let stored = schema.field(named: field) else { throw context.missingField(field, of: entity) }
+      guard let conversion = FieldConversion.builtIn(from: stored.kind, to: kind) else {
+        throw context.failure(
+          "Coffer has no built-in conversion from \(stored.kind) to \(kind); write the step in Swift with a "
+            + "custom FieldConversion.", entity: entity, field: field)
+      }
+      try changeKind(name, entity: entity, field: field, to: kind, isOptional: isOptional, using: conversion)
+        .body(context)
+    }
+  }
+
   /// Adds a field whose value in each stored row is computed from the row (also a required
   /// field with no default): one pass over the entity's rows.
   ///
