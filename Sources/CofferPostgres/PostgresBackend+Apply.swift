@@ -514,7 +514,7 @@ struct PostgresApplier {
   }
 
   /// The error for a row that broke a unique constraint, inside the batch's transaction.
-  private func explain(_ row: Row, in table: PostgresTable, inserting: Bool) async throws -> CofferError {
+  func explain(_ row: Row, in table: PostgresTable, inserting: Bool) async throws -> CofferError {
     let schema = table.schema
     let id = row[schema.idPosition]
     let idKind = table.kinds[schema.idPosition]

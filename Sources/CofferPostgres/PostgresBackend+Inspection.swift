@@ -26,7 +26,9 @@ extension PostgresBackend {
         }
         description.formatVersion = try await catalog.version(on: connection).map(String.init)
         let records = try await catalog.readableRecords(on: connection).records
-        var tables: Set<String> = [PostgresCatalog.tableName, PostgresCatalog.formatTableName]
+        var tables: Set<String> = [
+          PostgresCatalog.tableName, PostgresCatalog.formatTableName, PostgresMigrationLog.tableName,
+        ]
         tables.formUnion(records.values.map(\.tableName))
         let sizes = try await strings(
           """

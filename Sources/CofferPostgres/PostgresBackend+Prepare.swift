@@ -67,10 +67,27 @@ extension PostgresBackend {
   private func prepareEntities(_ schemas: [EntitySchema], on connection: PostgresConnection) async throws
     -> [PostgresTable]
   {
-    // Every process preparing this schema takes turns here (released at commit).
+    try await lockStore(on: connection)
+    try await ensureCatalog(on: connection)
+    let records = try await catalog.records(on: connection)
+    var prepared: [PostgresTable] = []
+    for schema in schemas {
+      prepared.append(try await prepareEntity(schema, record: records[schema.name], on: connection))
+    }
+    return prepared
+  }
+
+  /// Waits for, and takes until the transaction ends, the advisory lock on the store's schema:
+  /// every process preparing or migrating the store takes turns here.
+  func lockStore(on connection: PostgresConnection) async throws {
     var lock = PostgresBindings()
     lock.append(.string("coffer/" + configuration.schema), as: .string)
     try await run("SELECT pg_advisory_xact_lock(hashtext($1))", lock, on: connection)
+  }
+
+  /// Creates the store's schema, catalog and format tables when they are missing, and checks
+  /// that an existing store is of a format this code writes.
+  func ensureCatalog(on connection: PostgresConnection) async throws {
     var exists = PostgresBindings()
     exists.append(.string(configuration.schema), as: .string)
     if try await run("SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1", exists, on: connection)
@@ -90,12 +107,6 @@ extension PostgresBackend {
       try await run(
         "INSERT INTO \(catalog.formatTable) VALUES (\(PostgresCatalog.formatVersion))", on: connection)
     }
-    let records = try await catalog.records(on: connection)
-    var prepared: [PostgresTable] = []
-    for schema in schemas {
-      prepared.append(try await prepareEntity(schema, record: records[schema.name], on: connection))
-    }
-    return prepared
   }
 
   private func prepareEntity(
@@ -188,12 +199,10 @@ extension PostgresBackend {
     }
   }
 
-  private func createEntity(_ schema: EntitySchema, on connection: PostgresConnection) async throws
+  func createEntity(_ schema: EntitySchema, on connection: PostgresConnection) async throws
     -> PostgresTable
   {
-    var taken = try await catalog.tableNames(on: connection)
-    taken.formUnion(try await catalog.indexNames(on: connection))
-    taken.formUnion([PostgresCatalog.tableName, PostgresCatalog.formatTableName])
+    let taken = try await catalog.takenNames(on: connection)
     let tableName = PostgresIdentifier.fresh(for: schema.name, avoiding: taken)
     logger.debug(
       "Creating an entity's table",
@@ -255,7 +264,7 @@ extension PostgresBackend {
   /// Every column is indexed `NULLS FIRST`: read forwards the index is in Coffer's ascending
   /// order (nulls first), read backwards in its descending order (nulls last), so a sorted page
   /// such as "the newest 50 of a thread" walks the index instead of sorting the rows.
-  private func syncIndexes(of table: PostgresTable, on connection: PostgresConnection) async throws {
+  func syncIndexes(of table: PostgresTable, on connection: PostgresConnection) async throws {
     let existing = try await catalog.indexNames(of: table.tableName, on: connection)
     var wanted: [String: (index: Index, columns: [String])] = [:]
     for index in table.schema.indexes {

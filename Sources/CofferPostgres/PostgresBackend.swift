@@ -30,10 +30,10 @@ public final class PostgresBackend: StorageBackend, Service {
   /// `postgres://USER@HOST:PORT/DATABASE[?schema=NAME]`, never with the password; every server
   /// when there are several: `postgres://USER@HOST:PORT,HOST:PORT/DATABASE`.
   public let name: String
-  /// Reopenable, durable, multi-process, atomic across entities, evolving.
+  /// Reopenable, durable, multi-process, atomic across entities, evolving, migrating.
   public let capabilities: BackendCapabilities = [
     .reopenable, .durable, .multiProcess, .crossEntityTransactions, .schemaEvolution, .preconditions,
-    .snapshots, .observesOtherHandles,
+    .snapshots, .observesOtherHandles, .migrations,
   ]
   /// How the store was opened (its password included: do not print it).
   public let configuration: Configuration

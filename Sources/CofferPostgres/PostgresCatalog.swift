@@ -139,6 +139,25 @@ struct PostgresCatalog {
       logger: .disabled)
   }
 
+  /// Every table and index name in the schema, and the names Coffer keeps for its own tables:
+  /// what a new table's name must avoid.
+  func takenNames(on connection: PostgresConnection) async throws -> Set<String> {
+    var taken = try await tableNames(on: connection)
+    taken.formUnion(try await indexNames(on: connection))
+    taken.formUnion([Self.tableName, Self.formatTableName, PostgresMigrationLog.tableName])
+    return taken
+  }
+
+  /// Forgets an entity's record.
+  func delete(_ entity: String, on connection: PostgresConnection) async throws {
+    var binds = PostgresBindings()
+    binds.append(.string(entity), as: .string)
+    _ = try await connection.send(
+      PostgresQuery(unsafeSQL: "DELETE FROM \(catalogTable) WHERE \"entity\" = $1", binds: binds),
+      logger: .disabled
+    ).collect()
+  }
+
   /// Every table name in the schema.
   func tableNames(on connection: PostgresConnection) async throws -> Set<String> {
     try await strings(

@@ -35,6 +35,16 @@ enum PostgresStatements {
     }
   }
 
+  /// Makes every statement text that holds `fragment` (a table's quoted name) take a new slot
+  /// when it is next run, so that no connection runs a statement it prepared for a table that
+  /// was dropped, recreated or renamed since: PostgreSQL refuses a prepared statement whose
+  /// result changed type, and keeps the parameter types it inferred when it was prepared.
+  static func retire(mentioning fragment: String) {
+    registry.withLock { registry in
+      for text in registry.slots.keys where text.contains(fragment) { registry.slots[text] = nil }
+    }
+  }
+
   /// The text of a slot given out.
   static func text(of slot: Int) -> String {
     registry.withLock { $0.texts[slot] }
