@@ -138,6 +138,32 @@ extension ConformanceSuite {
       try expect(try await store.query(RefMessage.self).count() > 0, "some messages were stored")
     },
     ConformanceCheck(
+      "references.concurrent-cascade", requires: .preconditions,
+      "Writers adding messages to threads while another deletes the threads one by one (a cascade to rows "
+        + "nothing refers to) never leave a message referring to a missing thread."
+    ) { context in
+      let store = try await context.store(with: refThreads(60))
+      try await store.prepare([RefMessage.self])
+      try await withThrowingTaskGroup(of: Void.self) { group in
+        for writer in Int64(0)..<4 {
+          group.addTask {
+            for n in Int64(0)..<60 {
+              let message = RefMessage(id: writer * 1_000 + n, threadID: 1 + n, text: "", read: false)
+              try await racing { try await store.insert(message) }
+            }
+          }
+        }
+        group.addTask {
+          for thread in Int64(1)...60 {
+            try await racing { try await store.delete(RefThread.self, id: thread) }
+          }
+        }
+        try await group.waitForAll()
+      }
+      try expectEqual(
+        try await danglingReferences(RefMessage.self, in: store) { $0.threadID }, [], "dangling messages")
+    },
+    ConformanceCheck(
       "references.concurrent-handles", requires: [.multiProcess, .preconditions],
       "Two handles on one store, one adding messages and one deleting their threads by filter, never leave a "
         + "message referring to a missing thread."
