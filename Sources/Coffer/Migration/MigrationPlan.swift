@@ -67,6 +67,19 @@ public struct MigrationStep: Sendable {
     self.body = body
   }
 
+  /// Runs this step's work in a context: to make one step of several, or a step that runs
+  /// another only when the store needs it.
+  ///
+  /// ```swift
+  /// .custom("v2-rename-if-old") { context in
+  ///   if try context.schema(of: "Message").position(of: "body") != nil {
+  ///     try MigrationStep.renameField("v2-rename-if-old", entity: "Message", from: "body", to: "text")
+  ///       .run(context)
+  ///   }
+  /// }
+  /// ```
+  public func run(_ context: MigrationContext) throws { try body(context) }
+
   /// A step of your own over the store's entities: read, rewrite, create and drop them through
   /// the ``MigrationContext`` — split a field in two, merge entities, move data between them.
   ///

@@ -81,7 +81,7 @@ extension Store {
     if backend.capabilities.contains(.migrations) {
       tables.migrations = try await rethrowing { try await backend.editSchema { try $0.migrations() } }
     }
-    let schemas = try await storedSchemas()
+    let schemas = try await storedSchemas(named: nil)
     try tables.prepare(schemas)
     try await withRowReader { reader in
       for schema in schemas {
