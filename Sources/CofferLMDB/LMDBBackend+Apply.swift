@@ -9,6 +9,7 @@ extension LMDBBackend {
     try checkOpen()
     if changes.isEmpty { return ChangeSummary() }
     return try await environment.writeOffPool { transaction in
+      try checkHandlesCurrent(for: changes, in: transaction)
       var summary = ChangeSummary()
       var buffer = Scratch()
       var current: (entity: String, handle: EntityHandle, reshape: RowReshaper)?

@@ -1,5 +1,6 @@
 import CLMDB
 @_spi(Backend) import Coffer
+import Synchronization
 
 extension LMDBBackend {
   /// Runs `body` in one LMDB write transaction on the store's writer thread, off the Swift
@@ -20,6 +21,7 @@ extension LMDBBackend {
     try checkOpen()
     let edit = try await environment.writeOffPool(
       { transaction in
+        let before = try Catalog.generation(in: transaction, catalog: catalog)
         let editor = LMDBSchemaEditor(backend: self, transaction: transaction)
         defer { editor.finish() }
         let result: R
@@ -31,11 +33,22 @@ extension LMDBBackend {
           throw error
         }
         if editor.filledMap { throw MapFullSignal() }
-        return SchemaEdit(result: result, handles: try editor.handlesToPublish())
+        guard !editor.touched.isEmpty else {
+          return SchemaEdit(result: result, handles: [:], generations: nil)
+        }
+        // Other handles on the store find their handles of these entities stale by this.
+        try Catalog.write(generation: before &+ 1, in: transaction, catalog: catalog)
+        return SchemaEdit(
+          result: result, handles: try editor.handlesToPublish(), generations: (before, before &+ 1))
       },
       committed: { edit in
         self.entities.withLock { entities in
           for (entity, handle) in edit.handles { entities[entity] = handle }
+        }
+        // This handle's others are as current as before the edit.
+        if let (before, after) = edit.generations {
+          _ = self.generation.compareExchange(
+            expected: before, desired: after, ordering: .acquiringAndReleasing)
         }
       })
     return edit.result
@@ -63,8 +76,10 @@ extension LMDBBackend {
   }
 }
 
-/// What an edit returns from its transaction: the body's result and the handles to publish.
+/// What an edit returns from its transaction: the body's result, the handles to publish, and
+/// the store's schema generation before and after the edit when it changed.
 private struct SchemaEdit<R: Sendable>: Sendable {
   let result: R
   let handles: [String: EntityHandle?]
+  let generations: (before: UInt64, after: UInt64)?
 }

@@ -35,6 +35,9 @@ public final class LMDBBackend: StorageBackend {
   let environment: LMDBEnvironment
   let catalog: MDB_dbi
   let entities = LockedState<[String: EntityHandle]>([:])
+  /// The catalog's schema generation the prepared entities' handles were checked against (see
+  /// ``checkHandlesCurrent(for:in:)``).
+  let generation = Atomic<UInt64>(0)
   private let closed = Atomic<Bool>(false)
 
   /// Opens (or creates) the store in the directory `path`.
@@ -54,7 +57,12 @@ public final class LMDBBackend: StorageBackend {
     let environment = try OpenEnvironments.acquire(
       path: path, configuration: configuration, context: StoreContext(name: name, path: path, logger: logger))
     do {
-      catalog = try environment.write { try Catalog.open(in: $0) }
+      let opened = try environment.write { transaction in
+        let catalog = try Catalog.open(in: transaction)
+        return (catalog, try Catalog.generation(in: transaction, catalog: catalog))
+      }
+      catalog = opened.0
+      generation.store(opened.1, ordering: .releasing)
     } catch {
       OpenEnvironments.release(environment)
       throw error

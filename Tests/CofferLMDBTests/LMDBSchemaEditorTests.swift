@@ -250,6 +250,32 @@ private func expectError(
     try await backend.close()
   }
 
+  /// Another handle whose Book was dropped and recreated by an edit refuses to write through
+  /// its stale handle (its rows would go to the retired database) but writes other entities.
+  @Test func anotherHandleRefusesToWriteAnEntityAnEditReplaced() async throws {
+    let folder = try TemporaryFolder()
+    let editing = try await bookStore(folder)
+    let other = try LMDBBackend(path: folder.path)
+    let shelf = try EntitySchema(name: "Shelf", fields: [Field("id", .string)], idField: "id")
+    try await other.prepare([try bookSchema(), shelf])
+    let pages = try EntitySchema(
+      name: "Book", fields: [Field("id", .int), Field("pages", .int)], idField: "id")
+    try await editing.editSchema { editor in
+      try editor.drop("Book")
+      try editor.create(pages)
+    }
+    await expectError(.schemaMismatch) {
+      try await other.apply(ChangeSet([.insert(entity: "Book", row: Row([4, "Lost", .null]))]))
+    }
+    #expect(try rowBytes(editing, "rows:Book").isEmpty)
+    try await other.apply(ChangeSet([.insert(entity: "Shelf", row: Row(["bottom"]))]))
+    try await editing.apply(ChangeSet([.insert(entity: "Book", row: Row([4, 120]))]))
+    #expect(try await editing.fetch(Query(entity: "Book")) == [Row([4, 120])])
+    #expect(try await editing.count(Query(entity: "Shelf")) == 2)
+    try await other.close()
+    try await editing.close()
+  }
+
   @Test func relabelRenamesTheEntityAndItsFieldsWithoutRewritingRows() async throws {
     let folder = try TemporaryFolder()
     let backend = try await bookStore(folder)
