@@ -183,7 +183,7 @@ extension ConformanceSuite {
       try await imported.importJSONLines(
         AsyncLines(text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)))
       let copied = try await context.store()
-      try await StoreCopier(from: source, to: copied).run()
+      _ = try await StoreCopier(from: source, to: copied).run()
       let schemas = try await source.storedSchemas()
       for (target, what) in [(imported, "the imported store"), (copied, "the copy")] {
         try expectEqual(try await target.storedSchemas(), schemas, "schemas of \(what)")
