@@ -5,7 +5,8 @@ import Foundation
 /// [--skip-plist] [--skip-codec] [--postgres-url URL] [--output DIR] [--no-write]`, or
 /// `coffer-bench --profile SYSTEM scan|get|page|insert ROWS ROUNDS` to repeat one operation for a profiler,
 /// or `coffer-bench --contention …` for the contention workload (see ``ContentionBenchmark``),
-/// or `coffer-bench --copy …` for the copy benchmark (see ``CopyBenchmark``).
+/// or `coffer-bench --copy …` for the copy benchmark (see ``CopyBenchmark``),
+/// or `coffer-bench --migration …` for the migration benchmark (see ``MigrationBenchmark``).
 ///
 /// Runs the cross-system suite, the property-list suite and the row-codec comparison, prints every figure, and writes
 /// DIR/Performance.md, DIR/performance.csv and DIR/performance-ratios.svg (DIR defaults to the
@@ -128,6 +129,10 @@ do {
   }
   if arguments.first == CopyBenchmark.flag {
     try await CopyBenchmark.run(Array(arguments.dropFirst()))
+    exit(0)
+  }
+  if arguments.first == MigrationBenchmark.flag {
+    try await MigrationBenchmark.run(Array(arguments.dropFirst()))
     exit(0)
   }
   if arguments.first == CopyProbe.flag {

@@ -92,6 +92,10 @@ enum MigrationRunner {
       case .ran(let position, let rowsTouched, let before):
         if firstRecord == nil { firstRecord = before }
         ran[position] = rowsTouched
+        // The last step is recorded: the plan is done without another transaction to say so.
+        if position == plan.steps.count - 1 {
+          return report(plan, alreadyApplied: (firstRecord ?? before).count, ran: ran, rehearsal: false)
+        }
       }
     }
   }

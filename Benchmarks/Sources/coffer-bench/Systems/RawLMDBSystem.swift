@@ -121,6 +121,75 @@ final class RawLMDBSystem: BenchSystem {
     environment = nil
   }
 
+  /// The migration benchmark's baseline for a rename, which changes no byte of a row: every
+  /// row rewritten in place (`mdb_cursor_put` with `MDB_CURRENT`), one transaction.
+  func rewriteRows() throws {
+    try writing { transaction in
+      var cursor: OpaquePointer?
+      try check(mdb_cursor_open(transaction, rows, &cursor), "mdb_cursor_open")
+      defer { mdb_cursor_close(cursor) }
+      var key = MDB_val()
+      var data = MDB_val()
+      var status = mdb_cursor_get(cursor, &key, &data, MDB_FIRST)
+      var copy: [UInt8] = []
+      while status == 0 {
+        copy.removeAll(keepingCapacity: true)
+        copy.append(contentsOf: UnsafeRawBufferPointer(start: data.mv_data, count: data.mv_size))
+        try copy.withUnsafeMutableBytes { bytes in
+          var value = MDB_val(mv_size: bytes.count, mv_data: bytes.baseAddress)
+          try check(mdb_cursor_put(cursor, &key, &value, UInt32(MDB_CURRENT)), "mdb_cursor_put")
+        }
+        status = mdb_cursor_get(cursor, &key, &data, MDB_NEXT)
+      }
+      if status != MDB_NOTFOUND { try check(status, "mdb_cursor_get") }
+    }
+  }
+
+  /// The migration benchmark's kind change: each row rewritten with its thread as decimal text
+  /// (a length and UTF-8 bytes in place of the Int64), and the (thread, date) index emptied and
+  /// filled again with text keys — one transaction.
+  func convertThreadToText() throws {
+    try writing { transaction in
+      try check(mdb_drop(transaction, byThread, 0), "mdb_drop")
+      var cursor: OpaquePointer?
+      try check(mdb_cursor_open(transaction, rows, &cursor), "mdb_cursor_open")
+      defer { mdb_cursor_close(cursor) }
+      var key = MDB_val()
+      var data = MDB_val()
+      var status = mdb_cursor_get(cursor, &key, &data, MDB_FIRST)
+      var row: [UInt8] = []
+      var indexKey: [UInt8] = []
+      var id: [UInt8] = []
+      while status == 0 {
+        let raw = UnsafeRawBufferPointer(start: data.mv_data, count: data.mv_size)
+        let thread = String(Int64(littleEndian: raw.loadUnaligned(fromByteOffset: 0, as: Int64.self)))
+        row.removeAll(keepingCapacity: true)
+        withUnsafeBytes(of: UInt32(thread.utf8.count).littleEndian) { row.append(contentsOf: $0) }
+        row.append(contentsOf: thread.utf8)
+        row.append(contentsOf: raw[8...])
+        indexKey.removeAll(keepingCapacity: true)
+        indexKey.append(contentsOf: thread.utf8)
+        indexKey.append(0)
+        indexKey.append(contentsOf: raw[8..<16].reversed())
+        id.removeAll(keepingCapacity: true)
+        id.append(contentsOf: UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size))
+        try row.withUnsafeMutableBytes { bytes in
+          var value = MDB_val(mv_size: bytes.count, mv_data: bytes.baseAddress)
+          try check(mdb_cursor_put(cursor, &key, &value, UInt32(MDB_CURRENT)), "mdb_cursor_put")
+        }
+        try indexKey.withUnsafeMutableBytes { keyBytes in
+          try id.withUnsafeMutableBytes { idBytes in
+            var indexValue = MDB_val(mv_size: keyBytes.count, mv_data: keyBytes.baseAddress)
+            var idValue = MDB_val(mv_size: idBytes.count, mv_data: idBytes.baseAddress)
+            try check(mdb_put(transaction, byThread, &indexValue, &idValue, 0), "mdb_put")
+          }
+        }
+        status = mdb_cursor_get(cursor, &key, &data, MDB_NEXT)
+      }
+      if status != MDB_NOTFOUND { try check(status, "mdb_cursor_get") }
+    }
+  }
+
   // MARK: - Plumbing
 
   /// Writes a row and its index entry; when replacing, first removes the old index entry if the

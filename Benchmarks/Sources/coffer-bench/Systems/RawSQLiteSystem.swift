@@ -80,6 +80,35 @@ final class RawSQLiteSystem: BenchSystem {
 
   func fileSize() -> Int64 { sqliteSize(path) }
 
+  /// The migration benchmark's rename: `ALTER TABLE … RENAME COLUMN text TO body`, one transaction.
+  func renameTextColumn() throws {
+    try execute("BEGIN IMMEDIATE")
+    try execute(#"ALTER TABLE "ChatMessage" RENAME COLUMN text TO body"#)
+    try execute("COMMIT")
+  }
+
+  /// The migration benchmark's kind change, `threadID` from INTEGER to TEXT, the way SQLite's
+  /// documentation changes a column's type: a new table filled by `INSERT … SELECT` with a
+  /// `CAST`, the old table dropped, the new one renamed and its index made again — one
+  /// transaction.
+  func convertThreadToText() throws {
+    for statement in statements.values { sqlite3_finalize(statement) }
+    statements = [:]
+    try execute("BEGIN IMMEDIATE")
+    try execute(
+      """
+      CREATE TABLE "ChatMessage_new" (id INTEGER PRIMARY KEY, threadID TEXT NOT NULL, sender TEXT NOT NULL,
+        body TEXT NOT NULL, date INTEGER NOT NULL, isRead INTEGER NOT NULL) STRICT
+      """)
+    try execute(
+      #"INSERT INTO "ChatMessage_new" SELECT id, CAST(threadID AS TEXT), sender, body, date, isRead FROM "ChatMessage""#
+    )
+    try execute(#"DROP TABLE "ChatMessage""#)
+    try execute(#"ALTER TABLE "ChatMessage_new" RENAME TO "ChatMessage""#)
+    try execute(#"CREATE INDEX "ChatMessage_threadID_date" ON "ChatMessage" (threadID, date)"#)
+    try execute("COMMIT")
+  }
+
   func close() async throws {
     for statement in statements.values { sqlite3_finalize(statement) }
     statements = [:]

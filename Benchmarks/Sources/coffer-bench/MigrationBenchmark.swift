@@ -1,0 +1,189 @@
+import Coffer
+import CofferStores
+import Foundation
+
+/// The migration benchmark: a migration plan renaming a field, then one converting a field's
+/// kind, over the workload's chat messages on each backend, against the raw C library doing the
+/// same in the same run.
+///
+/// For each engine: a store is filled through Coffer (not timed), then `Store.migrate` runs a
+/// plan renaming `text` to `body`, then the plan grown by a step converting `threadID` (indexed
+/// with `date`) from Int64 to decimal text. The baselines fill the raw C systems of the suite
+/// with the same messages (not timed) and then, on SQLite, run `ALTER TABLE … RENAME COLUMN` and
+/// the new-table `INSERT … SELECT CAST(…)` that SQLite's documentation prescribes for a type
+/// change; on LMDB, rewrite every row in place for the rename (a rename changes no byte of a
+/// raw row) and re-encode every row with its index rebuilt for the conversion. The goal: each
+/// within 1.5x of the raw C figure. The property-list and memory stores have no C library; their
+/// times are reported alone.
+///
+/// `coffer-bench --migration [--migration-rows N] [--migration-engines sqlite,lmdb,plist,memory]
+/// [--output DIR] [--no-write]`
+enum MigrationBenchmark {
+  static let flag = "--migration"
+  /// Each step must take at most this many times the raw C figure.
+  static let goal = 1.5
+
+  static let rename = MigrationStep.renameField(
+    "bench-rename-text", entity: "ChatMessage", from: "text", to: "body")
+  static let convert = MigrationStep.changeKind(
+    "bench-thread-as-text", entity: "ChatMessage", field: "threadID", to: .string, using: .intToString)
+
+  /// What one engine gave.
+  struct Result {
+    var engine: String
+    var rows: Int
+    var renameSeconds: Double
+    var convertSeconds: Double
+    var rawRename: Double?
+    var rawConvert: Double?
+    var baseline: String?
+  }
+
+  static func run(_ arguments: [String]) async throws {
+    var rows = 1_000_000
+    var engines = ["sqlite", "lmdb", "plist", "memory"]
+    var output: String?
+    var write = true
+    var iterator = arguments.makeIterator()
+    while let argument = iterator.next() {
+      switch argument {
+      case "--migration-rows":
+        guard let text = iterator.next(), let number = Int(text), number > 0 else {
+          throw UsageError(message: "--migration-rows needs a positive number")
+        }
+        rows = number
+      case "--migration-engines":
+        guard let text = iterator.next() else {
+          throw UsageError(message: "--migration-engines needs a list")
+        }
+        engines = text.split(separator: ",").map(String.init)
+      case "--output": output = iterator.next()
+      case "--no-write": write = false
+      default: throw UsageError(message: "unknown argument \(argument) for \(flag)")
+      }
+    }
+    let command =
+      "swift run -c release --package-path Benchmarks coffer-bench \(flag)"
+      + (arguments.isEmpty ? "" : " " + arguments.joined(separator: " "))
+    let load = MachineLoad()
+    say("coffer-bench: migration, \(rows.formatted()) messages, engines \(engines.joined(separator: ", "))")
+    let messages = Workload.messages(rows)
+    var results: [Result] = []
+    for engine in engines {
+      results.append(try await measure(engine, messages: messages))
+    }
+    let lines = report(results, command: command, load: load.finish())
+    let text = lines.joined(separator: "\n")
+    print(text)
+    if write {
+      let directory =
+        output
+        ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Docs").path
+      try text.write(toFile: directory + "/MigrationSpeed.md", atomically: true, encoding: .utf8)
+      say("wrote \(directory)/MigrationSpeed.md")
+    }
+  }
+
+  static func measure(_ engine: String, messages: [ChatMessage]) async throws -> Result {
+    let folder = try ScratchFolder("migration-\(engine)")
+    defer { folder.remove() }
+    let url: String
+    switch engine {
+    case "sqlite": url = "sqlite://\(folder.path)/store.sqlite"
+    case "lmdb": url = "lmdb://\(folder.path)/store-lmdb"
+    case "plist": url = "plist://\(folder.path)/store.plist?format=binary"
+    case "memory": url = "memory:migration-bench-\(UUID().uuidString)"
+    default: throw UsageError(message: "unknown engine \(engine); use sqlite, lmdb, plist or memory")
+    }
+    let store = try await Store.open(url: url, registry: .makeBuiltIn())
+    try await store.prepare([ChatMessage.self])
+    try await store.insert(messages)
+    let renameSeconds = try await CopyBenchmark.seconds { try await store.migrate(MigrationPlan([rename])) }
+    let convertSeconds = try await CopyBenchmark.seconds {
+      try await store.migrate(MigrationPlan([rename, convert]))
+    }
+    let schema = try await store.storedSchemas().first { $0.name == "ChatMessage" }
+    guard schema?.field(named: "threadID")?.kind == .string, schema?.field(named: "body") != nil,
+      try await store.migrations().count == 2
+    else {
+      throw BenchError("\(engine): the plan did not leave the schema it should")
+    }
+    try await store.close()
+    say(
+      String(
+        format: "%@: rename %.3f s, convert %.2f s (%.0f rows/s)", engine, renameSeconds, convertSeconds,
+        Double(messages.count) / convertSeconds))
+
+    var result = Result(
+      engine: engine, rows: messages.count, renameSeconds: renameSeconds, convertSeconds: convertSeconds)
+    switch engine {
+    case "sqlite":
+      let raw = RawSQLiteSystem()
+      try await raw.create(in: folder.path)
+      try await raw.bulkInsert(messages)
+      result.rawRename = try await CopyBenchmark.seconds { try raw.renameTextColumn() }
+      result.rawConvert = try await CopyBenchmark.seconds { try raw.convertThreadToText() }
+      try await raw.close()
+      result.baseline =
+        "raw C libsqlite3: `ALTER TABLE RENAME COLUMN`; new table + `INSERT … SELECT CAST(threadID AS TEXT)` + "
+        + "`DROP TABLE` + `ALTER TABLE RENAME` + `CREATE INDEX`, one transaction each"
+    case "lmdb":
+      let raw = RawLMDBSystem()
+      try await raw.create(in: folder.path)
+      try await raw.bulkInsert(messages)
+      result.rawRename = try await CopyBenchmark.seconds { try raw.rewriteRows() }
+      result.rawConvert = try await CopyBenchmark.seconds { try raw.convertThreadToText() }
+      try await raw.close()
+      result.baseline =
+        "raw C liblmdb: every row rewritten in place (rename); every row re-encoded in place and the (thread, "
+        + "date) index emptied and filled again (conversion), one transaction each"
+    default:
+      break
+    }
+    if let rawRename = result.rawRename, let rawConvert = result.rawConvert {
+      say(String(format: "%@: raw C rename %.3f s, convert %.2f s", engine, rawRename, rawConvert))
+    }
+    return result
+  }
+
+  static func report(_ results: [Result], command: String, load: MachineLoad.Result) -> [String] {
+    var lines = [
+      "# Migration speed",
+      "",
+      "Written by `\(command)`: a plan renaming `ChatMessage.text` to `body`, then one converting "
+        + "`threadID` (indexed with `date`) from Int64 to text, with `Store.migrate` on each backend, against "
+        + "the raw C library doing the same in the same run. Goal: within \(goal)x of raw C on SQLite and LMDB. "
+        + "\(load.sentence) Machine: \(machineDescription()).",
+      "",
+      "| backend | rows | rename | raw C rename | ratio | conversion | raw C conversion | ratio | goal |",
+      "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for result in results {
+      func seconds(_ value: Double?) -> String { value.map { String(format: "%.3f s", $0) } ?? "—" }
+      func ratio(_ coffer: Double, _ raw: Double?) -> String {
+        raw.map { String(format: "%.2fx", coffer / $0) } ?? "—"
+      }
+      var verdict = "no C library"
+      if let rawRename = result.rawRename, let rawConvert = result.rawConvert {
+        let met = result.renameSeconds <= goal * rawRename && result.convertSeconds <= goal * rawConvert
+        verdict = met ? "met" : "**not met**"
+      }
+      lines.append(
+        "| \(result.engine) | \(result.rows.formatted()) | \(seconds(result.renameSeconds)) | "
+          + "\(seconds(result.rawRename)) | \(ratio(result.renameSeconds, result.rawRename)) | "
+          + "\(seconds(result.convertSeconds)) | \(seconds(result.rawConvert)) | "
+          + "\(ratio(result.convertSeconds, result.rawConvert)) | \(verdict) |")
+    }
+    lines.append("")
+    for result in results {
+      if let baseline = result.baseline { lines.append("- \(result.engine) baseline: \(baseline).") }
+    }
+    lines.append(
+      "- Coffer renames a field in the catalog without touching a row; a conversion reads every row once and "
+        + "writes it once into a new table (or databases) that replaces the old one in the same transaction.")
+    lines.append("")
+    return lines
+  }
+}
