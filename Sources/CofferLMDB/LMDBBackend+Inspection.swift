@@ -183,7 +183,15 @@ struct LMDBStorageCheck {
     try checkFormat(catalog)
     let entities = try Catalog.entityNames(in: transaction, catalog: catalog)
     // Dropped entities' databases stay, emptied, listed as retired.
-    var named = try Catalog.retiredNames(in: transaction, catalog: catalog).union([Catalog.databaseName])
+    let retired = try Catalog.retiredNames(in: transaction, catalog: catalog)
+    for name in retired.sorted() {
+      guard let database = opened.handles[name], try transaction.entryCount(database) > 0 else { continue }
+      note(
+        IntegrityProblem(
+          "The LMDB database '\(name)' of a dropped entity holds entries: a handle that did not know of the drop "
+            + "wrote to it. Coffer never reads it."))
+    }
+    var named = retired.union([Catalog.databaseName])
     for entity in entities {
       let record: Catalog.EntityRecord
       do {

@@ -198,6 +198,14 @@ private func expectError(
     await expectError(.unknownEntity) {
       try await backend.editSchema { editor in try editor.drop("Book") }
     }
+    // Something writing to a retired database is reported.
+    try backend.environment.write { transaction in
+      let rows = try #require(try transaction.open(old.rows, flags: 0))
+      try transaction.put(rows, [1], [1])
+    }
+    let problems = try await backend.checkStorage()
+    #expect(problems.count == 1)
+    #expect(problems.first?.message.contains("'\(old.rows)' of a dropped entity") == true)
     try await backend.close()
   }
 
