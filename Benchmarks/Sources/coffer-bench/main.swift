@@ -6,7 +6,8 @@ import Foundation
 /// `coffer-bench --profile SYSTEM scan|get|page|insert ROWS ROUNDS` to repeat one operation for a profiler,
 /// or `coffer-bench --contention …` for the contention workload (see ``ContentionBenchmark``),
 /// or `coffer-bench --copy …` for the copy benchmark (see ``CopyBenchmark``),
-/// or `coffer-bench --migration …` for the migration benchmark (see ``MigrationBenchmark``).
+/// or `coffer-bench --migration …` for the migration benchmark (see ``MigrationBenchmark``),
+/// or `coffer-bench --queries …` for aggregates and eager loading (see ``QueryModelBenchmark``).
 ///
 /// Runs the cross-system suite, the property-list suite and the row-codec comparison, prints every figure, and writes
 /// DIR/Performance.md, DIR/performance.csv and DIR/performance-ratios.svg (DIR defaults to the
@@ -129,6 +130,10 @@ do {
   }
   if arguments.first == CopyBenchmark.flag {
     try await CopyBenchmark.run(Array(arguments.dropFirst()))
+    exit(0)
+  }
+  if arguments.first == QueryModelBenchmark.flag {
+    try await QueryModelBenchmark.run(Array(arguments.dropFirst()))
     exit(0)
   }
   if arguments.first == MigrationBenchmark.flag {

@@ -80,6 +80,62 @@ final class RawSQLiteSystem: BenchSystem {
 
   func fileSize() -> Int64 { sqliteSize(path) }
 
+  /// The query-model benchmark's threads: `BenchThread (id INTEGER PRIMARY KEY, title TEXT)`.
+  func insertThreads(_ count: Int) throws {
+    try execute(#"CREATE TABLE "BenchThread" (id INTEGER PRIMARY KEY, title TEXT NOT NULL) STRICT"#)
+    try execute("BEGIN IMMEDIATE")
+    let insert = try statement(#"INSERT INTO "BenchThread" (id, title) VALUES (?, ?)"#)
+    for thread in 0..<count {
+      defer { sqlite3_reset(insert) }
+      sqlite3_bind_int64(insert, 1, Int64(thread))
+      try "thread \(thread)".withCString { title in
+        sqlite3_bind_text(insert, 2, title, -1, nil)
+        _ = try step(insert)
+      }
+    }
+    try execute("COMMIT")
+  }
+
+  /// `SELECT threadID, count(*) … WHERE isRead = 0 GROUP BY threadID`: unread messages per thread.
+  func unreadPerThread() throws -> [(thread: Int64, count: Int)] {
+    let select = try statement(
+      #"SELECT threadID, count(*) FROM "ChatMessage" WHERE isRead = 0 GROUP BY threadID ORDER BY threadID"#)
+    defer { sqlite3_reset(select) }
+    var groups: [(thread: Int64, count: Int)] = []
+    while try step(select) {
+      groups.append((sqlite3_column_int64(select, 0), Int(sqlite3_column_int64(select, 1))))
+    }
+    return groups
+  }
+
+  /// `SELECT sum(threadID)`: the sum of a numeric field over every message.
+  func sumOfThreadIDs() throws -> Int64 {
+    let select = try statement(#"SELECT sum(threadID) FROM "ChatMessage""#)
+    defer { sqlite3_reset(select) }
+    guard try step(select) else { return 0 }
+    return sqlite3_column_int64(select, 0)
+  }
+
+  /// A thread and its newest `limit` messages: two queries.
+  func threadWithNewest(_ thread: Int64, limit: Int) throws -> (title: String, messages: [ChatMessage]) {
+    let parent = try statement(#"SELECT title FROM "BenchThread" WHERE id = ?"#)
+    var title = ""
+    do {
+      defer { sqlite3_reset(parent) }
+      sqlite3_bind_int64(parent, 1, thread)
+      if try step(parent) { title = String(cString: sqlite3_column_text(parent, 0)) }
+    }
+    let select = try statement(
+      "SELECT \(Self.columns) FROM \"ChatMessage\" WHERE threadID = ? ORDER BY date DESC, id LIMIT ?")
+    defer { sqlite3_reset(select) }
+    sqlite3_bind_int64(select, 1, thread)
+    sqlite3_bind_int64(select, 2, Int64(limit))
+    var page: [ChatMessage] = []
+    page.reserveCapacity(limit)
+    while try step(select) { page.append(Self.message(select)) }
+    return (title, page)
+  }
+
   /// The migration benchmark's rename: `ALTER TABLE … RENAME COLUMN text TO body`, one transaction.
   func renameTextColumn() throws {
     try execute("BEGIN IMMEDIATE")
