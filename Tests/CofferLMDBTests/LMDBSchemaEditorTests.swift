@@ -488,6 +488,27 @@ private func expectError(
     try await backend.close()
   }
 
+  /// Once an edit commits, a snapshot begun before it cannot name the entities it dropped or
+  /// created; the others it still reads as they were.
+  @Test func aSnapshotAfterAnEditFailsCleanlyOnItsNewEntities() async throws {
+    let folder = try TemporaryFolder()
+    let backend = try await bookStore(folder)
+    try await backend.withSnapshot { snapshot in
+      try await backend.editSchema { editor in
+        try editor.drop("Shelf")
+        try editor.create(try EntitySchema(name: "Shelf", fields: [Field("id", .int)], idField: "id"))
+        try editor.create(try EntitySchema(name: "Author", fields: [Field("id", .int)], idField: "id"))
+        try editor.insert(Row([9, "Nine", .null]), into: "Book")
+      }
+      #expect(try await snapshot.count(Query(entity: "Book")) == 3)
+      await #expect(throws: CofferError.self) { try await snapshot.count(Query(entity: "Shelf")) }
+      await #expect(throws: CofferError.self) { try await snapshot.count(Query(entity: "Author")) }
+    }
+    #expect(try await backend.count(Query(entity: "Book")) == 4)
+    #expect(try await backend.count(Query(entity: "Shelf")) == 0)
+    try await backend.close()
+  }
+
   /// The map fills during a large edit; the body is run again on a grown map, even though it
   /// wraps every error the editor throws.
   @Test func theMapGrowsDuringALargeEdit() async throws {
