@@ -21,7 +21,7 @@ func storeWithThreads(_ context: CheckContext, also types: [any Storable.Type] =
 extension ConformanceSuite {
   static let referenceChecks: [ConformanceCheck] =
     referenceWriteChecks + referenceDeleteChecks + referenceToolChecks + referenceRelationChecks
-    + referenceConcurrencyChecks
+    + referenceRandomChecks + referenceConcurrencyChecks
 
   static let referenceWriteChecks: [ConformanceCheck] = [
     ConformanceCheck(
