@@ -25,6 +25,8 @@ final class SQLiteSchemaEditor: SchemaEditor {
   private var applier: SQLiteApplier?
   /// Whether the body is still running: the editor refuses to work after it returned.
   var isOpen = true
+  /// Whether the catalog table is known to exist.
+  private var hasCatalog = false
 
   init(backend: SQLiteBackend, connection: SQLiteConnection) {
     self.backend = backend
@@ -58,7 +60,7 @@ final class SQLiteSchemaEditor: SchemaEditor {
 
   func create(_ schema: EntitySchema) throws {
     try checkOpen()
-    if try SQLiteCatalog.read(schema.name, on: connection) != nil { throw taken(schema.name) }
+    if try stored(schema.name) != nil { throw taken(schema.name) }
     try SQLiteCatalog.create(on: connection)
     let table = try backend.createEntity(schema, on: connection)
     remember(table.numbered(backend.nextSerial()), for: schema.name)
@@ -92,7 +94,7 @@ final class SQLiteSchemaEditor: SchemaEditor {
   func relabel(_ entity: String, as schema: EntitySchema) throws {
     let old = try table(entity)
     try old.schema.checkRelabel(as: schema, store: store)
-    if schema.name != entity, try SQLiteCatalog.read(schema.name, on: connection) != nil {
+    if schema.name != entity, try stored(schema.name) != nil {
       throw taken(schema.name)
     }
     var tableName = old.tableName
@@ -156,7 +158,7 @@ final class SQLiteSchemaEditor: SchemaEditor {
   private func table(_ entity: String) throws -> SQLiteTable {
     try checkOpen()
     if let table = tables[entity] { return table }
-    guard let record = try SQLiteCatalog.read(entity, on: connection) else {
+    guard let record = try stored(entity) else {
       throw CofferError(
         .unknownEntity, "The store has no entity '\(entity)' to migrate. Check the step's entity name.",
         store: store, entity: entity)
@@ -176,6 +178,19 @@ final class SQLiteSchemaEditor: SchemaEditor {
     tables[entity] = table
     applier = nil
     return table
+  }
+
+  /// The catalog's record of an entity; `nil` when there is none, or no catalog yet (a store
+  /// never prepared).
+  private func stored(_ entity: String) throws -> SQLiteCatalog.Record? {
+    if !hasCatalog {
+      let found = try connection.text(
+        "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?1",
+        [.string(SQLiteCatalog.tableName)])
+      guard found == "1" else { return nil }
+      hasCatalog = true
+    }
+    return try SQLiteCatalog.read(entity, on: connection)
   }
 
   private func remember(_ table: SQLiteTable, for entity: String) {

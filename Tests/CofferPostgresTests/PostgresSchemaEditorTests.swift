@@ -65,6 +65,21 @@ import Testing
     }
   }
 
+  @Test func aStoreNeverPreparedHasNoEntitiesAndAnEmptyLog() async throws {
+    let server = try PostgresTestServer.required()
+    try await server.scratch().use { scratch in
+      let store = try await scratch.open()
+      let backend = store.backend
+      let (schemas, log) = try await backend.editSchema { (try $0.schemas(), try $0.migrations()) }
+      #expect(schemas.isEmpty)
+      #expect(log.isEmpty)
+      _ = await expectCofferError(.unknownEntity) { try await backend.editSchema { try $0.drop("Person") } }
+      try await backend.editSchema { try $0.create(Self.tag) }
+      #expect(try await backend.prepare([Self.tag]) == [Self.tag])
+      try await store.close()
+    }
+  }
+
   @Test func scanVisitsEveryRowAndCanInsertAndScanMeanwhile() async throws {
     try await withStore(people: 2_500) { _, backend in
       let copy = try EntitySchema(name: "Copy", fields: Self.person.fields, idField: "id")

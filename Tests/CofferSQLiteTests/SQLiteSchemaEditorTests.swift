@@ -63,6 +63,17 @@ import Testing
         })
   }
 
+  @Test func aStoreNeverPreparedHasNoEntitiesAndAnEmptyLog() async throws {
+    let folder = try TemporaryFolder()
+    let backend = try SQLiteBackend(path: folder.file("store.sqlite"))
+    let (schemas, log) = try await backend.editSchema { (try $0.schemas(), try $0.migrations()) }
+    #expect(schemas.isEmpty)
+    #expect(log.isEmpty)
+    _ = await expectCode(.unknownEntity) { try await backend.editSchema { try $0.drop("Person") } }
+    try await backend.editSchema { try $0.create(Self.tag) }
+    #expect(try await backend.prepare([Self.tag]) == [Self.tag])
+  }
+
   @Test func scanVisitsEveryRowInTheStoredSchema() async throws {
     let folder = try TemporaryFolder()
     let backend = try await makeStore(folder, people: 50)
