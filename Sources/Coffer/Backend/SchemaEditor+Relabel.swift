@@ -5,7 +5,9 @@ extension EntitySchema {
   /// kinds, optionality and defaults, the id position, the indexes (by field position and
   /// uniqueness) and the references (by field position and delete rule) stay.
   ///
-  /// - Parameter store: the store's name, for the error.
+  /// - Parameters:
+  ///   - schema: the schema the entity would be relabeled as.
+  ///   - store: the store's name, for the error.
   /// - Throws: ``CofferError/Code/invalidSchema`` naming the entity, and the field where there
   ///   is one, when anything but a name differs.
   @_spi(Backend) public func checkRelabel(as schema: EntitySchema, store: String?) throws {

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// A backend hands one to the body of ``StorageBackend/editSchema(_:)``. Everything done
 /// through it commits together when the body returns, or not at all when it throws, so a
-/// migration step is never half applied. ``MigrationRunner`` builds every step of a
+/// migration step is never half applied. The core builds every step of a
 /// ``MigrationPlan`` from these primitives, once for every backend; a backend only provides
 /// them.
 ///

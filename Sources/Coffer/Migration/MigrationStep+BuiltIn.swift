@@ -59,8 +59,14 @@ extension MigrationStep {
   /// over the entity's rows. `isOptional` changes whether the field may be null (`nil` keeps
   /// it). A default the field had is converted too, and dropped when it cannot be.
   ///
-  /// - Parameter conversion: how each value becomes one of the new kind; a value it cannot
-  ///   convert fails the step, naming the row's id and the field.
+  /// - Parameters:
+  ///   - name: the step's name in the plan and the store's record.
+  ///   - entity: the entity whose field changes.
+  ///   - field: the field that changes kind.
+  ///   - kind: the field's new kind.
+  ///   - isOptional: whether the field may be null from now on; `nil` keeps what it was.
+  ///   - conversion: how each value becomes one of the new kind; a value it cannot convert
+  ///     fails the step, naming the row's id and the field.
   public static func changeKind(
     _ name: String, entity: String, field: String, to kind: FieldKind, isOptional: Bool? = nil,
     using conversion: FieldConversion
@@ -124,9 +130,13 @@ extension MigrationStep {
   /// Adds a field whose value in each stored row is computed from the row (also a required
   /// field with no default): one pass over the entity's rows.
   ///
-  /// - Parameter compute: the new field's value for a stored record (of the schema before the
-  ///   step); ``Value/null`` only for an optional field. When `nil`, every row gets the
-  ///   field's default (or null).
+  /// - Parameters:
+  ///   - name: the step's name in the plan and the store's record.
+  ///   - entity: the entity that gets the field.
+  ///   - field: the new field.
+  ///   - compute: the new field's value for a stored record (of the schema before the step);
+  ///     ``Value/null`` only for an optional field. When `nil`, every row gets the field's
+  ///     default (or null).
   public static func addField(
     _ name: String, entity: String, _ field: Field,
     compute: (@Sendable (DynamicRecord) throws -> Value)? = nil
