@@ -180,9 +180,11 @@ public protocol StorageBackend: AnyObject, Sendable {
   /// durable once it returns; a process killed during it leaves the store as it was before.
   /// Batches and other edits wait for it (or it for them); readers go on and see the state
   /// before or after, never between. `body` runs off the concurrency pool's threads where the
-  /// transaction blocks. After it returns, ``prepare(_:)`` and every read see the new
-  /// entities. A backend that declares ``BackendCapabilities/migrations`` implements it; the
-  /// default throws ``CofferError/Code/unsupported``.
+  /// transaction blocks. `body` may run more than once — a backend may abort the transaction
+  /// and run it again from the start on a fresh editor (LMDB does when its map fills up) — so
+  /// it must act only through the editor. After it returns, ``prepare(_:)`` and every read see
+  /// the new entities. A backend that declares ``BackendCapabilities/migrations`` implements
+  /// it; the default throws ``CofferError/Code/unsupported``.
   func editSchema<R: Sendable>(_ body: @Sendable (any SchemaEditor) throws -> R) async throws -> R
 }
 
