@@ -228,6 +228,28 @@ import Testing
     }
   }
 
+  @Test func relabelKeepsTheColumnOfAFieldNoLongerDeclared() async throws {
+    try await withStore { scratch, backend in
+      let v1 = try EntitySchema(
+        name: "Note",
+        fields: [Field("id", .int), Field("old", .string, isOptional: true), Field("text", .string)],
+        idField: "id")
+      try await backend.prepare([v1])
+      var changes = ChangeSet()
+      changes.insert(Row([.int(1), .string("kept"), .string("hello")]), into: "Note")
+      try await backend.apply(changes)
+      let v2 = try EntitySchema(
+        name: "Note", fields: [Field("id", .int), Field("text", .string)], idField: "id")
+      try await backend.prepare([v2])
+      let v3 = try EntitySchema(
+        name: "Note", fields: [Field("id", .int), Field("old", .string)], idField: "id")
+      try await backend.editSchema { try $0.relabel("Note", as: v3) }
+      #expect(try await rows(backend, "Note") == [Row([.int(1), .string("hello")])])
+      #expect(try scratch.server.psql("SELECT old, old_2 FROM \(scratch.table("Note"))") == "kept|hello")
+      #expect(try await backend.checkStorage().isEmpty)
+    }
+  }
+
   @Test func relabelRefusesAnythingButNames() async throws {
     try await withStore { _, backend in
       let changedKind = try EntitySchema(

@@ -220,6 +220,32 @@ import Testing
     }
   }
 
+  @Test func relabelKeepsTheColumnOfAFieldNoLongerDeclared() async throws {
+    let folder = try TemporaryFolder()
+    let backend = try SQLiteBackend(path: folder.file("store.sqlite"))
+    let v1 = try EntitySchema(
+      name: "Note",
+      fields: [Field("id", .int), Field("old", .string, isOptional: true), Field("text", .string)],
+      idField: "id")
+    try await backend.prepare([v1])
+    var changes = ChangeSet()
+    changes.insert(Row([.int(1), .string("kept"), .string("hello")]), into: "Note")
+    try await backend.apply(changes)
+    // The field goes; its column stays in the table, with its data.
+    let v2 = try EntitySchema(
+      name: "Note", fields: [Field("id", .int), Field("text", .string)], idField: "id")
+    try await backend.prepare([v2])
+    let v3 = try EntitySchema(
+      name: "Note", fields: [Field("id", .int), Field("old", .string)], idField: "id")
+    try await backend.editSchema { try $0.relabel("Note", as: v3) }
+    #expect(try await rows(backend, "Note") == [Row([.int(1), .string("hello")])])
+    if hasSQLiteTool {
+      #expect(try sqlite(folder, "SELECT name FROM pragma_table_info('Note')") == "id\nold\nold_2\n")
+      #expect(try sqlite(folder, #"SELECT "old", "old_2" FROM "Note""#) == "kept|hello\n")
+    }
+    #expect(try await backend.checkStorage().isEmpty)
+  }
+
   @Test func relabelRefusesAnythingButNames() async throws {
     let folder = try TemporaryFolder()
     let backend = try await makeStore(folder)
