@@ -11,6 +11,8 @@ struct ReferenceMap: Sendable {
     let position: Int
   }
 
+  /// When the catalog was read.
+  let readAt = ContinuousClock.now
   /// The schemas of every entity the store holds, by name.
   let schemas: [String: EntitySchema]
   /// The enforced references each entity holds, by the referring entity's name.
@@ -87,4 +89,11 @@ extension Store {
 
   /// Forgets the references read from the catalog: an entity was prepared.
   func forgetReferences() { references.withLock { $0 = nil } }
+
+  /// Forgets the references read from the catalog more than `age` ago.
+  func forgetReferences(readBefore age: Duration) {
+    references.withLock { map in
+      if let read = map?.readAt, ContinuousClock.now - read > age { map = nil }
+    }
+  }
 }

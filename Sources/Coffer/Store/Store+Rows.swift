@@ -64,15 +64,15 @@ extension Store {
       }
     }
     if enforcingReferences {
-      // A delete reads the catalog again: another process may have prepared an entity that
-      // refers to the rows it deletes.
+      // A delete reads the catalog again (at most once a second): another process may have
+      // prepared an entity that refers to the rows it deletes.
       let deletes = checked.contains {
         switch $0 {
         case .delete, .deleteMatching: true
         default: false
         }
       }
-      if deletes { forgetReferences() }
+      if deletes { forgetReferences(readBefore: .seconds(1)) }
       let map = try await referenceMap()
       if map.involves(checked) {
         return try await applyKeepingReferences(
