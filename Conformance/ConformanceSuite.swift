@@ -21,7 +21,7 @@ public enum ConformanceSuite {
     + concurrencyChecks + multiProcessChecks + scaleChecks + readChecks + schemaRaceChecks
     + blockingChecks + secretChecks + loggingChecks + differentialChecks + transactionChecks
     + observationChecks + toolChecks + aggregateChecks + caseFoldingChecks + fieldCompareChecks
-    + existsChecks + selectChecks + pageChecks + referenceChecks + migrationChecks
+    + existsChecks + selectChecks + pageChecks + referenceChecks + eagerLimitChecks + migrationChecks
 
   /// Runs one check on a target in a scratch folder of its own, removed afterwards.
   public static func run(_ check: ConformanceCheck, on target: ConformanceTarget) async -> ConformanceResult {

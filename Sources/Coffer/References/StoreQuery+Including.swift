@@ -3,7 +3,9 @@
 ///
 /// Made by `including(_:sort:limit:)`; run with
 /// ``fetch()``. It reads the parents the query selects, then the children of up to
-/// ``chunkSize`` parents per call, with one `isIn` filter on the referring field.
+/// ``chunkSize`` parents per call, with one `isIn` filter on the referring field — or, with a
+/// per-parent limit and at most ``parentsQueriedOneByOne`` parents, each parent's first
+/// children with a limited call of its own.
 ///
 /// ```swift
 /// let threads = try await store.query(ChatThread.self)
@@ -15,6 +17,9 @@
 public struct IncludingQuery<Parent: Storable, Child: KeyPathStorable>: Sendable {
   /// How many parents' children one call reads.
   public static var chunkSize: Int { 500 }
+  /// Up to this many parents, a query with a per-parent limit reads each parent's children
+  /// with a call of its own, limited in the store, instead of every child of every parent.
+  public static var parentsQueriedOneByOne: Int { 8 }
 
   /// The parents' query.
   public let parents: StoreQuery<Parent>
@@ -29,7 +34,8 @@ public struct IncludingQuery<Parent: Storable, Child: KeyPathStorable>: Sendable
   /// Each parent the query selects, in its order, with its children in ``sort`` order.
   ///
   /// A per-parent ``limit`` is applied as the children are read: the children of each chunk of
-  /// parents are read in one call and the first `limit` of each parent kept.
+  /// parents are read in one call and the first `limit` of each parent kept (for a few parents,
+  /// each parent's call is limited in the store).
   ///
   /// - Throws: ``CofferError/Code/invalidQuery`` when the key path reads no stored field, or
   ///   what ``StoreQuery/fetch()`` throws.
@@ -45,6 +51,20 @@ public struct IncludingQuery<Parent: Storable, Child: KeyPathStorable>: Sendable
     guard let position = codec.schema.position(of: field) else { throw Child.notStored(\Child.id) }
     // Children by the stored value of their reference, which is the parent's stored id.
     var children: [Value: [Child]] = [:]
+    if let limit, found.count <= Self.parentsQueriedOneByOne {
+      // A few parents with a per-parent limit: one query each reads only the rows it keeps, in
+      // the order an index on the reference (and the sort) gives — a thread's newest 50
+      // messages, not all of them.
+      for parent in found {
+        let id = parent.id.storedValue
+        guard children[id] == nil else { continue }
+        let query = Query(
+          entity: Child.entityName, filter: .compare(field: field, op: .equal, value: id), sort: sort,
+          limit: limit)
+        children[id] = try await store.fetchRows(query).map { try codec.decode($0) }
+      }
+      return found.map { ($0, children[$0.id.storedValue] ?? []) }
+    }
     var start = 0
     while start < found.count {
       let chunk = found[start..<min(start + Self.chunkSize, found.count)]
