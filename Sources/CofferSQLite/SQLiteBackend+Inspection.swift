@@ -156,53 +156,51 @@ extension SQLiteBackend {
             "Its id column '\(column)' is not the primary key of table '\(tableName)', so ids may repeat."))
       }
     }
-    problems += try indexProblems(record, on: reader, layout: layout)
+    problems += try indexProblems(record, on: reader)
     return problems
   }
 
-  /// The declared indexes that are missing from the table or not as Coffer made them, and the
-  /// indexes named like Coffer's that the schema does not declare.
-  private func indexProblems(
-    _ record: SQLiteCatalog.Record, on reader: SQLiteConnection, layout: SQLiteLayout
-  )
-    throws -> [IntegrityProblem]
+  /// The declared indexes that no index of the table holds, and Coffer's indexes (named like
+  /// Coffer names them) that hold no declared index. Indexes are matched by what they cover,
+  /// not by name: after a relabel, an index keeps a name that holds the former table or column
+  /// name (see ``SQLiteIndex``).
+  private func indexProblems(_ record: SQLiteCatalog.Record, on reader: SQLiteConnection) throws
+    -> [IntegrityProblem]
   {
     let schema = record.schema
-    let prefix = record.tableName + "/"
-    let existing = try SQLiteCatalog.indexNames(of: record.tableName, on: reader)
-    var declared: Set<String> = []
+    let wanted = SQLiteIndex.wanted(by: schema, tableName: record.tableName, columns: record.columns)
+    let match = SQLiteIndex.match(wanted, with: try SQLiteIndex.indexes(of: record.tableName, on: reader))
+    var undeclared = match.undeclared
     var problems: [IntegrityProblem] = []
-    for index in schema.indexes {
-      let columns = index.fields.compactMap { schema.position(of: $0) }.map { record.columns[$0] }
-      let indexName = prefix + (index.isUnique ? "unique/" : "index/") + columns.joined(separator: ",")
-      declared.insert(indexName)
-      guard existing.contains(indexName) else {
-        let kind = index.isUnique ? "unique index" : "index"
+    for (entry, found) in match.declared where found == nil {
+      let index = entry.index
+      // An index under the name Coffer gave this one, over something else: it was changed.
+      if let changed = undeclared.firstIndex(where: { $0.name == entry.usualName }) {
+        let info = undeclared.remove(at: changed)
+        let shape = info.isPartial ? "a partial" : info.isUnique ? "a unique" : "a non-unique"
+        let columns = info.columns.isEmpty ? "an expression" : info.columns.joined(separator: ", ")
         problems.append(
           IntegrityProblem(
             entity: schema.name, field: index.name,
-            "Its \(kind) on \(index.fields.joined(separator: ", ")) ('\(indexName)') is missing: something other "
-              + "than Coffer dropped it\(index.isUnique ? ", so the values are no longer kept unique" : ""). "
-              + "Create it again (sqlite3: CREATE \(index.isUnique ? "UNIQUE " : "")INDEX …) or restore the file."
-          ))
+            "Its index '\(info.name)' was changed by something other than Coffer: it is "
+              + "\(shape) index on \(columns). Drop it and create it again as declared, or restore the file.")
+        )
         continue
       }
-      let info = try SQLiteColumnInfo.index(indexName, on: reader)
-      let folded = columns.map(SQLiteIdentifier.folded)
-      if info.columns.map(SQLiteIdentifier.folded) != folded || info.isUnique != index.isUnique {
-        problems.append(
-          IntegrityProblem(
-            entity: schema.name, field: index.name,
-            "Its index '\(indexName)' was changed by something other than Coffer: it is "
-              + "\(info.isUnique ? "a unique" : "a non-unique") index on \(info.columns.joined(separator: ", ")). "
-              + "Drop it and create it again as declared, or restore the file."))
-      }
-    }
-    for indexName in existing.sorted() where indexName.hasPrefix(prefix) && !declared.contains(indexName) {
+      let kind = index.isUnique ? "unique index" : "index"
       problems.append(
         IntegrityProblem(
-          entity: schema.name, field: layout.indexes[indexName]?.field,
-          "Table '\(record.tableName)' has an index '\(indexName)' that the stored schema does not declare; "
+          entity: schema.name, field: index.name,
+          "Its \(kind) on \(index.fields.joined(separator: ", ")) ('\(entry.usualName)') is missing: something "
+            + "other than Coffer dropped it\(index.isUnique ? ", so the values are no longer kept unique" : ""). "
+            + "Create it again (sqlite3: CREATE \(index.isUnique ? "UNIQUE " : "")INDEX …) or restore the file."
+        ))
+    }
+    for index in undeclared {
+      problems.append(
+        IntegrityProblem(
+          entity: schema.name,
+          "Table '\(record.tableName)' has an index '\(index.name)' that the stored schema does not declare; "
             + "something other than Coffer made it. Drop it."))
     }
     return problems
@@ -246,10 +244,16 @@ struct SQLiteLayout {
         entitiesByTable[SQLiteIdentifier.folded(record.tableName)] = (entity, record)
       }
     }
+    // The declared index (`unique:email`) each SQLite index holds, found by what it covers.
+    var declaredIndexes: [String: String] = [:]
     for (folded, entry) in entitiesByTable {
+      let record = entry.record
       fields[folded] = Dictionary(
-        zip(entry.record.columns.map(SQLiteIdentifier.folded), entry.record.schema.fields.map(\.name)),
+        zip(record.columns.map(SQLiteIdentifier.folded), record.schema.fields.map(\.name)),
         uniquingKeysWith: { first, _ in first })
+      let wanted = SQLiteIndex.wanted(by: record.schema, tableName: record.tableName, columns: record.columns)
+      let match = SQLiteIndex.match(wanted, with: try SQLiteIndex.indexes(of: record.tableName, on: reader))
+      for case (let wanted, let index?) in match.declared { declaredIndexes[index.name] = wanted.index.name }
     }
     let statement = try reader.statement("SELECT type, name, tbl_name, rootpage FROM sqlite_schema")
     try statement.withBindings([]) {
@@ -260,10 +264,8 @@ struct SQLiteLayout {
         let root = statement.int(at: 3)
         let entry = entitiesByTable[table]
         var place = Place(entity: entry?.entity)
-        if type == "index", let record = entry?.record {
-          place.field = Self.indexName(name, of: record)
-          indexes[name] = place
-        } else if type == "index" {
+        if type == "index" {
+          place.field = declaredIndexes[name]
           indexes[name] = place
         } else if type == "table" {
           tables[SQLiteIdentifier.folded(name)] = place
@@ -271,18 +273,6 @@ struct SQLiteLayout {
         if root > 0 { roots[root] = (name, place) }
       }
     }
-  }
-
-  /// The name of a declared index (`unique:email`) whose SQLite index is `name`, or `nil`.
-  private static func indexName(_ name: String, of record: SQLiteCatalog.Record) -> String? {
-    let prefix = record.tableName + "/"
-    for index in record.schema.indexes {
-      let columns = index.fields.compactMap { record.schema.position(of: $0) }.map { record.columns[$0] }
-      if name == prefix + (index.isUnique ? "unique/" : "index/") + columns.joined(separator: ",") {
-        return index.name
-      }
-    }
-    return nil
   }
 
   /// A problem with `message`, placed at the index, column or b-tree the message names.
@@ -313,8 +303,7 @@ struct SQLiteLayout {
   }
 }
 
-/// What `pragma_table_info` and `pragma_index_list`/`pragma_index_info` say of a table's
-/// columns and an index.
+/// What `pragma_table_info` says of a table's columns.
 enum SQLiteColumnInfo {
   /// A column's declared type and whether it is (part of) the primary key.
   struct Column {
@@ -333,20 +322,5 @@ enum SQLiteColumnInfo {
       }
     }
     return columns
-  }
-
-  /// The columns an index covers, in order, and whether it is unique.
-  static func index(_ name: String, on connection: SQLiteConnection) throws -> (
-    columns: [String], isUnique: Bool
-  ) {
-    let list = try connection.statement("SELECT name FROM pragma_index_info(?1) ORDER BY seqno")
-    var columns: [String] = []
-    try list.withBindings([.string(name)]) {
-      while try list.stepReading() { columns.append(list.string(at: 0)) }
-    }
-    let unique = try connection.text(
-      "SELECT \"unique\" FROM sqlite_schema AS s, pragma_index_list(s.tbl_name) AS i "
-        + "WHERE s.type = 'index' AND s.name = ?1 AND i.name = ?1", [.string(name)])
-    return (columns, unique == "1")
   }
 }

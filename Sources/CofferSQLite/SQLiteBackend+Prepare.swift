@@ -60,10 +60,8 @@ extension SQLiteBackend {
           // indexes first, so that rebuilding them below reports the clash as every backend does.
           if !uniqueDropped {
             uniqueDropped = true
-            let unique = record.tableName + "/unique/"
-            for index in try SQLiteCatalog.indexNames(of: record.tableName, on: connection).sorted()
-            where index.hasPrefix(unique) {
-              try connection.execute("DROP INDEX \(SQLiteIdentifier.quoted(index))")
+            for index in try SQLiteIndex.indexes(of: record.tableName, on: connection) where index.isUnique {
+              try connection.execute("DROP INDEX \(SQLiteIdentifier.quoted(index.name))")
             }
           }
           let quoted = SQLiteIdentifier.quoted(column)
@@ -124,22 +122,27 @@ extension SQLiteBackend {
     return table
   }
 
-  /// Makes the table's indexes those the schema declares: named `TABLE/index/COLUMNS` or
-  /// `TABLE/unique/COLUMNS`; other indexes with the table's prefix are dropped.
+  /// Makes the table's indexes those the schema declares, matched by definition (unique or
+  /// not, the columns in order), not by name: a relabel leaves an index under a name that holds
+  /// the table's or a column's former name (see ``SQLiteIndex``). Coffer's indexes that hold no
+  /// declared index are dropped; a declared index that none holds is created, named
+  /// `TABLE/index/COLUMNS` or `TABLE/unique/COLUMNS` unless another table or index has that
+  /// name, then with a `_2`, `_3` … suffix.
   func syncIndexes(of table: SQLiteTable, on connection: SQLiteConnection) throws {
-    let prefix = table.tableName + "/"
-    let existing = try SQLiteCatalog.indexNames(of: table.tableName, on: connection)
-    var wanted: [String: (index: Index, columns: [String])] = [:]
-    for index in table.schema.indexes {
-      wanted[table.indexName(index)] = (index, try index.fields.map { try table.column($0) })
+    let wanted = SQLiteIndex.wanted(by: table.schema, tableName: table.tableName, columns: table.columnNames)
+    let match = SQLiteIndex.match(wanted, with: try SQLiteIndex.indexes(of: table.tableName, on: connection))
+    for index in match.undeclared {
+      try connection.execute("DROP INDEX \(SQLiteIdentifier.quoted(index.name))")
     }
-    for indexName in existing.sorted() where indexName.hasPrefix(prefix) && wanted[indexName] == nil {
-      try connection.execute("DROP INDEX \(SQLiteIdentifier.quoted(indexName))")
-    }
-    for (indexName, entry) in wanted.sorted(by: { $0.key < $1.key }) where !existing.contains(indexName) {
+    let missing = match.declared.filter { $0.index == nil }.map(\.wanted)
+    if missing.isEmpty { return }
+    var taken = try SQLiteCatalog.takenNames(on: connection)
+    for entry in missing.sorted(by: { $0.usualName < $1.usualName }) {
+      let indexName = SQLiteIdentifier.fresh(for: entry.usualName, avoiding: taken)
+      taken.insert(SQLiteIdentifier.folded(indexName))
       let sql =
         "CREATE \(entry.index.isUnique ? "UNIQUE " : "")INDEX \(SQLiteIdentifier.quoted(indexName)) ON "
-        + "\(table.table) (\(entry.columns.joined(separator: ", ")))"
+        + "\(table.table) (\(entry.columns.map(SQLiteIdentifier.quoted).joined(separator: ", ")))"
       do {
         try connection.execute(sql)
       } catch let error as CofferError where error.code == .backendFailure && entry.index.isUnique {

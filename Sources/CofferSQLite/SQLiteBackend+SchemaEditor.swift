@@ -7,11 +7,12 @@ extension SQLiteBackend {
   /// over the tables and the `coffer_migrations` log. Batches wait; readers go on and see the
   /// store as it was until the commit.
   ///
-  /// A relabel renames the table and columns in SQLite's schema and touches no row; an index
-  /// whose name holds a renamed table or column is built again under its new name. After the
-  /// commit, the entities the body created, dropped or relabeled are published again, each
-  /// under a new serial, so that no connection reuses a statement compiled for a table that
-  /// had their name before.
+  /// A relabel renames the table and columns in SQLite's schema and touches no row nor index:
+  /// the indexes follow the renamed table and columns and keep their names (SQLite cannot
+  /// rename an index; Coffer finds its indexes by what they cover). After the commit, the
+  /// entities the body created, dropped or relabeled are published again, each under a new
+  /// serial, so that no connection reuses a statement compiled for a table that had their
+  /// name before.
   public func editSchema<R: Sendable>(_ body: @Sendable (any SchemaEditor) throws -> R) async throws -> R {
     try checkOpen()
     return try await blocking.run { [self] in

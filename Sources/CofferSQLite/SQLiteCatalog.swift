@@ -115,17 +115,6 @@ enum SQLiteCatalog {
     }
     return names
   }
-
-  /// The indexes Coffer made on a table (not SQLite's automatic ones), by name.
-  static func indexNames(of table: String, on connection: SQLiteConnection) throws -> Set<String> {
-    let statement = try connection.statement(
-      "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = ?1 AND sql IS NOT NULL")
-    var names: Set<String> = []
-    try statement.withBindings([.string(table)]) {
-      while try statement.stepReading() { names.insert(statement.string(at: 0)) }
-    }
-    return names
-  }
 }
 
 /// A stored column list that does not match its stored schema.

@@ -206,13 +206,10 @@ final class SQLiteSchemaEditor: SchemaEditor {
   }
 
   /// Gives `old`'s table the name and columns of `new` (the same columns, renamed): the
-  /// table and its columns are renamed in SQLite's schema, no row is touched; an index whose
-  /// name changes with them is built again under the new name.
+  /// table and its columns are renamed in SQLite's schema, no row is touched. The indexes
+  /// follow (SQLite rewrites their definitions) and keep their names, which may now hold the
+  /// table's or a column's former name: Coffer finds them by what they cover (``SQLiteIndex``).
   private func rename(_ old: SQLiteTable, to new: SQLiteTable) throws {
-    let indexes = zip(old.schema.indexes, new.schema.indexes).map { (old.indexName($0), new.indexName($1)) }
-    for (from, to) in indexes where from != to {
-      try connection.execute("DROP INDEX \(SQLiteIdentifier.quoted(from))")
-    }
     if new.tableName != old.tableName {
       var from = old.tableName
       if SQLiteIdentifier.folded(new.tableName) == SQLiteIdentifier.folded(old.tableName) {
@@ -227,12 +224,6 @@ final class SQLiteSchemaEditor: SchemaEditor {
     try renameColumns(
       of: new.tableName,
       zip(old.columnNames, new.columnNames).filter { !$0.utf8.elementsEqual($1.utf8) })
-    for ((from, to), index) in zip(indexes, new.schema.indexes) where from != to {
-      let columns = try index.fields.map { try new.column($0) }
-      try connection.execute(
-        "CREATE \(index.isUnique ? "UNIQUE " : "")INDEX \(SQLiteIdentifier.quoted(to)) ON \(new.table) "
-          + "(\(columns.joined(separator: ", ")))")
-    }
   }
 
   private func renameTable(_ from: String, to: String) throws {

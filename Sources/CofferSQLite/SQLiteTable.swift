@@ -76,13 +76,6 @@ final class SQLiteTable: Sendable {
     }
   }
 
-  /// The name of the SQLite index that holds one of the schema's indexes:
-  /// `TABLE/index/COLUMNS` or `TABLE/unique/COLUMNS`.
-  func indexName(_ index: Index) -> String {
-    let names = index.fields.compactMap { schema.position(of: $0) }.map { columnNames[$0] }
-    return tableName + (index.isUnique ? "/unique/" : "/index/") + names.joined(separator: ",")
-  }
-
   /// The quoted column of a field.
   func column(_ field: String) throws -> String {
     guard let position = schema.position(of: field) else {
