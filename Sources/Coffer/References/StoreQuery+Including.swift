@@ -58,10 +58,8 @@ public struct IncludingQuery<Parent: Storable, Child: KeyPathStorable>: Sendable
       for parent in found {
         let id = parent.id.storedValue
         guard children[id] == nil else { continue }
-        let query = Query(
-          entity: Child.entityName, filter: .compare(field: field, op: .equal, value: id), sort: sort,
-          limit: limit)
-        children[id] = try await store.fetchRows(query).map { try codec.decode($0) }
+        children[id] = try await store.query(Child.self).filter(.compare(field: field, op: .equal, value: id))
+          .sort(sort).limit(limit).fetch()
       }
       return found.map { ($0, children[$0.id.storedValue] ?? []) }
     }
