@@ -70,8 +70,8 @@ public final class MemoryBackend: StorageBackend {
   public func editSchema<R: Sendable>(_ body: @Sendable (any SchemaEditor) throws -> R) async throws -> R {
     try checkOpen()
     return try storage.tables.withLock { tables in
-      let result = try tables.edit(body)
-      storage.commits.add(1, ordering: .relaxed)
+      let (result, changed) = try tables.edit(body)
+      if changed { storage.commits.add(1, ordering: .relaxed) }
       return result
     }
   }

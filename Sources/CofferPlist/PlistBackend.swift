@@ -167,15 +167,17 @@ public final class PlistBackend: StorageBackend {
     }
   }
 
-  /// Runs a migration step's edit on the writer's tables and writes the whole file before
-  /// returning, whatever the persistence policy: the file is replaced atomically, so a killed
+  /// Runs a migration step's edit on the writer's tables and, when it changed anything, writes
+  /// the whole file before returning, whatever the persistence policy: the file is replaced atomically, so a killed
   /// process leaves it before or after the step. If the write fails, nothing of the step stays.
   public func editSchema<R: Sendable>(_ body: @Sendable (any SchemaEditor) throws -> R) async throws -> R {
     try await blocking.run { [self] in
       try mutate(replaying: false, writing: true) { tables, cache in
-        let result = try tables.edit(body)
-        cache = [:]
-        return (1, true, result)
+        let (result, changed) = try tables.edit(body)
+        // An edit that only read (the record of migrations, for a listing or a rehearsal)
+        // leaves the file as it is.
+        if changed { cache = [:] }
+        return (changed ? 1 : 0, changed, result)
       }
     }
   }

@@ -99,6 +99,29 @@ import Testing
     #expect(listed.output.contains(", 120 rows\n"))
   }
 
+  @Test func listingRehearsingAndRerunningLeaveAPropertyListFileAsItIs() async throws {
+    let folder = try TemporaryFolder("coffer-migrate-plist-bytes")
+    let file = folder.file("store.plist")
+    let url = "plist://" + file
+    _ = try await filled(url, count: 30)
+    let planFile = folder.file("plan.json")
+    try Data(plan.utf8).write(to: URL(fileURLWithPath: planFile))
+    func bytes() throws -> Data { try Data(contentsOf: URL(fileURLWithPath: file)) }
+
+    let fresh = try bytes()
+    #expect(try CommandRun.coffer(["migrate", url]).status == 0)
+    #expect(try bytes() == fresh, "listing the record rewrote the file")
+    #expect(try CommandRun.coffer(["migrate", url, "--plan", planFile, "--dry-run"]).status == 0)
+    #expect(try bytes() == fresh, "the rehearsal rewrote the file")
+
+    #expect(try CommandRun.coffer(["migrate", url, "--plan", planFile]).status == 0)
+    let migrated = try bytes()
+    #expect(migrated != fresh)
+    #expect(try CommandRun.coffer(["migrate", url, "--plan", planFile]).status == 0)
+    #expect(try CommandRun.coffer(["migrate", url]).status == 0)
+    #expect(try bytes() == migrated, "a plan already applied, or the listing, rewrote the file")
+  }
+
   @Test func aFailingStepIsReportedAndTheExitStatusSaysSo() async throws {
     let folder = try TemporaryFolder("coffer-migrate-failing")
     let url = "sqlite://" + folder.file("store.sqlite")

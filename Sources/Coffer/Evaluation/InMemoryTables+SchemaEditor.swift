@@ -3,17 +3,22 @@ extension InMemoryTables {
   /// it returns: all of the edit, or (when it throws) none of it. What the memory and
   /// property-list backends' ``StorageBackend/editSchema(_:)`` do under their lock, and how
   /// ``Store/rehearseMigration(_:)`` runs a plan on a copy of a store.
-  public mutating func edit<R>(_ body: (any SchemaEditor) throws -> R) throws -> R {
+  ///
+  /// - Returns: what `body` returned, and whether it changed anything (an edit that only read
+  ///   the schemas or the record of migrations changes nothing, so a file need not be written).
+  public mutating func edit<R>(_ body: (any SchemaEditor) throws -> R) throws -> (result: R, changed: Bool) {
     let editor = InMemorySchemaEditor(self)
     let result = try body(editor)
-    self = editor.tables
-    return result
+    if editor.changed { self = editor.tables }
+    return (result, editor.changed)
   }
 }
 
 /// A ``SchemaEditor`` over ``InMemoryTables``: edits a copy, kept only when the edit succeeds.
 final class InMemorySchemaEditor: SchemaEditor {
   var tables: InMemoryTables
+  /// Whether anything was created, inserted, dropped, relabelled or recorded.
+  private(set) var changed = false
 
   init(_ tables: InMemoryTables) { self.tables = tables }
 
@@ -37,16 +42,19 @@ final class InMemorySchemaEditor: SchemaEditor {
         entity: schema.name)
     }
     tables.tables[schema.name] = InMemoryTable(schema: schema)
+    changed = true
   }
 
   func insert(_ row: Row, into entity: String) throws {
     _ = try stored(entity)
     _ = try tables.apply(ChangeSet([.insert(entity: entity, row: row)]))
+    changed = true
   }
 
   func drop(_ entity: String) throws {
     _ = try stored(entity)
     tables.tables[entity] = nil
+    changed = true
   }
 
   func relabel(_ entity: String, as schema: EntitySchema) throws {
@@ -60,11 +68,15 @@ final class InMemorySchemaEditor: SchemaEditor {
     table.schema = schema
     tables.tables[entity] = nil
     tables.tables[schema.name] = table
+    changed = true
   }
 
   func migrations() throws -> [MigrationRecord] { tables.migrations }
 
-  func record(_ migration: MigrationRecord) throws { tables.migrations.append(migration) }
+  func record(_ migration: MigrationRecord) throws {
+    tables.migrations.append(migration)
+    changed = true
+  }
 
   private func stored(_ entity: String) throws -> InMemoryTable {
     guard let table = tables.tables[entity] else {

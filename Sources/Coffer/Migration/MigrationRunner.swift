@@ -111,7 +111,7 @@ enum MigrationRunner {
       let turn: Turn
       do {
         let store = tables.storeName
-        turn = try tables.edit { try runNextStep(of: plan, with: $0, store: store) }
+        turn = try tables.edit { try runNextStep(of: plan, with: $0, store: store) }.result
       } catch let error as CofferError where error.code != .unknownMigration {
         var report = report(plan, alreadyApplied: already, ran: ran, rehearsal: true)
         let failed = tables.migrations.count
