@@ -52,7 +52,7 @@ extension ConformanceSuite {
       "A process killed at a random moment while it migrates leaves the store exactly before or after each "
         + "step, its record agreeing with its data; migrating again finishes the plan."
     ) { context in
-      let child = try migrationChildProgram(of: context)
+      let child = try childProgram(of: context, as: "the migrating process")
       var random = SplitMix64(seed: differentialSeed() ^ 0x4B49_4C4C)
       // The states the store may be found in: no step, the first, both — each a digest.
       var states: [StoreDigest] = []
@@ -143,18 +143,4 @@ extension ConformanceSuite {
       }
     }
   ]
-
-  /// The target's child program, or the reason the check is skipped without one.
-  private static func migrationChildProgram(of context: CheckContext) throws -> ConformanceTarget.ChildProgram
-  {
-    guard let child = context.target.child else {
-      throw CheckSkipped(
-        "no child program to run as the migrating process; give ConformanceTarget a child "
-          + "(ConformanceTarget.ChildProgram.coffer(at: path of the coffer executable))")
-    }
-    guard FileManager.default.isExecutableFile(atPath: child.executable) else {
-      throw CheckSkipped("the child program \(child.executable) is missing or not executable; build it first")
-    }
-    return child
-  }
 }

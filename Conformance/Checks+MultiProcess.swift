@@ -143,11 +143,14 @@ extension ConformanceSuite {
   static let processAccounts = 20
   static let processTransfers = 100
 
-  /// The target's child program, or the reason the check is skipped without one.
-  private static func childProgram(of context: CheckContext) throws -> ConformanceTarget.ChildProgram {
+  /// The target's child program, or the reason the check is skipped without one; `role` says
+  /// what the child is for.
+  static func childProgram(
+    of context: CheckContext, as role: String = "the second process"
+  ) throws -> ConformanceTarget.ChildProgram {
     guard let child = context.target.child else {
       throw CheckSkipped(
-        "no child program to run as the second process; give ConformanceTarget a child "
+        "no child program to run as \(role); give ConformanceTarget a child "
           + "(ConformanceTarget.ChildProgram.coffer(at: path of the coffer executable))")
     }
     guard FileManager.default.isExecutableFile(atPath: child.executable) else {

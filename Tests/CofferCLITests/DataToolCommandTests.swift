@@ -23,13 +23,6 @@ import Testing
     return digest
   }
 
-  private func digest(of url: String) async throws -> StoreDigest {
-    let store = try await Store.open(url: url)
-    let digest = try await store.digest()
-    try await store.close()
-    return digest
-  }
-
   @Test func inspectDescribesEveryEntityAsTextAndJSON() async throws {
     let folder = try TemporaryFolder("coffer-inspect")
     let url = "sqlite://" + folder.file("store.sqlite")

@@ -35,13 +35,6 @@ import Testing
     return digest
   }
 
-  private func digest(of url: String) async throws -> StoreDigest {
-    let store = try await Store.open(url: url)
-    let digest = try await store.digest()
-    try await store.close()
-    return digest
-  }
-
   private let plan = """
     { "steps": [
       { "name": "v2-rename", "renameField": { "entity": "Message", "from": "body", "to": "text" } },

@@ -207,15 +207,7 @@ enum ContentionBenchmark {
     }
     let text = lines.joined(separator: "\n")
     print(text)
-    if write {
-      let directory =
-        output
-        ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Docs").path
-      try text.write(toFile: directory + "/Contention.md", atomically: true, encoding: .utf8)
-      say("wrote \(directory)/Contention.md")
-    }
+    if write { try writeReport(text, named: "Contention.md", to: output) }
   }
 
   /// Runs `tasks` tasks incrementing counters for `seconds`, then checks the counters' sum.

@@ -184,15 +184,7 @@ enum CopyBenchmark {
     let lines = report(results, settings: settings, command: command, load: load.finish())
     let text = lines.joined(separator: "\n")
     print(text)
-    if settings.write {
-      let directory =
-        settings.output
-        ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Docs").path
-      try text.write(toFile: directory + "/Copy.md", atomically: true, encoding: .utf8)
-      say("wrote \(directory)/Copy.md")
-    }
+    if settings.write { try writeReport(text, named: "Copy.md", to: settings.output) }
   }
 
   /// Fills the pair's source, copies it twice (with and without verification), then runs both

@@ -44,3 +44,18 @@ struct ScratchFolder {
   func remove() { try? FileManager.default.removeItem(atPath: path) }
   func file(_ name: String) -> String { path + "/" + name }
 }
+
+/// Where the benchmarks write their reports: `--output`'s folder when given, else the
+/// repository's Docs folder.
+func reportDirectory(_ output: String?) -> String {
+  output
+    ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Docs").path
+}
+
+/// Writes a report as `name` in ``reportDirectory(_:)`` and says where.
+func writeReport(_ text: String, named name: String, to output: String?) throws {
+  let path = reportDirectory(output) + "/" + name
+  try text.write(toFile: path, atomically: true, encoding: .utf8)
+  say("wrote \(path)")
+}

@@ -75,15 +75,7 @@ enum MigrationBenchmark {
     let lines = report(results, command: command, load: load.finish())
     let text = lines.joined(separator: "\n")
     print(text)
-    if write {
-      let directory =
-        output
-        ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Docs").path
-      try text.write(toFile: directory + "/MigrationSpeed.md", atomically: true, encoding: .utf8)
-      say("wrote \(directory)/MigrationSpeed.md")
-    }
+    if write { try writeReport(text, named: "MigrationSpeed.md", to: output) }
   }
 
   static func measure(_ engine: String, messages: [ChatMessage]) async throws -> Result {

@@ -225,14 +225,6 @@ enum QueryModelBenchmark {
     lines.append("")
     let text = lines.joined(separator: "\n")
     print(text)
-    if write {
-      let directory =
-        output
-        ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Docs").path
-      try text.write(toFile: directory + "/QueryModelSpeed.md", atomically: true, encoding: .utf8)
-      say("wrote \(directory)/QueryModelSpeed.md")
-    }
+    if write { try writeReport(text, named: "QueryModelSpeed.md", to: output) }
   }
 }

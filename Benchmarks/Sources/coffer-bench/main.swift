@@ -202,9 +202,7 @@ do {
   let markdown = lines.joined(separator: "\n")
   say(markdown)
   if options.write {
-    let benchmarks = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-      .deletingLastPathComponent()
-    let output = options.output ?? benchmarks.deletingLastPathComponent().appendingPathComponent("Docs").path
+    let output = reportDirectory(options.output)
     try markdown.write(toFile: output + "/Performance.md", atomically: true, encoding: .utf8)
     try (csv.joined(separator: "\n") + "\n").write(
       toFile: output + "/performance.csv", atomically: true, encoding: .utf8)

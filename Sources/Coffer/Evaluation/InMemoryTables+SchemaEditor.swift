@@ -46,8 +46,7 @@ final class InMemorySchemaEditor: SchemaEditor {
   }
 
   func insert(_ row: Row, into entity: String) throws {
-    _ = try stored(entity)
-    _ = try tables.apply(ChangeSet([.insert(entity: entity, row: row)]))
+    try tables.insert(row, into: entity)
     changed = true
   }
 

@@ -97,6 +97,17 @@
     return summary
   }
 
+  /// Adds a row in its entity's current layout, refused as a batch's insert is (a taken id,
+  /// a unique value another row holds), with nothing to undo: what a migration's editor adds
+  /// row by row to a copy it keeps only if the whole step succeeds.
+  mutating func insert(_ row: Row, into entity: String) throws {
+    let schema = try table(entity).schema
+    let id = row[schema.idPosition]
+    if tables[entity]?.rows[id] != nil { throw duplicate(schema, id) }
+    try tables[entity]?.checkUnique(row, store: storeName)
+    _ = tables[entity]?.put(id, row)
+  }
+
   private mutating func rollBack(_ undo: [(entity: String, id: Value, row: Row?)]) {
     for step in undo.reversed() { tables[step.entity]?.put(step.id, step.row) }
   }

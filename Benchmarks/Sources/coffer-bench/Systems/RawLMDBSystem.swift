@@ -125,23 +125,9 @@ final class RawLMDBSystem: BenchSystem {
   /// row rewritten in place (`mdb_cursor_put` with `MDB_CURRENT`), one transaction.
   func rewriteRows() throws {
     try writing { transaction in
-      var cursor: OpaquePointer?
-      try check(mdb_cursor_open(transaction, rows, &cursor), "mdb_cursor_open")
-      defer { mdb_cursor_close(cursor) }
-      var key = MDB_val()
-      var data = MDB_val()
-      var status = mdb_cursor_get(cursor, &key, &data, MDB_FIRST)
-      var copy: [UInt8] = []
-      while status == 0 {
-        copy.removeAll(keepingCapacity: true)
-        copy.append(contentsOf: UnsafeRawBufferPointer(start: data.mv_data, count: data.mv_size))
-        try copy.withUnsafeMutableBytes { bytes in
-          var value = MDB_val(mv_size: bytes.count, mv_data: bytes.baseAddress)
-          try check(mdb_cursor_put(cursor, &key, &value, UInt32(MDB_CURRENT)), "mdb_cursor_put")
-        }
-        status = mdb_cursor_get(cursor, &key, &data, MDB_NEXT)
+      try rewritingEveryRow(in: transaction) { _, _, data, row in
+        row.append(contentsOf: UnsafeRawBufferPointer(start: data.mv_data, count: data.mv_size))
       }
-      if status != MDB_NOTFOUND { try check(status, "mdb_cursor_get") }
     }
   }
 
@@ -151,19 +137,11 @@ final class RawLMDBSystem: BenchSystem {
   func convertThreadToText() throws {
     try writing { transaction in
       try check(mdb_drop(transaction, byThread, 0), "mdb_drop")
-      var cursor: OpaquePointer?
-      try check(mdb_cursor_open(transaction, rows, &cursor), "mdb_cursor_open")
-      defer { mdb_cursor_close(cursor) }
-      var key = MDB_val()
-      var data = MDB_val()
-      var status = mdb_cursor_get(cursor, &key, &data, MDB_FIRST)
-      var row: [UInt8] = []
       var indexKey: [UInt8] = []
       var id: [UInt8] = []
-      while status == 0 {
+      try rewritingEveryRow(in: transaction) { transaction, key, data, row in
         let raw = UnsafeRawBufferPointer(start: data.mv_data, count: data.mv_size)
         let thread = String(Int64(littleEndian: raw.loadUnaligned(fromByteOffset: 0, as: Int64.self)))
-        row.removeAll(keepingCapacity: true)
         withUnsafeBytes(of: UInt32(thread.utf8.count).littleEndian) { row.append(contentsOf: $0) }
         row.append(contentsOf: thread.utf8)
         row.append(contentsOf: raw[8...])
@@ -173,10 +151,6 @@ final class RawLMDBSystem: BenchSystem {
         indexKey.append(contentsOf: raw[8..<16].reversed())
         id.removeAll(keepingCapacity: true)
         id.append(contentsOf: UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size))
-        try row.withUnsafeMutableBytes { bytes in
-          var value = MDB_val(mv_size: bytes.count, mv_data: bytes.baseAddress)
-          try check(mdb_cursor_put(cursor, &key, &value, UInt32(MDB_CURRENT)), "mdb_cursor_put")
-        }
         try indexKey.withUnsafeMutableBytes { keyBytes in
           try id.withUnsafeMutableBytes { idBytes in
             var indexValue = MDB_val(mv_size: keyBytes.count, mv_data: keyBytes.baseAddress)
@@ -184,10 +158,33 @@ final class RawLMDBSystem: BenchSystem {
             try check(mdb_put(transaction, byThread, &indexValue, &idValue, 0), "mdb_put")
           }
         }
-        status = mdb_cursor_get(cursor, &key, &data, MDB_NEXT)
       }
-      if status != MDB_NOTFOUND { try check(status, "mdb_cursor_get") }
     }
+  }
+
+  /// Walks every row with a cursor and puts back in its place the bytes `body` appends to the
+  /// (emptied) buffer it is given for the row.
+  private func rewritingEveryRow(
+    in transaction: OpaquePointer?,
+    _ body: (OpaquePointer?, MDB_val, MDB_val, inout [UInt8]) throws -> Void
+  ) throws {
+    var cursor: OpaquePointer?
+    try check(mdb_cursor_open(transaction, rows, &cursor), "mdb_cursor_open")
+    defer { mdb_cursor_close(cursor) }
+    var key = MDB_val()
+    var data = MDB_val()
+    var status = mdb_cursor_get(cursor, &key, &data, MDB_FIRST)
+    var row: [UInt8] = []
+    while status == 0 {
+      row.removeAll(keepingCapacity: true)
+      try body(transaction, key, data, &row)
+      try row.withUnsafeMutableBytes { bytes in
+        var value = MDB_val(mv_size: bytes.count, mv_data: bytes.baseAddress)
+        try check(mdb_cursor_put(cursor, &key, &value, UInt32(MDB_CURRENT)), "mdb_cursor_put")
+      }
+      status = mdb_cursor_get(cursor, &key, &data, MDB_NEXT)
+    }
+    if status != MDB_NOTFOUND { try check(status, "mdb_cursor_get") }
   }
 
   // MARK: - Plumbing
