@@ -34,22 +34,7 @@ enum Catalog {
   static func open(in transaction: Transaction) throws -> MDB_dbi {
     let context = transaction.context
     if let database = try transaction.open(databaseName, flags: 0) {
-      guard let bytes = try transaction.get(database, Array("format".utf8)),
-        let format = try? JSONDecoder().decode(Format.self, from: Data(bytes)), format.format == "coffer-lmdb"
-      else {
-        throw CofferError(
-          .corruptStore,
-          "This LMDB store has a '\(databaseName)' database that does not describe a Coffer store. It was left "
-            + "untouched; name another directory.",
-          store: context.name, path: context.path)
-      }
-      guard format.version <= formatVersion else {
-        throw CofferError(
-          .corruptStore,
-          "This store was written by a newer Coffer (store format \(format.version); this one reads up to "
-            + "\(formatVersion)). Upgrade Coffer to open it; it was left untouched.",
-          store: context.name, path: context.path)
-      }
+      try checkFormat(try transaction.get(database, Array("format".utf8)).map { Data($0) }, context: context)
       return database
     }
     guard let main = try transaction.open(nil, flags: 0) else {
@@ -70,12 +55,39 @@ enum Catalog {
     return database
   }
 
+  /// Checks the catalog's `format` entry (`nil` when it has none): it must describe a Coffer
+  /// store of a format this Coffer reads.
+  static func checkFormat(_ bytes: Data?, context: StoreContext) throws {
+    guard let bytes, let format = try? JSONDecoder().decode(Format.self, from: bytes),
+      format.format == "coffer-lmdb"
+    else {
+      throw CofferError(
+        .corruptStore,
+        "This LMDB store has a '\(databaseName)' database that does not describe a Coffer store. It was left "
+          + "untouched; name another directory.",
+        store: context.name, path: context.path)
+    }
+    guard format.version <= formatVersion else {
+      throw CofferError(
+        .corruptStore,
+        "This store was written by a newer Coffer (store format \(format.version); this one reads up to "
+          + "\(formatVersion)). Upgrade Coffer to open it; it was left untouched.",
+        store: context.name, path: context.path)
+    }
+  }
+
   /// The entry of an entity, or `nil` when it was never prepared.
   static func record(_ entity: String, in transaction: Transaction, catalog: MDB_dbi) throws -> EntityRecord?
   {
     guard let bytes = try transaction.get(catalog, key(entity)) else { return nil }
+    return try decodeRecord(Data(bytes), entity: entity, context: transaction.context)
+  }
+
+  /// An entity's entry from its stored bytes, checked: its current layout exists and has as
+  /// many indexes as the entry has index databases.
+  static func decodeRecord(_ bytes: Data, entity: String, context: StoreContext) throws -> EntityRecord {
     do {
-      let record = try JSONDecoder().decode(EntityRecord.self, from: Data(bytes))
+      let record = try JSONDecoder().decode(EntityRecord.self, from: bytes)
       guard record.layouts.indices.contains(record.current),
         record.indexes.count == record.layouts[record.current].indexes.count
       else { throw CocoaError(.coderInvalidValue) }
@@ -84,7 +96,7 @@ enum Catalog {
       throw CofferError(
         .corruptStore,
         "The catalog entry of entity '\(entity)' is damaged. Restore the store from a backup.",
-        store: transaction.context.name, entity: entity, path: transaction.context.path, underlying: error)
+        store: context.name, entity: entity, path: context.path, underlying: error)
     }
   }
 
@@ -113,9 +125,14 @@ enum Catalog {
   static func write(_ record: EntityRecord, for entity: String, in transaction: Transaction, catalog: MDB_dbi)
     throws
   {
+    try transaction.put(catalog, key(entity), try encodeRecord(record))
+  }
+
+  /// The stored bytes of an entity's entry: JSON with sorted keys.
+  static func encodeRecord(_ record: EntityRecord) throws -> [UInt8] {
     let encoder = JSONEncoder()
     encoder.outputFormatting = .sortedKeys
-    try transaction.put(catalog, key(entity), Array(try encoder.encode(record)))
+    return Array(try encoder.encode(record))
   }
 
   static func key(_ entity: String) -> [UInt8] { Array("entity:\(entity)".utf8) }

@@ -59,6 +59,13 @@ extension LMDBBackend {
 
   /// The error for a row that cannot be read.
   func damage(_ damage: RowDamage, key: UnsafeRawBufferPointer, schema: EntitySchema) -> CofferError {
+    Self.damage(damage, key: key, schema: schema, store: name, path: path)
+  }
+
+  /// The error for a row of store `name` at `path` that cannot be read.
+  static func damage(
+    _ damage: RowDamage, key: UnsafeRawBufferPointer, schema: EntitySchema, store name: String, path: String
+  ) -> CofferError {
     let id = KeyEncoding.decodeID(key, kind: schema.idField.kind)?.description
     let which = id.map { "The \(schema.name) row with id \($0)" } ?? "A \(schema.name) row"
     switch damage {
