@@ -44,19 +44,28 @@ enum SQLiteCatalog {
     let statement = try connection.statement(readSQL)
     return try statement.withBindings([.string(entity)]) { () throws -> Record? in
       guard try statement.stepReading() else { return nil }
-      let tableName = statement.string(at: 0)
-      do {
-        let columns = try JSONDecoder().decode([String].self, from: statement.data(at: 1))
-        let schema = try JSONDecoder().decode(EntitySchema.self, from: statement.data(at: 2))
-        guard columns.count == schema.fields.count else { throw ColumnCountMismatch() }
-        return Record(schema: schema, tableName: tableName, columns: columns)
-      } catch {
-        throw CofferError(
-          .corruptStore,
-          "The stored description of entity '\(entity)' in the coffer_schema table cannot be read; "
-            + "something other than Coffer changed it. Restore the file from a backup.",
-          store: connection.storeName, entity: entity, path: connection.path)
-      }
+      return try decode(
+        entity, tableName: statement.string(at: 0), columns: statement.data(at: 1),
+        schema: statement.data(at: 2), store: connection.storeName, path: connection.path)
+    }
+  }
+
+  /// An entity's record from its stored row: the columns and schema as the JSON text
+  /// ``write(_:on:)`` stores, checked to name one column per field.
+  static func decode(
+    _ entity: String, tableName: String, columns: Data, schema: Data, store: String, path: String
+  ) throws -> Record {
+    do {
+      let columns = try JSONDecoder().decode([String].self, from: columns)
+      let schema = try JSONDecoder().decode(EntitySchema.self, from: schema)
+      guard columns.count == schema.fields.count else { throw ColumnCountMismatch() }
+      return Record(schema: schema, tableName: tableName, columns: columns)
+    } catch {
+      throw CofferError(
+        .corruptStore,
+        "The stored description of entity '\(entity)' in the coffer_schema table cannot be read; "
+          + "something other than Coffer changed it. Restore the file from a backup.",
+        store: store, entity: entity, path: path)
     }
   }
 
@@ -75,17 +84,18 @@ enum SQLiteCatalog {
 
   /// Records an entity.
   static func write(_ record: Record, on connection: SQLiteConnection) throws {
+    let (columns, schema) = try encode(record)
+    try connection.run(
+      writeSQL, [.string(record.schema.name), .string(record.tableName), .string(columns), .string(schema)])
+  }
+
+  /// The JSON texts a record's columns and schema are stored as, keys sorted.
+  static func encode(_ record: Record) throws -> (columns: String, schema: String) {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys]
     let columns = try encoder.encode(record.columns)
     let schema = try encoder.encode(record.schema)
-    try connection.run(
-      writeSQL,
-      [
-        .string(record.schema.name), .string(record.tableName),
-        .string(String(decoding: columns, as: UTF8.self)),
-        .string(String(decoding: schema, as: UTF8.self)),
-      ])
+    return (String(decoding: columns, as: UTF8.self), String(decoding: schema, as: UTF8.self))
   }
 
   /// Forgets an entity's record.
