@@ -219,12 +219,17 @@ public struct StoreImporter: Sendable {
   }
 
   private func decode<T: Decodable>(_ type: T.Type, _ line: some StringProtocol) throws -> T {
+    try Self.decode(type, line, number: lineNumber)
+  }
+
+  /// Decodes the JSON object of an opening, header or closing line, line `number` of the input.
+  static func decode<T: Decodable>(_ type: T.Type, _ line: some StringProtocol, number: Int) throws -> T {
     do {
       return try JSONDecoder().decode(type, from: Data(line.utf8))
     } catch let error as CofferError {
-      throw failure(error.message)
+      throw failure(error.message, line: number)
     } catch {
-      throw failure("The line is not of the export format (malformed JSON, or a key missing).")
+      throw failure("The line is not of the export format (malformed JSON, or a key missing).", line: number)
     }
   }
 
@@ -234,17 +239,17 @@ public struct StoreImporter: Sendable {
     CofferError(.invalidInput, line.map { "Line \($0): " + message } ?? message)
   }
 
-  private struct Opening: Decodable {
+  struct Opening: Decodable {
     var coffer: String
     var version: Int
   }
 
-  private struct Header: Decodable {
+  struct Header: Decodable {
     var entity: EntitySchema
     var rows: Int
   }
 
-  private struct Closing: Decodable {
+  struct Closing: Decodable {
     struct End: Decodable {
       struct Entity: Decodable {
         var name: String
