@@ -54,6 +54,20 @@ extension LMDBEnvironment {
       store: context.name, path: dataPath)
   }
 
+  /// Flushes a new store's directory (holding the name `data.mdb`) and the directory above it
+  /// (holding the store directory's name) to disk, so that the store's files are still found
+  /// after a power cut. POSIX makes a new name durable only when its directory is synced; best
+  /// effort, since a failure here leaves the store exactly as usable as before.
+  static func syncNames(of path: String) {
+    let parent = (path as NSString).deletingLastPathComponent
+    for directory in [path, parent.isEmpty ? "." : parent] {
+      let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+      guard descriptor >= 0 else { continue }
+      fsync(descriptor)
+      closeDescriptor(descriptor)
+    }
+  }
+
   /// Whether the file system holding `path` has (next to) no room left: liblmdb reports a write
   /// cut short by a full disk as an I/O error, not as `ENOSPC`.
   static func isDiskFull(_ path: String) -> Bool {
@@ -126,4 +140,9 @@ enum ByteSize {
     }
     return compact ? "\(bytes)" : "\(bytes) bytes"
   }
+}
+
+/// `close(2)`, under a name that ``LMDBEnvironment/close()`` does not hide.
+private func closeDescriptor(_ descriptor: Int32) {
+  close(descriptor)
 }

@@ -53,6 +53,7 @@ final class LMDBEnvironment: @unchecked Sendable {
     self.maxMapSize = configuration.maxMapSize
     self.blocking = BlockingQueue(label: "coffer.lmdb.writer")
     try Self.prepareDirectory(path, context)
+    let isNewStore = !FileManager.default.fileExists(atPath: path + "/data.mdb")
     var created: OpaquePointer?
     try context.check(mdb_env_create(&created), "create an LMDB environment")
     guard let handle = created else { throw context.error(ENOMEM, "create an LMDB environment") }
@@ -62,6 +63,9 @@ final class LMDBEnvironment: @unchecked Sendable {
         mdb_env_set_maxreaders(handle, UInt32(configuration.maxReaders)), "configure the store")
       try context.check(mdb_env_set_mapsize(handle, configuration.mapSize), "configure the store")
       try context.check(mdb_env_open(handle, path, UInt32(MDB_NOTLS), 0o600), "open the LMDB store")
+      // liblmdb syncs data.mdb at every commit but never the directories: without this, a power
+      // cut could take the new store's names, and every commit acknowledged since with them.
+      if isNewStore { Self.syncNames(of: path) }
       var dead: Int32 = 0
       try context.check(mdb_reader_check(handle, &dead), "clear readers left by processes that died")
       try Self.checkLength(handle, path: path, context: context)
