@@ -76,6 +76,9 @@ struct BackendReport {
   var acknowledged: Int64 = 0
   /// A few failing states, described.
   var examples: [String] = []
+  /// The first state that gave each typed error, described (these pass: nothing had been
+  /// acknowledged yet).
+  var typedErrorExamples: [String: String] = [:]
 
   /// Whether any check failed.
   var failed: Bool { crashes + hangs + untyped + lostAcknowledged + halfBatches > 0 }
@@ -96,6 +99,7 @@ struct BackendReport {
       "  lost acknowledged commits \(lostAcknowledged) (unreadable after an acknowledgement \(unreadableAfterAcknowledgement)), "
         + "half batches \(halfBatches), ahead of acknowledgement \(aheadOfAcknowledgement)",
     ]
+    lines += typedErrorExamples.sorted { $0.key < $1.key }.map { "  first \($0.key): \($0.value)" }
     lines += examples.map { "  failure: \($0)" }
     return lines
   }
@@ -227,6 +231,9 @@ struct Explorer {
         }
       case .typedError(let code, let message):
         report.typedErrors[code, default: 0] += 1
+        if report.typedErrorExamples[code] == nil {
+          report.typedErrorExamples[code] = "\(state.label): \(message.prefix(160))"
+        }
         if state.acknowledged > 0 {
           report.lostAcknowledged += 1
           report.unreadableAfterAcknowledgement += 1
