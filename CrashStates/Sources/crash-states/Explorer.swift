@@ -155,7 +155,9 @@ struct Explorer {
         "LD_PRELOAD": settings.shim, "CRASH_TRACE_ROOT": resolvedRoot, "CRASH_TRACE_FILE": trace,
       ],
       errorLog: work + "/writer-errors")
-    while case .text = writer.readLine(timeout: 600) {}
+    var line = writer.readLine(timeout: 600)
+    while case .text = line { line = writer.readLine(timeout: 600) }
+    if case .timedOut = line { writer.kill() }
     let ending = writer.wait()
     guard ending == .exited(0) else {
       let log = (try? String(contentsOfFile: work + "/writer-errors", encoding: .utf8)) ?? ""

@@ -141,7 +141,7 @@ final class StateChecker {
           complete: numbers(fields[1]), partial: numbers(fields[2]), corrupt: Int(fields[3]) ?? -1,
           counter: Int64(fields[4])))
     case "ERROR" where fields.count >= 3:
-      return .typedError(code: fields[1], message: fields.count > 3 ? fields[3] : "")
+      return .typedError(code: fields[1], message: fields[2...].joined(separator: " "))
     case "UNTYPED":
       return .untyped(fields.dropFirst().joined(separator: " "))
     default:
