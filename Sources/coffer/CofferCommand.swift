@@ -11,7 +11,7 @@ struct CofferCommand: AsyncParsableCommand {
     discussion: "Store URLs this build opens: \(BackendRegistry.builtIn.forms.joined(separator: ", ")).",
     subcommands: [
       Demo.self, Inspect.self, Copy.self, Export.self, Import.self, Verify.self, Migrate.self,
-      Conformance.self, Churn.self,
+      Conformance.self, Churn.self, Soak.self,
       ConformanceChild.self,
     ])
 }

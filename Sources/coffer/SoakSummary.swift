@@ -1,0 +1,150 @@
+import Foundation
+
+/// One window of a soak, over every process: what they counted, and each one's resources in
+/// it (the lowest of its samples).
+struct SoakWindow: Sendable, Equatable {
+  /// The window's number, from 1 (the warm-up).
+  var number: Int
+  /// When it started and ended, in seconds from the soak's start.
+  var start: Double
+  /// When it ended, in seconds from the soak's start.
+  var end: Double
+  /// What every process that reported counted in it.
+  var counts: SoakCounts
+  /// Each process's resources in the window (the lowest of its samples, see
+  /// ``SoakResources/lowest(until:)``): this process first, then the extra ones in order; `nil`
+  /// for a process that did not report the window.
+  var resources: [SoakResources?]
+
+  /// How long the window lasted, in seconds.
+  var seconds: Double { max(end - start, 0.001) }
+
+  /// The numbers of the extra processes that did not report this window.
+  var missing: [Int] { resources.indices.dropFirst().filter { resources[$0] == nil } }
+
+  /// The window as the soak prints it while it runs.
+  var rendered: String {
+    func rate(_ count: Int) -> String { String(format: "%.1f", Double(count) / seconds) }
+    func each(_ value: (SoakResources) -> String?) -> String {
+      resources.map { $0.flatMap(value) ?? "?" }.joined(separator: "/")
+    }
+    var line =
+      "window \(number) \(Int(start.rounded()))-\(Int(end.rounded())) s: commits/s \(rate(counts.commits)), "
+      + "reads/s \(rate(counts.reads)), retries/s \(rate(counts.retries)), exhausted \(counts.exhausted), "
+      + "violations \(counts.violations), errors \(counts.errorCount), "
+      + "rss MiB \(each { $0.residentBytes.map { String(format: "%.1f", Double($0) / 1_048_576) } }), "
+      + "fds \(each { $0.openFiles.map(String.init) })"
+    if !missing.isEmpty {
+      line += " (no report yet from extra process \(missing.map(String.init).joined(separator: ", ")))"
+    }
+    return line
+  }
+}
+
+/// The end of a soak: totals, throughput trend, resource growth after the warm-up, and
+/// whether it passed.
+struct SoakSummary: Sendable {
+  /// Every window, in order; the first is the warm-up.
+  var windows: [SoakWindow]
+  /// Everything every process counted, the windows and what finished after the last one.
+  var totals: SoakCounts
+  /// How much (in percent) resident memory or open files may grow after the warm-up.
+  var growthLimit: Double
+  /// Extra processes that failed (ended badly, or printed what the parent could not read).
+  var processFailures: [String]
+
+  /// How one resource grew after the warm-up in the process where it grew most.
+  struct Growth: Sendable, Equatable {
+    /// The process (0 for this one, 1… for the extra ones).
+    var process: Int
+    /// At the end of the warm-up window.
+    var first: Int
+    /// At the end of the last window.
+    var last: Int
+    /// The change from `first` to `last`, in percent.
+    var percent: Double { first > 0 ? Double(last - first) / Double(first) * 100 : 0 }
+  }
+
+  /// The greatest growth of a resource from the end of the first window to the end of the last,
+  /// over the processes that reported both; `nil` with fewer than two windows.
+  func growth(of resource: (SoakResources) -> Int?) -> Growth? {
+    guard windows.count >= 2, let first = windows.first, let last = windows.last else { return nil }
+    var largest: Growth?
+    for process in first.resources.indices where process < last.resources.count {
+      guard let before = first.resources[process].flatMap(resource),
+        let after = last.resources[process].flatMap(resource)
+      else { continue }
+      let growth = Growth(process: process, first: before, last: after)
+      if largest.map({ growth.percent > $0.percent }) ?? true { largest = growth }
+    }
+    return largest
+  }
+
+  /// Rates of a count per window after the warm-up (every window when there is only one).
+  func rates(of count: (SoakCounts) -> Int) -> [Double] {
+    let steady = windows.count >= 2 ? Array(windows.dropFirst()) : windows
+    return steady.map { Double(count($0.counts)) / $0.seconds }
+  }
+
+  /// Why the soak failed; empty when it passed.
+  var failures: [String] {
+    var reasons: [String] = []
+    if totals.violations > 0 { reasons.append("\(totals.violations) invariant violations") }
+    if totals.errorCount > 0 { reasons.append("\(totals.errorCount) errors") }
+    if totals.exhausted > 0 {
+      reasons.append("\(totals.exhausted) transfers that conflicted after every retry")
+    }
+    if totals.commits == 0 { reasons.append("no transfer committed") }
+    if totals.reads == 0 { reasons.append("no read completed") }
+    reasons += processFailures
+    for (name, growth) in [
+      ("resident memory", growth { $0.residentBytes }), ("open files", growth { $0.openFiles }),
+    ] {
+      if let growth, growth.percent > growthLimit {
+        reasons.append(
+          "\(name) grew \(String(format: "%.1f", growth.percent))% after the warm-up "
+            + "(process \(growth.process)), more than \(String(format: "%g", growthLimit))%")
+      }
+    }
+    return reasons
+  }
+
+  /// The summary as the soak prints it, one indented line per figure after the first.
+  func rendered(store: String) -> [String] {
+    let errors = totals.errors.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(
+      separator: ", ")
+    var lines = [
+      "summary \(store):",
+      "  totals: commits \(totals.commits) reads \(totals.reads) retries \(totals.retries) "
+        + "exhausted \(totals.exhausted) violations \(totals.violations) errors \(totals.errorCount)"
+        + (errors.isEmpty ? "" : " (\(errors))"),
+    ]
+    let steady = windows.count >= 2 ? "after the warm-up window" : "(one window: no warm-up left out)"
+    for (name, rates) in [("commits/s", rates { $0.commits }), ("reads/s", rates { $0.reads })] {
+      guard let last = rates.last, let lowest = rates.min() else { continue }
+      let mean = rates.reduce(0, +) / Double(rates.count)
+      lines.append(
+        "  \(name) \(steady): mean \(String(format: "%.1f", mean)), min \(String(format: "%.1f", lowest)), "
+          + "last \(String(format: "%.1f", last)) (last/mean \(String(format: "%.2f", mean > 0 ? last / mean : 0)))"
+      )
+    }
+    for (name, growth, unit) in [
+      ("rss", growth { $0.residentBytes }, "MiB"), ("fds", growth { $0.openFiles }, ""),
+    ] {
+      guard let growth else {
+        lines.append("  \(name) growth: not measured (needs two windows and /proc)")
+        continue
+      }
+      func show(_ value: Int) -> String {
+        unit.isEmpty ? String(value) : String(format: "%.1f MiB", Double(value) / 1_048_576)
+      }
+      lines.append(
+        "  \(name) growth after the warm-up (lowest of half-second samples): \(String(format: "%+.1f", growth.percent))% at most "
+          + "(process \(growth.process): \(show(growth.first)) -> \(show(growth.last))), "
+          + "limit \(String(format: "%g", growthLimit))%")
+    }
+    let failures = failures
+    lines.append("  result: " + (failures.isEmpty ? "pass" : "FAIL: " + failures.joined(separator: "; ")))
+    return lines
+  }
+}
