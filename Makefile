@@ -127,15 +127,25 @@ format:
 lint:
 	$(SWIFT) format lint --strict -r $(SWIFT_SOURCES)
 
-# The libFuzzer targets of Fuzz/, each for FUZZ_SECONDS, with AddressSanitizer. Corpora grow in
-# .build-fuzz/corpus/TARGET; a crashing input is saved as .build-fuzz/crash-… and fails the target.
+# The libFuzzer targets of Fuzz/, each for FUZZ_SECONDS, built optimized with AddressSanitizer.
+# The direct targets (one decoder each, in memory) come first, then the whole-path ones; FUZZ_TARGETS
+# picks some (`make fuzz FUZZ_TARGETS="fuzz-lmdb-row fuzz-lmdb-key"`), FUZZ_RUNS stops each after
+# that many executions (`FUZZ_RUNS=10000000`; -1, the default, runs for the whole time). Seeds: the
+# demo store as binary and XML plist files and as a JSON Lines export, and the inputs each direct
+# target writes from them (COFFER_FUZZ_SEEDS). Corpora grow in .build-fuzz/corpus/TARGET; an input
+# that crashes, leaks or runs past FUZZ_TIMEOUT seconds is saved as .build-fuzz/crash-… (leak-…,
+# timeout-…) and fails the target. Prints each target's executions and executions per second.
 FUZZ_SECONDS ?= 60
-FUZZ_BUILD = $(SWIFT) build --package-path Fuzz --scratch-path .build-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld
+FUZZ_RUNS ?= -1
+FUZZ_TIMEOUT ?= 10
+FUZZ_TARGETS ?= fuzz-binary-plist fuzz-xml-plist fuzz-lmdb-row fuzz-lmdb-key fuzz-lmdb-catalog \
+  fuzz-sqlite-catalog fuzz-jsonl-line fuzz-store-url fuzz-plist-file fuzz-jsonl-import
+FUZZ_BUILD = $(SWIFT) build -c release --package-path Fuzz --scratch-path .build-fuzz \
+  -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld
 fuzz: deps
 	@set -eu; $(FUZZ_BUILD) 2>&1 | grep -v 'Cannot export local symbol' | tail -1; \
 	bin="$$($(FUZZ_BUILD) --show-bin-path)"; corpus=.build-fuzz/corpus; seeds="$$corpus/seeds-plist"; \
-	jsonl="$$corpus/seeds-jsonl"; \
-	mkdir -p "$$corpus/fuzz-store-url" "$$corpus/fuzz-plist-file" "$$corpus/fuzz-jsonl-import" "$$seeds" "$$jsonl"; \
+	jsonl="$$corpus/seeds-jsonl"; mkdir -p "$$seeds" "$$jsonl"; \
 	if [ ! -f "$$seeds/binary.plist" ]; then \
 	  $(SWIFT) run $(TRAITS) coffer demo --store "plist://$$PWD/$$seeds/binary.plist" > /dev/null; \
 	  $(SWIFT) run $(TRAITS) coffer demo --store "plist://$$PWD/$$seeds/xml.plist?format=xml" > /dev/null; \
@@ -145,15 +155,29 @@ fuzz: deps
 	  $(SWIFT) run $(TRAITS) coffer export "plist://$$PWD/$$seeds/binary.plist" --output "$$jsonl/demo.jsonl" 2> /dev/null; \
 	  rm -f "$$seeds"/*.lock; \
 	fi; \
+	export LSAN_OPTIONS="suppressions=$$PWD/Tests/lsan-suppressions.txt" SWIFT_BACKTRACE=enable=no; \
 	status=0; \
-	for target in fuzz-store-url fuzz-plist-file fuzz-jsonl-import; do \
-	  extra=""; [ "$$target" = fuzz-plist-file ] && extra="$$seeds"; [ "$$target" = fuzz-jsonl-import ] && extra="$$jsonl"; \
-	  log=".build-fuzz/$$target.log"; \
-	  if "$$bin/$$target" -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -print_final_stats=1 \
-	    -artifact_prefix=.build-fuzz/ "$$corpus/$$target" $$extra > "$$log" 2>&1; then result=ok; else result=FAILED; status=1; fi; \
+	for target in $(FUZZ_TARGETS); do \
+	  name="$${target#fuzz-}"; extra=""; \
+	  case "$$target" in \
+	    fuzz-plist-file|fuzz-binary-plist|fuzz-xml-plist) extra="$$seeds" ;; \
+	    fuzz-jsonl-import) extra="$$jsonl" ;; \
+	  esac; \
+	  case "$$target" in \
+	    fuzz-store-url|fuzz-plist-file|fuzz-jsonl-import) ;; \
+	    *) if [ ! -d "$$corpus/seeds-$$name" ]; then \
+	         ASAN_OPTIONS=detect_leaks=0 COFFER_FUZZ_SEEDS="$$corpus/seeds-$$name" COFFER_FUZZ_EXPORT="$$jsonl/demo.jsonl" \
+	           "$$bin/$$target" > /dev/null; \
+	       fi; extra="$$extra $$corpus/seeds-$$name" ;; \
+	  esac; \
+	  mkdir -p "$$corpus/$$target"; log=".build-fuzz/$$target.log"; \
+	  if "$$bin/$$target" -max_total_time=$(FUZZ_SECONDS) -runs=$(FUZZ_RUNS) -timeout=$(FUZZ_TIMEOUT) -max_len=8192 \
+	    -print_final_stats=1 -artifact_prefix=.build-fuzz/ "$$corpus/$$target" $$extra > "$$log" 2>&1; then \
+	    result=ok; else result=FAILED; status=1; fi; \
 	  runs=$$(grep -a '^stat::number_of_executed_units' "$$log" | awk '{ print $$2 }'); \
-	  echo "fuzz: $$target: $${runs:-?} executions in $(FUZZ_SECONDS) s: $$result (log $$log)"; \
-	  grep -a -E '^(==[0-9]+==ERROR|SUMMARY|Fatal error)' "$$log" | head -3 || true; \
+	  rate=$$(grep -a '^stat::average_exec_per_sec' "$$log" | awk '{ print $$2 }'); \
+	  echo "fuzz: $$target: $${runs:-?} executions, $${rate:-?} exec/s: $$result (log $$log)"; \
+	  grep -a -E '^(==[0-9]+==ERROR|SUMMARY|Fatal error|.*property violated)' "$$log" | head -3 || true; \
 	done; exit $$status
 
 # Every test under ThreadSanitizer, then AddressSanitizer (LeakSanitizer included), each in a

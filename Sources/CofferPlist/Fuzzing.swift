@@ -15,6 +15,17 @@
     public var rows: [String: [Row]]
     /// The migration steps the header records.
     public var migrations: [MigrationRecord]
+
+    /// An image.
+    public init(
+      format: PlistBackend.Format, schemas: [EntitySchema], rows: [String: [Row]],
+      migrations: [MigrationRecord]
+    ) {
+      self.format = format
+      self.schemas = schemas
+      self.rows = rows
+      self.migrations = migrations
+    }
   }
 
   /// Decodes a binary (`bplist00`) store file image the way opening it does: parses it, checks
