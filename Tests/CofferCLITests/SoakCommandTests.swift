@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+
+@testable import coffer
+
+@Suite struct SoakCommandTests {
+  /// A short soak of a durable, multi-process backend with one extra process: transfers commit,
+  /// checked reads complete, and no read breaks the invariant.
+  @Test(arguments: ["sqlite", "lmdb"])
+  func aShortSoakCommitsReadsAndKeepsTheInvariant(scheme: String) throws {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "coffer-soak-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let path = folder.appendingPathComponent(scheme == "sqlite" ? "soak.sqlite" : "soak").path
+    // Growth is not judged here: three one-second windows of a debug build on a busy machine
+    // say nothing about leaks.
+    let run = try CommandRun.coffer([
+      "soak", "\(scheme)://\(path)", "--seconds", "3", "--window", "1", "--processes", "1", "--writers", "2",
+      "--readers", "2", "--growth-limit", "1000",
+    ])
+    let totals = try #require(
+      run.output.split(separator: "\n").first { $0.hasPrefix("  totals: ") }, "stdout: \(run.output)")
+    let match = try #require(
+      totals.firstMatch(of: /commits (\d+) reads (\d+) retries \d+ exhausted \d+ violations (\d+)/))
+    #expect((Int(match.1) ?? 0) > 0, "\(totals)")
+    #expect((Int(match.2) ?? 0) > 0, "\(totals)")
+    #expect(match.3 == "0", "\(totals)")
+    #expect(run.output.contains("in each of 2 processes"))
+    #expect(run.output.split(separator: "\n").filter { $0.hasPrefix("window ") }.count == 3)
+  }
+
+  @Test func theLedgerAcceptsOnlyEveryAccountSummingToTheTotal() {
+    let ledger = SoakLedger.seeded(accounts: 3, balance: 100)
+    #expect(ledger.check([100, 100, 100]) == nil)
+    #expect(ledger.check([250, -50, 100]) == nil)
+    #expect(ledger.check([100, 100, 99]) == .total)
+    #expect(ledger.check([100, 100]) == .accountCount(2))
+    #expect(ledger.check([Int64.max, Int64.max, 100]) == .total)
+  }
+
+  @Test func aChildLineReadsBackAsWritten() {
+    let line = SoakChildLine(
+      window: 4,
+      counts: SoakCounts(
+        commits: 12, reads: 34, retries: 5, exhausted: 1, violations: 2, errors: ["io": 3, "locked": 1]),
+      resources: SoakResources(residentBytes: 4_096_000, openFiles: 14))
+    #expect(SoakChildLine(parsing: line.encoded[...]) == line)
+    let end = SoakChildLine(window: nil, counts: SoakCounts(), resources: SoakResources())
+    #expect(SoakChildLine(parsing: end.encoded[...]) == end)
+    #expect(SoakChildLine(parsing: "committed 12") == nil)
+  }
+
+  @Test func theSummaryFailsOnAViolationAndOnGrowthBeyondTheLimit() {
+    func window(_ number: Int, rss: Int, fds: Int) -> SoakWindow {
+      SoakWindow(
+        number: number, start: Double(number - 1), end: Double(number),
+        counts: SoakCounts(commits: 10, reads: 10),
+        resources: [SoakResources(residentBytes: rss, openFiles: fds)])
+    }
+    let steady = [window(1, rss: 100, fds: 20), window(2, rss: 104, fds: 20)]
+    var totals = SoakCounts(commits: 20, reads: 20)
+    #expect(
+      SoakSummary(windows: steady, totals: totals, growthLimit: 5, processFailures: []).failures.isEmpty)
+
+    totals.violations = 1
+    let violated = SoakSummary(windows: steady, totals: totals, growthLimit: 5, processFailures: [])
+    #expect(violated.failures == ["1 invariant violations"])
+    #expect(violated.rendered(store: "memory:").last?.hasPrefix("  result: FAIL") == true)
+
+    let growing = [window(1, rss: 100, fds: 20), window(2, rss: 100, fds: 22)]
+    let grew = SoakSummary(
+      windows: growing, totals: SoakCounts(commits: 20, reads: 20), growthLimit: 5, processFailures: [])
+    #expect(grew.growth { $0.openFiles }?.percent == 10)
+    #expect(grew.failures.count == 1)
+    #expect(grew.failures.first?.hasPrefix("open files grew 10.0%") == true)
+  }
+}
