@@ -32,7 +32,7 @@ enum StoreLayout {
             migrations.map { record in
               .dict([
                 ("name", .string(record.name)), ("position", .integer(Int64(record.position))),
-                ("appliedAt", .integer(Int64((record.appliedAt.timeIntervalSince1970 * 1000).rounded()))),
+                ("appliedAt", .integer(milliseconds(since1970: record.appliedAt))),
                 ("rowsTouched", .integer(Int64(record.rowsTouched))),
               ])
             })
@@ -46,7 +46,7 @@ enum StoreLayout {
     guard let list = header?["migrations"] else { return [] }
     guard case .array(let items) = list else { throw LayoutError.layout("'migrations' is not an array") }
     return try items.map { item in
-      guard case .string(let name)? = item["name"], case .integer(let position)? = item["position"],
+      guard let name = text(item["name"]), case .integer(let position)? = item["position"],
         case .integer(let milliseconds)? = item["appliedAt"], case .integer(let rows)? = item["rowsTouched"]
       else {
         throw LayoutError.layout(
@@ -56,6 +56,26 @@ enum StoreLayout {
         name: name, position: Int(position),
         appliedAt: Date(timeIntervalSince1970: Double(milliseconds) / 1000),
         rowsTouched: Int(rows))
+    }
+  }
+
+  /// A date as whole milliseconds since 1970, held to the range of `Int64` (a date read from
+  /// a file can lie beyond it).
+  static func milliseconds(since1970 date: Date) -> Int64 {
+    let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
+    // 2^63, the first Double above Int64.max; -2^63 is Int64.min itself.
+    if milliseconds >= 9_223_372_036_854_775_808.0 { return Int64.max }
+    if milliseconds <= -9_223_372_036_854_775_808.0 { return Int64.min }
+    return milliseconds.isNaN ? 0 : Int64(milliseconds)
+  }
+
+  /// A name in a header or schema: a string, or the `<data>` holding its UTF-8 that the XML
+  /// writer puts in its place for text XML cannot carry (a control character).
+  static func text(_ value: PlistValue?) -> String? {
+    switch value {
+    case .string(let text)?: text
+    case .data(let data)?: String(validating: data, as: UTF8.self)
+    default: nil
     }
   }
 
@@ -127,11 +147,11 @@ enum StoreLayout {
 
   static func schema(named name: String, from plist: PlistValue) throws -> EntitySchema {
     func bad(_ what: String) -> LayoutError { LayoutError("the schema of '\(name)' \(what)") }
-    guard case .string(let idField)? = plist["idField"] else { throw bad("has no idField string") }
+    guard let idField = text(plist["idField"]) else { throw bad("has no idField string") }
     guard case .array(let fieldList)? = plist["fields"] else { throw bad("has no fields array") }
     var fields: [Field] = []
     for entry in fieldList {
-      guard case .string(let fieldName)? = entry["name"], case .string(let kindName)? = entry["kind"],
+      guard let fieldName = text(entry["name"]), case .string(let kindName)? = entry["kind"],
         let kind = FieldKind(rawValue: kindName)
       else { throw bad("has a field without a valid name and kind") }
       var optional = false
@@ -144,8 +164,8 @@ enum StoreLayout {
       for entry in indexList {
         guard case .array(let names)? = entry["fields"] else { throw bad("has an index without fields") }
         let fieldNames = try names.map { item -> String in
-          guard case .string(let text) = item else { throw bad("has an index naming a non-string field") }
-          return text
+          guard let name = text(item) else { throw bad("has an index naming a non-string field") }
+          return name
         }
         var unique = false
         if case .bool(let flag)? = entry["unique"] { unique = flag }
@@ -155,7 +175,7 @@ enum StoreLayout {
     var references: [EntityReference] = []
     if case .array(let referenceList)? = plist["references"] {
       for entry in referenceList {
-        guard case .string(let field)? = entry["field"], case .string(let entity)? = entry["entity"],
+        guard let field = text(entry["field"]), let entity = text(entry["entity"]),
           case .string(let ruleName)? = entry["onDelete"], let rule = DeleteRule(rawValue: ruleName)
         else { throw bad("has a reference without a field, an entity and a known delete rule") }
         references.append(EntityReference(field: field, entity: entity, onDelete: rule))
