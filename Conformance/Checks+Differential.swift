@@ -125,6 +125,9 @@ extension ConformanceSuite {
         var generator = DifferentialGenerator(seed: seed, features: features)
         let steps = generator.sequence(steps: budget.steps)
         guard let first = try await DifferentialRunner.firstDisagreement(steps, context: context) else {
+          if let leak = DifferentialValues.leak(in: context.log) {
+            throw CheckFailure("In the sequence of seed \(seed), a log line shows a stored value: \(leak)")
+          }
           continue
         }
         throw CheckFailure(try await explain(first, steps, seed: seed, context: context))
@@ -204,6 +207,13 @@ extension ConformanceSuite {
           "done seed \(seed) steps "
             + zip(targets, results).map { "\($0.name)=\($1.steps)" }.joined(separator: " ")
             + " disagreements \(results.filter { $0.disagreement != nil }.count)")
+        for (position, context) in contexts.enumerated() {
+          guard let leak = DifferentialValues.leak(in: context.log) else { continue }
+          report.findings.append(
+            DifferentialFinding(
+              target: targets[position].name, seed: seed, kind: "log shows a stored value", report: leak))
+          line += "\n  DISAGREEMENT on \(targets[position].name) [log shows a stored value]: \(leak)"
+        }
         for (position, result) in results.enumerated() {
           report.steps[position].steps += result.steps
           guard let disagreement = result.disagreement else { continue }

@@ -18,6 +18,13 @@ enum DifferentialOutcome: Sendable {
 
   init(_ error: any Error) {
     if let error = error as? CofferError {
+      let texts = [error.description, error.message, error.underlying.map { "\($0)" } ?? ""]
+      if texts.contains(where: { $0.contains(DifferentialValues.secret) }) {
+        self = .unexpected(
+          "a \(error.code) error shows a stored value: "
+            + error.description.replacingOccurrences(of: DifferentialValues.secret, with: "<stored value>"))
+        return
+      }
       self = .error(
         code: error.code.name, entity: error.entity, id: error.id, field: error.field, message: error.message,
         idValue: error.idValue)

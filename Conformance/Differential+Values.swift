@@ -5,6 +5,10 @@ import Foundation
 /// edges, with small pools for ids and indexed fields so that duplicates and unique clashes
 /// happen often.
 enum DifferentialValues {
+  /// Text that stands for a secret: some stored strings, bytes and documents hold it (never an
+  /// id, which errors name on purpose), and no error or log line may ever show it.
+  static let secret = "S3CR3T-d1ff"
+
   /// Entity and field names: Unicode, quotes, spaces, SQL keywords, LIKE and GLOB wildcards,
   /// names that differ only by case or by Unicode normalization.
   static let names: [String] = [
@@ -30,7 +34,7 @@ enum DifferentialValues {
   static let keyStrings: [Value] = [
     "", "a", "A", "b", "ab", "\u{E9}", "e\u{301}", "%", "_", "*", "a%b", "a_b", "\u{0}", "a\u{0}b",
     "\u{1F600}", "\u{10FFFF}", "'", "\"", "SELECT", " ", "z", "\u{FFFF}", "\u{7F}", "a\nb", "Z", "\u{E000}",
-    .string(String(repeating: "k", count: 160)),
+    .string(String(repeating: "k", count: 160)), .string("k" + secret),
   ]
   /// Strings only non-indexed fields get: tens of kilobytes.
   static let hugeStrings: [Value] = [
@@ -38,7 +42,7 @@ enum DifferentialValues {
     .string(String(repeating: "\u{1F600}", count: 20_000)),
   ]
   static let keyBytes: [Value] = [
-    Data(), Data([0]), Data([0, 1]), Data([1]), Data([0xFF]), Data([0xFF, 0]),
+    Data(), Data([0]), Data([0, 1]), Data([1]), Data([0xFF]), Data([0xFF, 0]), Data(secret.utf8),
   ]
   .map { .bytes($0) }
   static let hugeBytes: [Value] = [.bytes(Data((0..<70_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }))]
@@ -59,7 +63,7 @@ enum DifferentialValues {
   static let documents: [Value] = [
     "{}", "[]", "null", "\"+Infinity\"", "{\"a\":[1,2,{\"b\":null}],\"c\":\"\\u0000\u{1F600}\"}",
     "[{\"\":\"\"},[[]],-0.0,1e300]", "{\"e\u{301}\":1,\"\u{E9}\":2}",
-    String(repeating: "[", count: 64) + String(repeating: "]", count: 64),
+    String(repeating: "[", count: 64) + String(repeating: "]", count: 64), "{\"\(secret)\":\"\(secret)\"}",
   ].map { .document(Data($0.utf8)) }
   static let hugeDocuments: [Value] = [
     .document(Data(("[" + (0..<8_000).map { "\"\($0)\u{E9}\"" }.joined(separator: ",") + "]").utf8))
@@ -106,6 +110,12 @@ enum DifferentialValues {
     case .uuid: Array(uuids.prefix(2))
     case .document: Array(documents.prefix(2))
     }
+  }
+
+  /// The first line `log` captured that shows ``secret``, with it masked, if any does.
+  static func leak(in log: LogCapture) -> String? {
+    log.lines.lazy.map(\.text).first { $0.contains(secret) }?
+      .replacingOccurrences(of: secret, with: "<stored value>")
   }
 
   static func uuid(_ first: UInt8, last: UInt8) -> UUID {

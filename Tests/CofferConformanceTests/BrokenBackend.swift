@@ -10,6 +10,8 @@ final class BrokenBackend: StorageBackend {
     case nullsLast = "broken-nulls-last"
     /// A failing batch keeps the operations applied before the failing one.
     case noRollback = "broken-no-rollback"
+    /// A failing batch's error quotes the batch, stored values and all.
+    case leakyErrors = "broken-leaky-errors"
   }
 
   let flaw: Flaw
@@ -47,6 +49,14 @@ final class BrokenBackend: StorageBackend {
   func count(_ query: Query) async throws -> Int { try await inner.count(query) }
 
   func apply(_ changes: ChangeSet) async throws -> ChangeSummary {
+    if flaw == .leakyErrors {
+      do {
+        return try await inner.apply(changes)
+      } catch var error as CofferError {
+        error.message += " The batch was \(String(reflecting: changes.operations))."
+        throw error
+      }
+    }
     guard flaw == .noRollback else { return try await inner.apply(changes) }
     var total = ChangeSummary()
     for operation in changes.operations {
@@ -57,6 +67,16 @@ final class BrokenBackend: StorageBackend {
     }
     return total
   }
+
+  func withSnapshot<R>(_ body: (any StorageSnapshot) async throws -> R) async throws -> R {
+    try await inner.withSnapshot(body)
+  }
+
+  func editSchema<R: Sendable>(_ body: @Sendable (any SchemaEditor) throws -> R) async throws -> R {
+    try await inner.editSchema(body)
+  }
+
+  func commitMarker() async throws -> UInt64? { try await inner.commitMarker() }
 
   func close() async throws { try await inner.close() }
 }

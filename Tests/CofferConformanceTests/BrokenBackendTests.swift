@@ -26,6 +26,16 @@ import Testing
     }
   }
 
+  @Test(arguments: ["errors.no-value-in-any-error", "differential.random-batches"])
+  func leakyErrorsFail(_ id: String) async throws {
+    let result = try await outcome(of: id, on: "broken-leaky-errors:")
+    guard case .failed(let message) = result else {
+      Issue.record("\(id) should fail when errors quote stored values, but gave \(result)")
+      return
+    }
+    #expect(message.contains("stored value"), "\(message)")
+  }
+
   @Test func unrelatedChecksStillPassOnABrokenBackend() async throws {
     #expect(try await outcome(of: "crud.insert-then-get", on: "broken-no-rollback:") == .passed)
     #expect(try await outcome(of: "filter.in", on: "broken-nulls-last:") == .passed)
