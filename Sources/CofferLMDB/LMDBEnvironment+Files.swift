@@ -49,8 +49,9 @@ extension LMDBEnvironment {
     }
     throw CofferError(
       .corruptStore,
-      "data.mdb is empty (0 bytes), so the store it held is gone; it was left untouched. Restore the directory "
-        + "from a backup, or delete data.mdb to start a new store there.",
+      "data.mdb is empty (0 bytes): another program emptied it, or the machine stopped while the store was "
+        + "being created, before its first commit. It was left untouched. Restore the directory from a backup, "
+        + "or, if nothing was ever stored there, delete data.mdb to start a new store there.",
       store: context.name, path: dataPath)
   }
 

@@ -103,8 +103,9 @@ public final class SQLiteBackend: StorageBackend {
     }
     throw CofferError(
       .corruptStore,
-      "The database file is empty (0 bytes), so the store it held is gone; it was left untouched. Restore it "
-        + "from a backup, or delete the file to start a new store there.",
+      "The database file is empty (0 bytes): another program emptied it, or the machine stopped while the "
+        + "store was being created, before its first commit. It was left untouched. Restore it from a backup, "
+        + "or, if nothing was ever stored there, delete the file to start a new store there.",
       store: store, path: path)
   }
 
