@@ -13,9 +13,9 @@ BREW_PACKAGES := pkg-config sqlite lmdb
 # Every package trait, so that the tests, the demo and the docs see every backend.
 TRAITS := --enable-all-traits
 # Folders `make format` rewrites.
-SWIFT_SOURCES := Package.swift Sources Tests Examples Conformance Fuzz
+SWIFT_SOURCES := Package.swift Sources Tests Examples Conformance Fuzz CrashStates
 
-.PHONY: all deps demo test docs docs-conformance docs-catalog format lint sanitize fuzz help differential
+.PHONY: all deps demo test docs docs-conformance docs-catalog format lint sanitize fuzz help differential crash-states soak
 
 all: test
 
@@ -28,6 +28,8 @@ help:
 	@echo "make lint    check the Swift sources' format (swift format lint --strict)"
 	@echo "make sanitize  every test under ThreadSanitizer, then AddressSanitizer; prints the report counts"
 	@echo "make fuzz    each libFuzzer target in Fuzz/ for FUZZ_SECONDS (default 60); prints executions and findings"
+	@echo "make crash-states  open every file state a power cut could leave, per durable backend (CRASH_COMMITS, CRASH_SEED)"
+	@echo "make soak    writers, readers and extra processes on each durable backend for SOAK_SECONDS (default 60) each"
 	@echo "make deps    only install missing system libraries"
 
 # Installs what is missing and nothing else; when everything is there it only asks dpkg
@@ -179,6 +181,20 @@ fuzz: deps
 	  echo "fuzz: $$target: $${runs:-?} executions, $${rate:-?} exec/s: $$result (log $$log)"; \
 	  grep -a -E '^(==[0-9]+==ERROR|SUMMARY|Fatal error|.*property violated)' "$$log" | head -3 || true; \
 	done; exit $$status
+
+# The power-loss crash-state explorer (CrashStates/): records a writer's writes and syncs with an
+# LD_PRELOAD shim, builds the file states a power cut could leave, and opens each with Coffer.
+CRASH_COMMITS ?= 50
+CRASH_SEED ?= 1
+crash-states: deps
+	@scripts/crash-states --commits $(CRASH_COMMITS) --seed $(CRASH_SEED)
+
+# A bounded soak (scripts/soak): 8 writer tasks, 4 readers and 2 extra processes on plist, SQLite,
+# LMDB and a throwaway PostgreSQL cluster, SOAK_SECONDS each, the transfer invariant checked on every
+# read; per 10-second window throughput, resident memory and open descriptors.
+soak:
+	@$(MAKE) --no-print-directory deps EXTRA_APT_PACKAGES="$(APT_TEST_PACKAGES)"
+	@scripts/soak
 
 # Every test under ThreadSanitizer, then AddressSanitizer (LeakSanitizer included), each in a
 # build folder of its own. Tests/*san-suppressions.txt say what is suppressed and why. The logs stay in .build-tsan.log and .build-asan.log; the last lines
