@@ -133,7 +133,7 @@ extension CofferCommand {
       async let work: Void = workload.run(from: start, until: deadline)
       var own: [(counts: SoakCounts, resources: SoakResources)] = []
       for number in 1...windowCount {
-        let resources = await SoakResources.lowest(until: start + .seconds(windowEnd(number)))
+        let resources = await resources(in: number, from: start)
         own.append((workload.take(), resources))
         await awaitReports(of: number, from: children)
         Terminal.say(combined(number, own[number - 1], children).rendered)
@@ -212,6 +212,15 @@ extension CofferCommand {
       }
     }
 
+    /// This process's resources in window `number`: the lowest of the samples of its second half,
+    /// so that the warm-up window's figures are those of a process that has opened what it
+    /// keeps open, not of one that has just started.
+    private func resources(in number: Int, from start: ContinuousClock.Instant) async -> SoakResources {
+      let begin = start + .seconds(windowEnd(number - 1))
+      let end = start + .seconds(windowEnd(number))
+      return await SoakResources.lowest(from: begin + (end - begin) / 2, until: end)
+    }
+
     /// Window `number` over this process's own figures and what the extra processes reported.
     private func combined(
       _ number: Int, _ own: (counts: SoakCounts, resources: SoakResources), _ children: [SoakChild]
@@ -245,7 +254,7 @@ extension CofferCommand {
         readers: readers, speaker: speaker)
       async let work: Void = workload.run(from: start, until: start + .seconds(seconds))
       for number in 1...windowCount {
-        let resources = await SoakResources.lowest(until: start + .seconds(windowEnd(number)))
+        let resources = await resources(in: number, from: start)
         report(SoakChildLine(window: number, counts: workload.take(), resources: resources))
       }
       await work

@@ -17,14 +17,18 @@ struct SoakResources: Sendable, Equatable {
     SoakResources(residentBytes: residentBytes(), openFiles: openFiles())
   }
 
-  /// The lowest of this process's figures sampled every half second (and once more at the
-  /// end) until `end`. A file that is open only for a moment — a plist store's temporary, a
-  /// connection being replaced — or memory freed a moment later shows in one sample but not in
-  /// the lowest, while a leak raises the lowest too.
-  static func lowest(until end: ContinuousClock.Instant) async -> SoakResources {
+  /// The lowest of this process's figures sampled every tenth of a second from `start` until
+  /// `end`. A file that is open only for a while — a plist store's temporary, open for most of
+  /// each commit while the writers keep it busy, a connection being replaced — or memory freed
+  /// a moment later shows in some samples but not in the lowest, while a leak raises the lowest
+  /// too.
+  static func lowest(from start: ContinuousClock.Instant, until end: ContinuousClock.Instant) async
+    -> SoakResources
+  {
+    try? await Task.sleep(until: start, clock: .continuous)
     var lowest = sample()
     while ContinuousClock.now < end {
-      try? await Task.sleep(until: min(end, ContinuousClock.now + .milliseconds(500)), clock: .continuous)
+      try? await Task.sleep(until: min(end, ContinuousClock.now + .milliseconds(100)), clock: .continuous)
       let next = sample()
       lowest.residentBytes = [lowest.residentBytes, next.residentBytes].compactMap { $0 }.min()
       lowest.openFiles = [lowest.openFiles, next.openFiles].compactMap { $0 }.min()

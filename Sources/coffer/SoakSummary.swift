@@ -139,8 +139,8 @@ struct SoakSummary: Sendable {
         unit.isEmpty ? String(value) : String(format: "%.1f MiB", Double(value) / 1_048_576)
       }
       lines.append(
-        "  \(name) growth after the warm-up (lowest of half-second samples): \(String(format: "%+.1f", growth.percent))% at most "
-          + "(process \(growth.process): \(show(growth.first)) -> \(show(growth.last))), "
+        "  \(name) growth after the warm-up (lowest sample of each window's second half): "
+          + "\(String(format: "%+.1f", growth.percent))% at most (process \(growth.process): \(show(growth.first)) -> \(show(growth.last))), "
           + "limit \(String(format: "%g", growthLimit))%")
     }
     let failures = failures
