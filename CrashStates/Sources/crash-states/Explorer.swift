@@ -10,6 +10,9 @@ struct ExploredBackend {
   var name: String
   /// The store URL with `{root}` for the directory the store lives in.
   var template: String
+  /// Whether the writer applies each row of a commit as a batch of its own (a negative control:
+  /// a crash between them must show half a batch).
+  var splitsBatches = false
 
   /// Plist (binary and XML), SQLite with its default `synchronous=full`, LMDB.
   static let all = [
@@ -18,6 +21,21 @@ struct ExploredBackend {
     ExploredBackend(name: "sqlite", template: "sqlite://{root}/store.sqlite"),
     ExploredBackend(name: "lmdb", template: "lmdb://{root}/store"),
   ]
+
+  /// Negative controls, which must fail, proving the explorer can see what it looks for:
+  /// SQLite that never syncs (`synchronous=off`) loses acknowledged commits, and a writer that
+  /// applies a commit's rows one batch at a time leaves half batches.
+  static let controls = [
+    ExploredBackend(
+      name: "control-sqlite-unsynced", template: "sqlite://{root}/store.sqlite?synchronous=off"),
+    ExploredBackend(
+      name: "control-split-batches", template: "sqlite://{root}/store.sqlite", splitsBatches: true),
+  ]
+
+  /// The backend or control of this name, if any.
+  static func named(_ name: String) -> ExploredBackend? {
+    (all + controls).first { $0.name == name }
+  }
 }
 
 /// The explorer's settings (see `crash-states --help`).
@@ -127,8 +145,9 @@ struct Explorer {
           ? "at any fsync (journaled)" : "only at their directory's fsync (posix)"))
     var passed = true
     for name in settings.backends {
-      guard let backend = ExploredBackend.all.first(where: { $0.name == name }) else {
-        throw ExplorerFailure("unknown backend '\(name)'; known: \(ExploredBackend.all.map(\.name))")
+      guard let backend = ExploredBackend.named(name) else {
+        throw ExplorerFailure(
+          "unknown backend '\(name)'; known: \((ExploredBackend.all + ExploredBackend.controls).map(\.name))")
       }
       let started = Date()
       let report = try explore(backend, executable: executable, work: work + "/" + name)
@@ -150,7 +169,7 @@ struct Explorer {
     let url = backend.template.replacingOccurrences(of: "{root}", with: resolvedRoot)
 
     let writer = try ChildProcess(
-      [executable, "write", url, String(settings.commits)],
+      [executable, "write", url, String(settings.commits)] + (backend.splitsBatches ? ["split"] : []),
       extraEnvironment: [
         "LD_PRELOAD": settings.shim, "CRASH_TRACE_ROOT": resolvedRoot, "CRASH_TRACE_FILE": trace,
       ],

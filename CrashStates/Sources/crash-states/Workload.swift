@@ -52,6 +52,16 @@ enum Workload {
   }
 }
 
+extension Workload {
+  /// Applies commit `n` one row at a time, each its own batch: not atomic, so a crash between
+  /// two of them leaves half of the commit (the negative control `control-split-batches`).
+  static func commitRowByRow(_ number: Int64, to store: Store) async throws {
+    for item in items(commit: number) { try await store.insert(item) }
+    let counter = CrashCounter(id: 1, value: number)
+    if number == 1 { try await store.insert(counter) } else { try await store.update(counter) }
+  }
+}
+
 /// What a reader found in a store: the commits whose rows are all there and right, the ones
 /// only partly there, rows whose contents are wrong, and the counter.
 struct StoreContents: Equatable, Sendable {

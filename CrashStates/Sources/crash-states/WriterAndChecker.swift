@@ -12,8 +12,9 @@ enum Writer {
   /// The shim's mark function, as C sees it.
   private typealias MarkFunction = @convention(c) (UnsafePointer<CChar>) -> Void
 
-  /// Writes `commits` commits to the store `url`.
-  static func run(url: String, commits: Int) async throws {
+  /// Writes `commits` commits to the store `url`; with `splitsBatches`, each row of a commit in
+  /// a batch of its own (a negative control).
+  static func run(url: String, commits: Int, splitsBatches: Bool = false) async throws {
     // RTLD_DEFAULT: search every loaded object, the preloaded shim first.
     guard let symbol = dlsym(nil, "crash_shim_mark") else {
       throw ExplorerFailure("the writer runs without the shim (LD_PRELOAD): it would record nothing")
@@ -21,7 +22,11 @@ enum Writer {
     let mark = unsafeBitCast(symbol, to: MarkFunction.self)
     let store = try await Store.open(url: url)
     for number in 1...Int64(max(commits, 1)) {
-      try await Workload.commit(number, to: store)
+      if splitsBatches {
+        try await Workload.commitRowByRow(number, to: store)
+      } else {
+        try await Workload.commit(number, to: store)
+      }
       mark("ack \(number)")
     }
     try await store.close()

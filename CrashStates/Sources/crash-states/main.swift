@@ -7,7 +7,8 @@ let usage = """
                       [--timeout SECONDS] [--batch N] [--keep DIR] [--names posix|journaled]
   Records a writer's file changes and syncs (the LD_PRELOAD shim), builds the file states a power
   cut could leave, opens each with Coffer, and reports per backend. Backends: \
-  \(ExploredBackend.all.map(\.name).joined(separator: ", ")).
+  \(ExploredBackend.all.map(\.name).joined(separator: ", ")); negative controls, which must fail: \
+  \(ExploredBackend.controls.map(\.name).joined(separator: ", ")).
   """
 
 /// Parses the explorer's options.
@@ -56,8 +57,9 @@ func settings(_ arguments: [String]) throws -> ExplorerSettings {
 let arguments = Array(CommandLine.arguments.dropFirst())
 do {
   switch arguments.first {
-  case "write" where arguments.count == 3:
-    try await Writer.run(url: arguments[1], commits: Int(arguments[2]) ?? 50)
+  case "write" where arguments.count == 3 || (arguments.count == 4 && arguments[3] == "split"):
+    try await Writer.run(
+      url: arguments[1], commits: Int(arguments[2]) ?? 50, splitsBatches: arguments.count == 4)
   case "check" where arguments.count == 3:
     try await Checker.run(template: arguments[1], list: arguments[2])
   default:
