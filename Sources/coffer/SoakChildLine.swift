@@ -3,8 +3,8 @@
 /// last window (`end`).
 ///
 /// ```
-/// window 3 commits=812 reads=1530 retries=41 exhausted=0 violations=0 rss=40960000 fds=14 errors=
-/// end commits=2 reads=1 retries=0 exhausted=0 violations=0 rss=- fds=- errors=io:1
+/// window 3 commits=812 reads=1530 retries=41 exhausted=0 violations=0 rss=40960000 anon=20480000 fds=14 errors=
+/// end commits=2 reads=1 retries=0 exhausted=0 violations=0 rss=- anon=- fds=- errors=io:1
 /// ```
 struct SoakChildLine: Sendable, Equatable {
   /// The window the counts are of (1 for the first), or `nil` for the `end` line.
@@ -16,12 +16,13 @@ struct SoakChildLine: Sendable, Equatable {
 
   /// The line, without its newline.
   var encoded: String {
+    func show(_ number: Int?) -> String { number.map(String.init) ?? "-" }
     let head = window.map { "window \($0)" } ?? "end"
     let errors = counts.errors.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(
       separator: ",")
     return "\(head) commits=\(counts.commits) reads=\(counts.reads) retries=\(counts.retries) "
       + "exhausted=\(counts.exhausted) violations=\(counts.violations) "
-      + "rss=\(resources.residentBytes.map(String.init) ?? "-") fds=\(resources.openFiles.map(String.init) ?? "-") "
+      + "rss=\(show(resources.residentBytes)) anon=\(show(resources.anonymousBytes)) fds=\(show(resources.openFiles)) "
       + "errors=\(errors)"
   }
 
@@ -61,6 +62,7 @@ struct SoakChildLine: Sendable, Equatable {
     counts = SoakCounts(
       commits: commits, reads: reads, retries: retries, exhausted: exhausted, violations: violations,
       errors: errors)
-    resources = SoakResources(residentBytes: number("rss"), openFiles: number("fds"))
+    resources = SoakResources(
+      residentBytes: number("rss"), anonymousBytes: number("anon"), openFiles: number("fds"))
   }
 }

@@ -5,16 +5,25 @@
 #endif
 
 /// What this process holds of the machine at one moment: resident memory and open file
-/// descriptors, the two figures a soak watches for growth.
+/// descriptors, the figures a soak watches for growth.
+///
+/// Resident memory is read twice: in all (`VmRSS`) and its anonymous part (`RssAnon`: heap and
+/// stacks, what a leak grows). The rest is pages of mapped files — LMDB maps its whole data
+/// file, SQLite its WAL index — which grow with the store's file, not with what the process
+/// keeps, so growth is judged on the anonymous part.
 struct SoakResources: Sendable, Equatable {
-  /// Resident memory in bytes (`/proc/self/statm`), `nil` where there is no `/proc`.
+  /// Resident memory in bytes, `nil` where there is no `/proc`.
   var residentBytes: Int?
+  /// The anonymous part of ``residentBytes``, `nil` where there is no `/proc`.
+  var anonymousBytes: Int?
   /// Open file descriptors (the entries of `/proc/self/fd`), `nil` where there is no `/proc`.
   var openFiles: Int?
 
   /// This process's figures now.
   static func sample() -> SoakResources {
-    SoakResources(residentBytes: residentBytes(), openFiles: openFiles())
+    let memory = residentMemory()
+    return SoakResources(
+      residentBytes: memory["VmRSS"], anonymousBytes: memory["RssAnon"], openFiles: openFiles())
   }
 
   /// The lowest of this process's figures sampled every tenth of a second from `start` until
@@ -31,22 +40,33 @@ struct SoakResources: Sendable, Equatable {
       try? await Task.sleep(until: min(end, ContinuousClock.now + .milliseconds(100)), clock: .continuous)
       let next = sample()
       lowest.residentBytes = [lowest.residentBytes, next.residentBytes].compactMap { $0 }.min()
+      lowest.anonymousBytes = [lowest.anonymousBytes, next.anonymousBytes].compactMap { $0 }.min()
       lowest.openFiles = [lowest.openFiles, next.openFiles].compactMap { $0 }.min()
     }
     return lowest
   }
 
-  /// The second field of `/proc/self/statm` (resident pages) times the page size.
-  private static func residentBytes() -> Int? {
-    let fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return nil }
+  /// The `VmRSS` and `RssAnon` lines of `/proc/self/status`, in bytes.
+  private static func residentMemory() -> [String: Int] {
+    let fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return [:] }
     defer { _ = close(fd) }
-    var buffer = [UInt8](repeating: 0, count: 256)
-    let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-    guard count > 0 else { return nil }
-    let fields = String(decoding: buffer[..<count], as: UTF8.self).split(separator: " ")
-    guard fields.count > 1, let pages = Int(fields[1]) else { return nil }
-    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    var buffer = [UInt8](repeating: 0, count: 8_192)
+    var count = 0
+    while count < buffer.count {
+      let got = buffer[count...].withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+      if got <= 0 { break }
+      count += got
+    }
+    var memory: [String: Int] = [:]
+    for line in String(decoding: buffer[..<count], as: UTF8.self).split(separator: "\n") {
+      let parts = line.split(whereSeparator: { $0 == ":" || $0 == " " || $0 == "\t" })
+      guard parts.count == 3, parts[2] == "kB", ["VmRSS", "RssAnon"].contains(parts[0]),
+        let kibibytes = Int(parts[1])
+      else { continue }
+      memory[String(parts[0])] = kibibytes * 1_024
+    }
+    return memory
   }
 
   /// The entries of `/proc/self/fd`, less the one this count opens to read it.

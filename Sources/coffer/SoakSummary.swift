@@ -24,6 +24,7 @@ struct SoakWindow: Sendable, Equatable {
 
   /// The window as the soak prints it while it runs.
   var rendered: String {
+    func mebibytes(_ bytes: Int?) -> String? { bytes.map { String(format: "%.1f", Double($0) / 1_048_576) } }
     func rate(_ count: Int) -> String { String(format: "%.1f", Double(count) / seconds) }
     func each(_ value: (SoakResources) -> String?) -> String {
       resources.map { $0.flatMap(value) ?? "?" }.joined(separator: "/")
@@ -32,7 +33,7 @@ struct SoakWindow: Sendable, Equatable {
       "window \(number) \(Int(start.rounded()))-\(Int(end.rounded())) s: commits/s \(rate(counts.commits)), "
       + "reads/s \(rate(counts.reads)), retries/s \(rate(counts.retries)), exhausted \(counts.exhausted), "
       + "violations \(counts.violations), errors \(counts.errorCount), "
-      + "rss MiB \(each { $0.residentBytes.map { String(format: "%.1f", Double($0) / 1_048_576) } }), "
+      + "rss MiB \(each { mebibytes($0.residentBytes) }) (anonymous \(each { mebibytes($0.anonymousBytes) })), "
       + "fds \(each { $0.openFiles.map(String.init) })"
     if !missing.isEmpty {
       line += " (no report yet from extra process \(missing.map(String.init).joined(separator: ", ")))"
@@ -98,7 +99,7 @@ struct SoakSummary: Sendable {
     if totals.reads == 0 { reasons.append("no read completed") }
     reasons += processFailures
     for (name, growth) in [
-      ("resident memory", growth { $0.residentBytes }), ("open files", growth { $0.openFiles }),
+      ("anonymous resident memory", growth { $0.anonymousBytes }), ("open files", growth { $0.openFiles }),
     ] {
       if let growth, growth.percent > growthLimit {
         reasons.append(
@@ -128,20 +129,22 @@ struct SoakSummary: Sendable {
           + "last \(String(format: "%.1f", last)) (last/mean \(String(format: "%.2f", mean > 0 ? last / mean : 0)))"
       )
     }
-    for (name, growth, unit) in [
-      ("rss", growth { $0.residentBytes }, "MiB"), ("fds", growth { $0.openFiles }, ""),
+    let judged = "limit \(String(format: "%g", growthLimit))%"
+    for (name, growth, inMebibytes, limit) in [
+      ("anonymous rss", growth { $0.anonymousBytes }, true, judged),
+      ("fds", growth { $0.openFiles }, false, judged),
+      ("rss in all", growth { $0.residentBytes }, true, "not judged: it counts pages of mapped store files"),
     ] {
       guard let growth else {
         lines.append("  \(name) growth: not measured (needs two windows and /proc)")
         continue
       }
       func show(_ value: Int) -> String {
-        unit.isEmpty ? String(value) : String(format: "%.1f MiB", Double(value) / 1_048_576)
+        inMebibytes ? String(format: "%.1f MiB", Double(value) / 1_048_576) : String(value)
       }
       lines.append(
-        "  \(name) growth after the warm-up (lowest sample of each window's second half): "
-          + "\(String(format: "%+.1f", growth.percent))% at most (process \(growth.process): \(show(growth.first)) -> \(show(growth.last))), "
-          + "limit \(String(format: "%g", growthLimit))%")
+        "  \(name) growth after the warm-up: \(String(format: "%+.1f", growth.percent))% at most "
+          + "(process \(growth.process): \(show(growth.first)) -> \(show(growth.last))), \(limit)")
     }
     let failures = failures
     lines.append("  result: " + (failures.isEmpty ? "pass" : "FAIL: " + failures.joined(separator: "; ")))
