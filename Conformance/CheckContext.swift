@@ -1,6 +1,5 @@
 @_spi(Backend) import Coffer
 import Foundation
-import Synchronization
 
 /// What a check works with: fresh scratch stores of the target, reopened on demand, all closed
 /// and removed when the check ends.
@@ -16,7 +15,7 @@ final class CheckContext: Sendable {
     var urls: [ObjectIdentifier: StoreURL] = [:]
     var open: [Store] = []
   }
-  private let state = Mutex(State())
+  private let state = LockedState(State())
 
   init(target: ConformanceTarget, checkID: String, directory: String) {
     self.target = target

@@ -1,5 +1,4 @@
 @_spi(Backend) import Coffer
-import Synchronization
 
 extension ConformanceSuite {
   static let observationChecks: [ConformanceCheck] = [
@@ -10,7 +9,7 @@ extension ConformanceSuite {
     ) { context in
       let store = try await context.store(with: [Versioned(id: 1, version: 0)])
       let other = try await context.secondHandle(store)
-      let latest = Mutex<[Versioned]?>(nil)
+      let latest = LockedState<[Versioned]?>(nil)
       let reader = Task {
         for try await values in store.query(Versioned.self).observe() { latest.withLock { $0 = values } }
       }

@@ -1,5 +1,5 @@
+import Coffer
 import Logging
-import Synchronization
 
 /// Keeps every line logged to its ``logger``, at every level, so a check can read what a
 /// store and its backend logged.
@@ -16,7 +16,7 @@ final class LogCapture: Sendable {
     }
   }
 
-  private let records = Mutex<[Record]>([])
+  private let records = LockedState<[Record]>([])
 
   /// A logger whose lines land here.
   var logger: Logger {

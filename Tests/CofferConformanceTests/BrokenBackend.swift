@@ -1,7 +1,6 @@
 @_spi(Backend) import Coffer
 import CofferMemory
 import CofferStores
-import Synchronization
 
 /// A memory backend with one deliberate flaw, to prove that the suite's checks can fail.
 final class BrokenBackend: StorageBackend {
@@ -17,7 +16,7 @@ final class BrokenBackend: StorageBackend {
   let flaw: Flaw
   let name: String
   private let inner = MemoryBackend()
-  private let schemas = Mutex<[String: EntitySchema]>([:])
+  private let schemas = LockedState<[String: EntitySchema]>([:])
 
   init(_ flaw: Flaw) {
     self.flaw = flaw

@@ -1,11 +1,10 @@
 import Coffer
 import Foundation
-import Synchronization
 import Testing
 
 /// What hooks saw, shared with the test.
 final class HookLog: Sendable {
-  let entries = Mutex<[String]>([])
+  let entries = LockedState<[String]>([])
   func add(_ entry: String) { entries.withLock { $0.append(entry) } }
   var all: [String] { entries.withLock { $0 } }
 }
