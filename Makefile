@@ -197,8 +197,10 @@ soak:
 	@scripts/soak
 
 # Every test under ThreadSanitizer, then AddressSanitizer (LeakSanitizer included), each in a
-# build folder of its own. Tests/*san-suppressions.txt say what is suppressed and why. The logs stay in .build-tsan.log and .build-asan.log; the last lines
-# count the sanitizers' reports, and the target fails when there is any or a test failed.
+# build folder of its own. Tests/*san-suppressions.txt say what is suppressed and why. The logs
+# stay in .build-tsan.log and .build-asan.log; the last lines count the sanitizers' reports — also
+# those of the child processes some tests start, whose output the tests print indented — and the
+# target fails when there is any or a test failed.
 sanitize: deps
 	@set -u; status=0; \
 	for kind in thread address; do \
@@ -208,7 +210,7 @@ sanitize: deps
 	    LSAN_OPTIONS="suppressions=$$PWD/Tests/lsan-suppressions.txt" \
 	    ASAN_OPTIONS="suppressions=$$PWD/Tests/asan-suppressions.txt" \
 	    $(SWIFT) test $(TRAITS) --sanitize=$$kind --scratch-path ".build-$$short" > "$$log" 2>&1; tests=$$?; \
-	  reports=$$(grep -c -E '^(WARNING: ThreadSanitizer|==[0-9]+==ERROR: (Address|Leak)Sanitizer)' "$$log"); \
+	  reports=$$(grep -c -E '^[[:space:]]*(WARNING: ThreadSanitizer|==[0-9]+==ERROR: (Address|Leak)Sanitizer)' "$$log"); \
 	  echo "sanitize: $$kind: $$reports reports; tests exited $$tests"; \
 	  grep -E '^. Test run with|Executed [0-9]+ tests' "$$log" | tail -2; \
 	  if [ "$$reports" != 0 ] || [ "$$tests" != 0 ]; then status=1; fi; \
