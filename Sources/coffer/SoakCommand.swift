@@ -18,7 +18,10 @@ extension CofferCommand {
         "Soak a store: concurrent transfers and checked snapshot reads, in several processes, for a while.",
       discussion: """
         Writes an entity SoakAccount into the store, which must not hold one with rows yet: point it \
-        at a scratch store. Stores whose backend is not multi-process get no extra processes.
+        at a scratch store. Stores whose backend is not multi-process get no extra processes. \
+        A transfer whose conflict outlasts every retry of Store.transaction is counted apart \
+        ("exhausted") and fails the run like an error: the store's retries take turns, so under \
+        this load none should, and one would mean an application saw its transaction fail.
         """,
       shouldDisplay: false)
 
@@ -45,7 +48,7 @@ extension CofferCommand {
 
     @Option(
       name: .customLong("growth-limit"),
-      help: "How much resident memory or open files may grow after the warm-up window, in percent.")
+      help: "How much anonymous resident memory or open files may grow after the warm-up window, in percent.")
     var growthLimit = 5.0
 
     @Option(help: .hidden)
@@ -103,7 +106,8 @@ extension CofferCommand {
       }
       let extra = capabilities.contains(.multiProcess) ? processes : 0
       Terminal.say(
-        "soak \(shown): \(writers) writers and \(readers) readers in each of \(extra + 1) processes, "
+        "soak \(shown): \(writers) writers and \(readers) readers "
+          + (extra > 0 ? "in each of \(extra + 1) processes, " : "in 1 process, ")
           + "\(accounts) accounts, \(seconds) s in windows of \(window) s (the first is the warm-up)")
       if extra < processes {
         Terminal.say("note: \(type(of: store.backend)) is not multi-process, so no extra processes run")
