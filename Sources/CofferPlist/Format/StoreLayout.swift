@@ -110,7 +110,10 @@ enum StoreLayout {
     case (.date, .date(let date)): return .date(Value.normalized(date))
     case (.uuid, .string(let text)): return UUID(uuidString: text).map(Value.uuid)
     case (.document, .string(let text)): return .document(Data(text.utf8))
-    case (.document, .data(let data)): return .document(data)
+    // A document is JSON, so UTF-8: it is written back as a string, which other bytes would not
+    // survive.
+    case (.document, .data(let data)):
+      return String(validating: data, as: UTF8.self).map { _ in .document(data) }
     default: return nil
     }
   }
