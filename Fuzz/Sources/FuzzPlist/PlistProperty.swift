@@ -28,6 +28,10 @@ public func checkPlist(_ bytes: [UInt8], format: PlistBackend.Format) {
       violated("a decoded store written again as \(written) does not decode", "\(error)")
     }
     guard sameStore(image, again) else {
+      if ProcessInfo.processInfo.environment["COFFER_FUZZ_VERBOSE"] != nil {
+        print("first:", image.schemas, image.rows, image.migrations)
+        print("again:", again.schemas, again.rows, again.migrations)
+      }
       violated("a decoded store written again as \(written) decodes otherwise")
     }
   }
