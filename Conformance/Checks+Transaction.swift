@@ -234,6 +234,21 @@ extension ConformanceSuite {
       try expectEqual(try await store.get(Item.self, id: 900)?.name, "new", "the insert after the snapshot")
     },
     ConformanceCheck(
+      "snapshot.first-use-of-a-stored-entity", requires: [.snapshots, .reopenable],
+      "A snapshot that is a reopened store's first use of a stored entity reads its values (the "
+        + "entity is prepared inside the snapshot)."
+    ) { context in
+      let first = try await context.store(with: Item.sample)
+      let store = try await context.reopen(first)
+      let values = try await store.snapshot { snapshot in
+        (try await snapshot.query(Item.self).fetch(), try await snapshot.query(Item.self).count())
+      }
+      try expectEqual(
+        values.0.sorted { $0.id < $1.id }, Item.sample.sorted { $0.id < $1.id },
+        "the values read in the snapshot")
+      try expectEqual(values.1, Item.sample.count, "the count in the snapshot")
+    },
+    ConformanceCheck(
       "update.by-query", requires: [],
       "An update by query changes the fields of exactly the values its filter selects and returns how "
         + "many; it checks fields and values like any write."

@@ -83,26 +83,4 @@ import Testing
       windows: leaking, totals: SoakCounts(commits: 20, reads: 20), growthLimit: 5, processFailures: [])
     #expect(leaked.failures.first?.hasPrefix("anonymous resident memory grew 6.0%") == true)
   }
-
-  /// Found by the soak (its extra processes' first reads failed with `io`): on LMDB, a snapshot
-  /// that is the first use of a stored entity in this process cannot read it. The snapshot's
-  /// read transaction begins before the entity is prepared, and LMDB lets a transaction use only
-  /// the database handles that were open when it began, so the read fails with `EINVAL`
-  /// ("Could not open a cursor: Invalid argument"). Remove `withKnownIssue` once fixed.
-  @Test func anLMDBSnapshotThatFirstUsesAStoredEntityReadsIt() async throws {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "coffer-soak-\(UUID().uuidString)")
-    defer { try? FileManager.default.removeItem(at: folder) }
-    let url = "lmdb://\(folder.path)"
-    let writer = try await Store.open(url: url)
-    try await writer.insert(SoakAccount(id: 1, balance: 5))
-    try await writer.close()
-
-    let store = try await Store.open(url: url)
-    await withKnownIssue("LMDB: a read transaction cannot use a database handle opened after it began") {
-      let accounts = try await store.snapshot { try await $0.query(SoakAccount.self).fetch() }
-      #expect(accounts.map(\.balance) == [5])
-    }
-    try await store.close()
-  }
 }
