@@ -19,10 +19,22 @@ struct CommandRun {
 
   /// Runs `coffer` with arguments, extra environment variables and `input` on its standard
   /// input, with `COFFER_STORE` and `COFFER_CONFIG` removed from the inherited environment unless
-  /// given, and waits for it.
+  /// given, and waits for it on a thread of its own: a run can take minutes (a whole conformance
+  /// suite under a sanitizer), and a wait on the concurrency pool's few threads would hold back
+  /// every other test's tasks meanwhile.
   static func coffer(_ arguments: [String], environment extra: [String: String] = [:], input: [UInt8]? = nil)
-    throws
-    -> CommandRun
+    async throws -> CommandRun
+  {
+    try await withCheckedThrowingContinuation { continuation in
+      DispatchQueue(label: "coffer-test-command").async {
+        continuation.resume(with: Result { try waitingFor(arguments, environment: extra, input: input) })
+      }
+    }
+  }
+
+  /// ``coffer(_:environment:input:)``, blocking the calling thread until the child exits.
+  private static func waitingFor(_ arguments: [String], environment extra: [String: String], input: [UInt8]?)
+    throws -> CommandRun
   {
     let executable = productsDirectory.appendingPathComponent("coffer")
     guard FileManager.default.isExecutableFile(atPath: executable.path) else {

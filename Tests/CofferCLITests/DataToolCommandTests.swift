@@ -28,7 +28,7 @@ import Testing
     let url = "sqlite://" + folder.file("store.sqlite")
     _ = try await filled(url)
 
-    let run = try CommandRun.coffer(["inspect", url])
+    let run = try await CommandRun.coffer(["inspect", url])
     #expect(run.status == 0, "stderr: \(run.errorOutput)")
     #expect(run.output.contains("Store: \(url)\n"))
     #expect(run.output.contains("  backend: SQLiteBackend\n"))
@@ -40,7 +40,7 @@ import Testing
     #expect(run.output.contains("  index (bool, date)\n"))
     #expect(run.output.contains("Entity Named: 9 rows, id id\n"))
 
-    let json = try CommandRun.coffer(["inspect", url, "--json"])
+    let json = try await CommandRun.coffer(["inspect", url, "--json"])
     #expect(json.status == 0, "stderr: \(json.errorOutput)")
     let inspection = try JSONDecoder().decode(StoreInspection.self, from: Data(json.output.utf8))
     #expect(inspection.entities.map(\.schema) == EveryKindFixture.schemas)
@@ -55,7 +55,7 @@ import Testing
     let expected = try await filled(source)
     let before = try Data(contentsOf: URL(fileURLWithPath: folder.file("store.plist")))
 
-    let run = try CommandRun.coffer(["copy", source, target, "--batch-size", "100"])
+    let run = try await CommandRun.coffer(["copy", source, target, "--batch-size", "100"])
     #expect(run.status == 0, "stderr: \(run.errorOutput)")
     #expect(run.output.contains("Every: \(8 + Self.extra) rows copied\n"))
     #expect(run.output.contains("Copied \(Self.rows) rows in "))
@@ -74,24 +74,24 @@ import Testing
     let source = "sqlite://" + folder.file("source.sqlite")
     let target = "sqlite://" + folder.file("target.sqlite")
     let expected = try await filled(source)
-    let first = try CommandRun.coffer(["copy", source, target])
+    let first = try await CommandRun.coffer(["copy", source, target])
     #expect(first.status == 0, "stderr: \(first.errorOutput)")
 
-    let again = try CommandRun.coffer(["copy", source, target])
+    let again = try await CommandRun.coffer(["copy", source, target])
     #expect(again.status != 0)
     #expect(again.errorOutput.contains("notEmpty: The target already holds rows"))
     #expect(again.errorOutput.contains("--resume"))
 
-    let resumed = try CommandRun.coffer(["copy", source, target, "--resume"])
+    let resumed = try await CommandRun.coffer(["copy", source, target, "--resume"])
     #expect(resumed.status == 0, "stderr: \(resumed.errorOutput)")
     #expect(resumed.output.contains("Every: 0 rows copied, \(8 + Self.extra) already there\n"))
     #expect(resumed.output.contains("Verified: 3 entities"))
     #expect(try await digest(of: target) == expected)
   }
 
-  @Test func copyFromAMissingStoreFailsAndCreatesNothing() throws {
+  @Test func copyFromAMissingStoreFailsAndCreatesNothing() async throws {
     let folder = try TemporaryFolder("coffer-copy-missing")
-    let run = try CommandRun.coffer([
+    let run = try await CommandRun.coffer([
       "copy", "sqlite://" + folder.file("nothing.sqlite"), "lmdb://" + folder.file("t"),
     ])
     #expect(run.status != 0)
@@ -108,7 +108,7 @@ import Testing
     let expected = try await filled(source)
     let file = folder.file("export.jsonl")
 
-    let export = try CommandRun.coffer(["export", source, "--output", file])
+    let export = try await CommandRun.coffer(["export", source, "--output", file])
     #expect(export.status == 0, "stderr: \(export.errorOutput)")
     #expect(export.errorOutput.contains("Exported \(Self.rows) rows of 3 entities"))
     let lines = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n")
@@ -119,19 +119,19 @@ import Testing
     #expect(lines.contains { $0.contains(#""double":"-inf""#) })
     #expect(lines.contains { $0.contains(#""double":-0.0"#) })
 
-    let imported = try CommandRun.coffer(["import", target, "--input", file])
+    let imported = try await CommandRun.coffer(["import", target, "--input", file])
     #expect(imported.status == 0, "stderr: \(imported.errorOutput)")
     #expect(imported.output.contains("Imported \(Self.rows) rows of 3 entities"))
     #expect(try await digest(of: target) == expected)
 
     // Standard output and standard input work too, one entity at a time; an entity the target
     // already stores with another schema is refused.
-    let named = try CommandRun.coffer(["export", source, "--entity", "Named"])
+    let named = try await CommandRun.coffer(["export", source, "--entity", "Named"])
     #expect(named.status == 0, "stderr: \(named.errorOutput)")
     let namedLines: Int = named.output.split(separator: "\n").count
     #expect(namedLines == 12, "opening, header, 9 rows, closing")
     let piped = "sqlite://" + folder.file("piped.sqlite")
-    let fromInput = try CommandRun.coffer(["import", piped], input: Array(named.output.utf8))
+    let fromInput = try await CommandRun.coffer(["import", piped], input: Array(named.output.utf8))
     #expect(fromInput.status == 0, "stderr: \(fromInput.errorOutput)")
     #expect(fromInput.output.contains("Imported 9 rows of 1 entity"))
     let other = try await Store.open(url: "sqlite://" + folder.file("other.sqlite"))
@@ -139,7 +139,7 @@ import Testing
       try EntitySchema(name: "Named", fields: [Field("id", .string), Field("rank", .int)], idField: "id")
     ])
     try await other.close()
-    let conflict = try CommandRun.coffer(
+    let conflict = try await CommandRun.coffer(
       ["import", "sqlite://" + folder.file("other.sqlite")], input: Array(named.output.utf8))
     #expect(conflict.status != 0)
     #expect(conflict.errorOutput.contains("schemaMismatch: The store holds this entity with another schema"))
@@ -149,7 +149,7 @@ import Testing
     let folder = try TemporaryFolder("coffer-export-entity")
     let source = "lmdb://" + folder.file("store")
     _ = try await filled(source)
-    let named = try CommandRun.coffer(["export", source, "--entity", "Named"])
+    let named = try await CommandRun.coffer(["export", source, "--entity", "Named"])
     #expect(named.status == 0, "stderr: \(named.errorOutput)")
     let namedLines: Int = named.output.split(separator: "\n").count
     #expect(namedLines == 12, "opening, header, 9 rows, closing")
@@ -157,22 +157,23 @@ import Testing
 
   @Test func importOfAMalformedExportNamesTheLineAndKeepsNothing() async throws {
     let folder = try TemporaryFolder("coffer-import-bad")
-    let source = "memory:export-bad-\(UUID().uuidString)"
-    let store = try await Store.open(url: source)
+    // A private store, freed with its last handle (a named one would stay for the process).
+    let store = try await Store.open(url: "memory:")
     try await store.prepare(schemas: EveryKindFixture.schemas)
     try await store.apply(EveryKindFixture.changeSet(extra: 20))
     var text = ""
     try await store.exportJSONLines { text += $0 }
+    try await store.close()
     var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
     lines[5] = String(lines[5].dropLast(3))
     let file = folder.file("bad.jsonl")
     try lines.joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
 
     let target = "sqlite://" + folder.file("target.sqlite")
-    let run = try CommandRun.coffer(["import", target, "--input", file])
+    let run = try await CommandRun.coffer(["import", target, "--input", file])
     #expect(run.status != 0)
     #expect(run.errorOutput.contains("invalidInput: Line 6: "), "\(run.errorOutput)")
-    let inspect = try CommandRun.coffer(["inspect", target])
+    let inspect = try await CommandRun.coffer(["inspect", target])
     #expect(inspect.output.contains("  1 entity, 0 rows\n"), "\(inspect.output)")
   }
 
@@ -181,7 +182,7 @@ import Testing
     let path = folder.file("store.sqlite")
     _ = try await filled("sqlite://" + path)
 
-    let clean = try CommandRun.coffer(["verify", "sqlite://" + path])
+    let clean = try await CommandRun.coffer(["verify", "sqlite://" + path])
     #expect(clean.status == 0, "stderr: \(clean.errorOutput)")
     #expect(clean.output.contains("Every: \(8 + Self.extra) rows read, 3 indexes compared\n"))
     #expect(clean.output.contains("no problems found"))
@@ -196,7 +197,7 @@ import Testing
     let dropped = try #require(indexes.output.split(separator: "\n").first.map(String.init))
     let damage = try ChildProcess.run("/usr/bin/env", ["sqlite3", path, "DROP INDEX \"\(dropped)\";"])
     try #require(damage.termination.status == 0, "sqlite3: \(damage.errors)")
-    let damaged = try CommandRun.coffer(["verify", "sqlite://" + path])
+    let damaged = try await CommandRun.coffer(["verify", "sqlite://" + path])
     #expect(damaged.status == 2, "\(damaged.output) \(damaged.errorOutput)")
     #expect(damaged.output.contains("problem: Every"), "\(damaged.output)")
     #expect(damaged.output.contains("found."), "\(damaged.output)")

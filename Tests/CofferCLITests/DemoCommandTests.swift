@@ -2,8 +2,8 @@ import Foundation
 import Testing
 
 @Suite struct DemoCommandTests {
-  @Test func demoOnMemoryNarratesEveryStepAndSucceeds() throws {
-    let run = try CommandRun.coffer(["demo", "--store", "memory:"])
+  @Test func demoOnMemoryNarratesEveryStepAndSucceeds() async throws {
+    let run = try await CommandRun.coffer(["demo", "--store", "memory:"])
     #expect(run.status == 0, "stderr: \(run.errorOutput)")
     #expect(run.output.contains("Store: memory:"))
     #expect(run.output.contains("chosen by the --store option"))
@@ -17,53 +17,53 @@ import Testing
     #expect(run.errorOutput.isEmpty)
   }
 
-  @Test func demoWithoutChoiceUsesTheSQLiteFileDefault() throws {
-    let run = try CommandRun.coffer(["demo"])
+  @Test func demoWithoutChoiceUsesTheSQLiteFileDefault() async throws {
+    let run = try await CommandRun.coffer(["demo"])
     #expect(run.status == 0, "stderr: \(run.errorOutput)")
     #expect(run.output.contains("Store: sqlite:coffer-demo.sqlite\n"))
     #expect(run.output.contains("chosen by the built-in default"))
     #expect(run.output.contains("durable: the data stays after the demo"))
   }
 
-  @Test func demoTakesTheStoreFromCofferStore() throws {
-    let run = try CommandRun.coffer(["demo"], environment: ["COFFER_STORE": "memory:from-env"])
+  @Test func demoTakesTheStoreFromCofferStore() async throws {
+    let run = try await CommandRun.coffer(["demo"], environment: ["COFFER_STORE": "memory:from-env"])
     #expect(run.status == 0, "stderr: \(run.errorOutput)")
     #expect(run.output.contains("Store: memory:from-env"))
     #expect(run.output.contains("chosen by the COFFER_STORE environment variable"))
   }
 
-  @Test func demoTakesTheStoreFromAConfigurationFile() throws {
+  @Test func demoTakesTheStoreFromAConfigurationFile() async throws {
     let file = FileManager.default.temporaryDirectory.appendingPathComponent(
       "coffer-\(UUID().uuidString).json")
     try Data(#"{"coffer": {"store": "memory:from-file"}}"#.utf8).write(to: file)
     defer { try? FileManager.default.removeItem(at: file) }
 
-    let run = try CommandRun.coffer(["demo", "--config", file.path])
+    let run = try await CommandRun.coffer(["demo", "--config", file.path])
     #expect(run.status == 0, "stderr: \(run.errorOutput)")
     #expect(run.output.contains("Store: memory:from-file"))
     #expect(run.output.contains("chosen by coffer.store in the configuration file \(file.path)"))
 
-    let named = try CommandRun.coffer(["demo"], environment: ["COFFER_CONFIG": file.path])
+    let named = try await CommandRun.coffer(["demo"], environment: ["COFFER_CONFIG": file.path])
     #expect(named.output.contains("Store: memory:from-file"))
   }
 
-  @Test func storeOptionWinsOverCofferStore() throws {
-    let run = try CommandRun.coffer(
+  @Test func storeOptionWinsOverCofferStore() async throws {
+    let run = try await CommandRun.coffer(
       ["demo", "--store", "memory:from-option"], environment: ["COFFER_STORE": "memory:from-env"])
     #expect(run.status == 0, "stderr: \(run.errorOutput)")
     #expect(run.output.contains("Store: memory:from-option"))
   }
 
-  @Test func unknownSchemeFailsWithTheSupportedSchemesOnStandardError() throws {
-    let run = try CommandRun.coffer(["demo", "--store", "nosuch:///tmp/db"])
+  @Test func unknownSchemeFailsWithTheSupportedSchemesOnStandardError() async throws {
+    let run = try await CommandRun.coffer(["demo", "--store", "nosuch:///tmp/db"])
     #expect(run.status != 0)
     #expect(run.errorOutput.contains("unknownScheme"))
     #expect(run.errorOutput.contains("Supported schemes: lmdb:, memory:"))
     #expect(!run.output.contains("Creating threads"))
   }
 
-  @Test func malformedURLFailsWithoutAStackTrace() throws {
-    let run = try CommandRun.coffer(["demo"], environment: ["COFFER_STORE": "not a url"])
+  @Test func malformedURLFailsWithoutAStackTrace() async throws {
+    let run = try await CommandRun.coffer(["demo"], environment: ["COFFER_STORE": "not a url"])
     #expect(run.status != 0)
     #expect(run.errorOutput.contains("invalidURL"))
     #expect(run.errorOutput.contains("Supported schemes: lmdb:, memory:"))

@@ -51,7 +51,7 @@ import Testing
     let planFile = folder.file("plan.json")
     try Data(plan.utf8).write(to: URL(fileURLWithPath: planFile))
 
-    let rehearsal = try CommandRun.coffer(["migrate", url, "--plan", planFile, "--dry-run"])
+    let rehearsal = try await CommandRun.coffer(["migrate", url, "--plan", planFile, "--dry-run"])
     #expect(rehearsal.status == 0, "stderr: \(rehearsal.errorOutput)")
     #expect(
       rehearsal.output.contains(
@@ -64,7 +64,7 @@ import Testing
     #expect(rehearsal.output.contains(": 3 of 3 steps would apply.\n"))
     #expect(try await digest(of: url) == before, "the rehearsal changed the store")
 
-    let run = try CommandRun.coffer(["migrate", url, "--plan", planFile])
+    let run = try await CommandRun.coffer(["migrate", url, "--plan", planFile])
     #expect(run.status == 0, "stderr: \(run.errorOutput)")
     #expect(
       run.output.contains("2 v2-score — change field 'score' of 'Message' to double: applied, 120 rows\n"))
@@ -80,13 +80,13 @@ import Testing
     #expect(row == [Row([.int(7), .string("message 7"), .double(7), .bool(false)])])
     try await store.close()
 
-    let again = try CommandRun.coffer(["migrate", url, "--plan", planFile])
+    let again = try await CommandRun.coffer(["migrate", url, "--plan", planFile])
     #expect(again.status == 0, "stderr: \(again.errorOutput)")
     #expect(
       again.output.contains("0 v2-rename — rename field 'body' of 'Message' to 'text': already applied\n"))
     #expect(again.output.contains(": 0 of 3 steps applied.\n"))
 
-    let listed = try CommandRun.coffer(["migrate", url])
+    let listed = try await CommandRun.coffer(["migrate", url])
     #expect(listed.status == 0, "stderr: \(listed.errorOutput)")
     #expect(listed.output.contains("0 v2-rename: applied "))
     #expect(listed.output.contains(", 120 rows\n"))
@@ -102,16 +102,16 @@ import Testing
     func bytes() throws -> Data { try Data(contentsOf: URL(fileURLWithPath: file)) }
 
     let fresh = try bytes()
-    #expect(try CommandRun.coffer(["migrate", url]).status == 0)
+    #expect(try await CommandRun.coffer(["migrate", url]).status == 0)
     #expect(try bytes() == fresh, "listing the record rewrote the file")
-    #expect(try CommandRun.coffer(["migrate", url, "--plan", planFile, "--dry-run"]).status == 0)
+    #expect(try await CommandRun.coffer(["migrate", url, "--plan", planFile, "--dry-run"]).status == 0)
     #expect(try bytes() == fresh, "the rehearsal rewrote the file")
 
-    #expect(try CommandRun.coffer(["migrate", url, "--plan", planFile]).status == 0)
+    #expect(try await CommandRun.coffer(["migrate", url, "--plan", planFile]).status == 0)
     let migrated = try bytes()
     #expect(migrated != fresh)
-    #expect(try CommandRun.coffer(["migrate", url, "--plan", planFile]).status == 0)
-    #expect(try CommandRun.coffer(["migrate", url]).status == 0)
+    #expect(try await CommandRun.coffer(["migrate", url, "--plan", planFile]).status == 0)
+    #expect(try await CommandRun.coffer(["migrate", url]).status == 0)
     #expect(try bytes() == migrated, "a plan already applied, or the listing, rewrote the file")
   }
 
@@ -125,14 +125,14 @@ import Testing
       """
     try Data(failing.utf8).write(to: URL(fileURLWithPath: planFile))
 
-    let rehearsal = try CommandRun.coffer(["migrate", url, "--plan", planFile, "--dry-run"])
+    let rehearsal = try await CommandRun.coffer(["migrate", url, "--plan", planFile, "--dry-run"])
     #expect(rehearsal.status == 2)
     #expect(
       rehearsal.output.contains(
         "0 text-to-int — change field 'body' of 'Message' to int: failed (migrationFailed): "))
     #expect(!rehearsal.output.contains("message 1"), "a value was shown")
 
-    let run = try CommandRun.coffer(["migrate", url, "--plan", planFile])
+    let run = try await CommandRun.coffer(["migrate", url, "--plan", planFile])
     #expect(run.status != 0)
     #expect(run.errorOutput.contains("migrationFailed"))
     #expect(try await digest(of: url) == before)
@@ -150,7 +150,7 @@ import Testing
       (#"{ "stepz": [] }"#, "lacks 'steps'"),
     ] {
       try Data(text.utf8).write(to: URL(fileURLWithPath: planFile))
-      let run = try CommandRun.coffer(["migrate", "memory:", "--plan", planFile])
+      let run = try await CommandRun.coffer(["migrate", "memory:", "--plan", planFile])
       #expect(run.status != 0)
       #expect(run.errorOutput.contains(expected), "stderr: \(run.errorOutput)")
     }

@@ -21,7 +21,7 @@ import Testing
       try Test.cancel("Skipped: \(TestServers.postgresMissing)")
     }
     for _ in 0..<2 {
-      let run = try CommandRun.coffer(["demo", "--store", url.description])
+      let run = try await CommandRun.coffer(["demo", "--store", url.description])
       #expect(run.status == 0, "stderr: \(run.errorOutput)")
       #expect(run.output.contains("Store: \(url.description)"))
       #expect(run.output.contains("Unread counts: Weekend hike 4, Release planning 3, all threads 7"))
@@ -32,11 +32,11 @@ import Testing
   }
 
   @Test("coffer conformance postgres://… runs checks on the server")
-  func conformanceCommandRunsOnPostgres() throws {
+  func conformanceCommandRunsOnPostgres() async throws {
     guard let server = TestServers.postgresURL else {
       try Test.cancel("Skipped: \(TestServers.postgresMissing)")
     }
-    let run = try CommandRun.coffer(["conformance", server, "--filter=crud."])
+    let run = try await CommandRun.coffer(["conformance", server, "--filter=crud."])
     #expect(run.status == 0, "stderr: \(run.errorOutput)")
     #expect(run.output.contains(" passed, 0 failed"))
     #expect(!run.output.contains(" 0 passed"))

@@ -9,7 +9,7 @@ import Testing
   /// A short soak of a durable, multi-process backend with one extra process: transfers commit,
   /// checked reads complete, and no read breaks the invariant.
   @Test(arguments: ["sqlite", "lmdb"])
-  func aShortSoakCommitsReadsAndKeepsTheInvariant(scheme: String) throws {
+  func aShortSoakCommitsReadsAndKeepsTheInvariant(scheme: String) async throws {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
       "coffer-soak-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -17,7 +17,7 @@ import Testing
     let path = folder.appendingPathComponent(scheme == "sqlite" ? "soak.sqlite" : "soak").path
     // Growth is not judged here: three one-second windows of a debug build on a busy machine
     // say nothing about leaks.
-    let run = try CommandRun.coffer([
+    let run = try await CommandRun.coffer([
       "soak", "\(scheme)://\(path)", "--seconds", "3", "--window", "1", "--processes", "1", "--writers", "2",
       "--readers", "2", "--growth-limit", "1000",
     ])
