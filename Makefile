@@ -27,7 +27,7 @@ help:
 	@echo "make format  format the Swift sources with swift format"
 	@echo "make lint    check the Swift sources' format (swift format lint --strict)"
 	@echo "make sanitize  every test under ThreadSanitizer, then AddressSanitizer; prints the report counts"
-	@echo "make fuzz    each libFuzzer target in Fuzz/ for FUZZ_SECONDS (default 60); prints executions and findings"
+	@echo "make fuzz    each libFuzzer target in Fuzz/ for FUZZ_SECONDS (default 60) or FUZZ_RUNS executions; FUZZ_TARGETS picks some"
 	@echo "make crash-states  open every file state a power cut could leave, per durable backend (CRASH_COMMITS, CRASH_SEED)"
 	@echo "make soak    writers, readers and extra processes on each durable backend for SOAK_SECONDS (default 60) each"
 	@echo "make deps    only install missing system libraries"
