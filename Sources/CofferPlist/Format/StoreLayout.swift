@@ -107,7 +107,9 @@ enum StoreLayout {
     case (.string, .data(let data)): return String(validating: data, as: UTF8.self).map(Value.string)
     case (.bytes, .data(let data)): return .bytes(data)
     case (.date, .integer(let micros)): return .date(Value.date(microsecondsSince1970: micros))
-    case (.date, .date(let date)): return .date(Value.normalized(date))
+    // A binary plist date is a double, which may be NaN: no instant, and no microsecond count.
+    case (.date, .date(let date)):
+      return date.timeIntervalSince1970.isNaN ? nil : .date(Value.normalized(date))
     case (.uuid, .string(let text)): return UUID(uuidString: text).map(Value.uuid)
     case (.document, .string(let text)): return .document(Data(text.utf8))
     // A document is JSON, so UTF-8: it is written back as a string, which other bytes would not
