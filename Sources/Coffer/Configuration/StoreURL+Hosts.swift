@@ -18,8 +18,16 @@ extension StoreURL {
       self.port = port
     }
 
-    /// `name:port`, or the name alone: the host as the URL writes it.
-    public var description: String { port.map { "\(name):\($0)" } ?? name }
+    /// `name:port`, or the name alone: the host as the URL writes it, with what a host may not
+    /// hold as it is (a control character, a comma, …) percent-encoded, so that it parses back.
+    public var description: String {
+      let written = name.addingPercentEncoding(withAllowedCharacters: Self.writable) ?? name
+      return port.map { "\(written):\($0)" } ?? written
+    }
+
+    /// What a host name is written with as it is: a URL host's characters, less the comma that
+    /// separates the hosts of a list.
+    private static let writable = CharacterSet.urlHostAllowed.subtracting(CharacterSet(charactersIn: ","))
   }
 
   /// The hosts after the first of a URL whose authority lists several (`u@h1:p1,h2:p2/db`), and

@@ -120,7 +120,7 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
     var text = scheme + ":"
     if host != nil || user != nil || path.hasPrefix("/") {
       text += "//"
-      if let user { text += user + "@" }
+      if let user { text += Self.encoded(user, allowing: .urlUserAllowed) + "@" }
       if hosts.isEmpty, let port {
         text += ":\(port)"
       } else {
