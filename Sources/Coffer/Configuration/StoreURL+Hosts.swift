@@ -21,7 +21,10 @@ extension StoreURL {
     /// `name:port`, or the name alone: the host as the URL writes it, with what a host may not
     /// hold as it is (a control character, a comma, …) percent-encoded, so that it parses back.
     public var description: String {
-      let written = name.addingPercentEncoding(withAllowedCharacters: Self.writable) ?? name
+      // Colons and brackets stand as they are only in a bracketed IPv6 address.
+      let bracketed = name.hasPrefix("[") && name.hasSuffix("]")
+      let allowed = bracketed ? Self.writable : Self.writable.subtracting(CharacterSet(charactersIn: ":[]"))
+      let written = name.addingPercentEncoding(withAllowedCharacters: allowed) ?? name
       return port.map { "\(written):\($0)" } ?? written
     }
 
