@@ -106,10 +106,14 @@ let package = Package(
     .target(
       name: "CofferChatExample", dependencies: ["Coffer", "CofferMacros"], path: "Examples/Chat",
       swiftSettings: upcoming),
+    // What `coffer soak` counts, checks and prints, apart from the command so that tests can
+    // import it (an executable's own module cannot be imported on every platform).
+    .target(name: "CofferSoak", swiftSettings: upcoming),
     .executableTarget(
       name: "coffer",
       dependencies: [
         "Coffer", "CofferStores", "CofferConformance", "CofferConfiguration", "CofferChatExample",
+        "CofferSoak",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       swiftSettings: upcoming),
@@ -167,7 +171,7 @@ let package = Package(
       name: "CofferCLITests",
       dependencies: [
         "coffer", "Coffer", "CofferMemory", "CofferChatExample", "CofferStores", "CofferMacros",
-        "CofferConformance", "CofferTestSupport",
+        "CofferConformance", "CofferSoak", "CofferTestSupport",
       ],
       swiftSettings: upcoming),
   ]

@@ -1,4 +1,5 @@
 import Coffer
+import CofferSoak
 import Dispatch
 
 /// An extra process of `coffer soak`: this executable again, run as `coffer soak URL --child N`,

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Coffer
+import CofferSoak
 import CofferStores
 import Foundation
 

@@ -1,4 +1,5 @@
 import Coffer
+import CofferSoak
 import Foundation
 
 /// One account of `coffer soak`: the transfers move amounts between balances, so the sum of all
@@ -6,74 +7,6 @@ import Foundation
 struct SoakAccount: Storable {
   var id: Int64
   var balance: Int64
-}
-
-/// What every read of a soak must see: all the accounts, and balances that sum to the total
-/// they were seeded with. The transfers only move amounts, so any other sum means a read saw
-/// half of a transfer, or a transfer was applied twice or lost half of itself.
-struct SoakLedger: Sendable, Equatable {
-  /// How a read broke the invariant.
-  enum Violation: Sendable, Equatable, CustomStringConvertible {
-    /// The read returned this many accounts instead of all of them.
-    case accountCount(Int)
-    /// The balances read summed to something else than the total.
-    case total
-
-    /// What a person reads; no balance or sum, only what went wrong.
-    var description: String {
-      switch self {
-      case .accountCount(let seen): "a snapshot read \(seen) accounts, not all of them"
-      case .total: "a snapshot's balances did not sum to the total the accounts were seeded with"
-      }
-    }
-  }
-
-  /// How many accounts the store holds.
-  var accounts: Int
-  /// What their balances sum to.
-  var total: Int64
-
-  /// The ledger of `accounts` accounts seeded with `balance` each.
-  static func seeded(accounts: Int, balance: Int64) -> SoakLedger {
-    SoakLedger(accounts: accounts, total: Int64(accounts) * balance)
-  }
-
-  /// `nil` when `balances`, all the balances one read returned, keep the invariant; otherwise
-  /// how they break it.
-  func check(_ balances: [Int64]) -> Violation? {
-    guard balances.count == accounts else { return .accountCount(balances.count) }
-    // Wrapping: a corrupt balance must show as a violation, not end the process.
-    return balances.reduce(0, &+) == total ? nil : .total
-  }
-}
-
-/// What one process of a soak counted over some time.
-struct SoakCounts: Sendable, Equatable {
-  /// Transactions that committed.
-  var commits = 0
-  /// Snapshot reads that completed (each one checked).
-  var reads = 0
-  /// Runs of a transaction's body again after a conflict, inside ``Store/transaction(retries:_:)``.
-  var retries = 0
-  /// Transactions that still conflicted after every retry (the `conflict` reached the caller).
-  var exhausted = 0
-  /// Reads that broke the invariant.
-  var violations = 0
-  /// Other failures, by ``CofferError/Code`` name (`other` for an error of another type).
-  var errors: [String: Int] = [:]
-
-  /// How many failures ``errors`` holds.
-  var errorCount: Int { errors.values.reduce(0, +) }
-
-  /// Adds `other`'s counts to these.
-  mutating func add(_ other: SoakCounts) {
-    commits += other.commits
-    reads += other.reads
-    retries += other.retries
-    exhausted += other.exhausted
-    violations += other.violations
-    errors.merge(other.errors, uniquingKeysWith: +)
-  }
 }
 
 /// The writer and reader tasks of one soak process, against one store.

@@ -1,9 +1,8 @@
 import Coffer
+import CofferSoak
 import CofferStores
 import Foundation
 import Testing
-
-@testable import coffer
 
 @Suite struct SoakCommandTests {
   /// A short soak of a durable, multi-process backend with one extra process: transfers commit,

@@ -11,16 +11,23 @@
 /// stacks, what a leak grows). The rest is pages of mapped files — LMDB maps its whole data
 /// file, SQLite its WAL index — which grow with the store's file, not with what the process
 /// keeps, so growth is judged on the anonymous part.
-struct SoakResources: Sendable, Equatable {
+package struct SoakResources: Sendable, Equatable {
   /// Resident memory in bytes, `nil` where there is no `/proc`.
-  var residentBytes: Int?
+  package var residentBytes: Int?
   /// The anonymous part of ``residentBytes``, `nil` where there is no `/proc`.
-  var anonymousBytes: Int?
+  package var anonymousBytes: Int?
   /// Open file descriptors (the entries of `/proc/self/fd`), `nil` where there is no `/proc`.
-  var openFiles: Int?
+  package var openFiles: Int?
+
+  /// Figures with these values; `nil` for those not measured.
+  package init(residentBytes: Int? = nil, anonymousBytes: Int? = nil, openFiles: Int? = nil) {
+    self.residentBytes = residentBytes
+    self.anonymousBytes = anonymousBytes
+    self.openFiles = openFiles
+  }
 
   /// This process's figures now.
-  static func sample() -> SoakResources {
+  package static func sample() -> SoakResources {
     let memory = residentMemory()
     return SoakResources(
       residentBytes: memory["VmRSS"], anonymousBytes: memory["RssAnon"], openFiles: openFiles())
@@ -31,7 +38,7 @@ struct SoakResources: Sendable, Equatable {
   /// each commit while the writers keep it busy, a connection being replaced — or memory freed
   /// a moment later shows in some samples but not in the lowest, while a leak raises the lowest
   /// too.
-  static func lowest(from start: ContinuousClock.Instant, until end: ContinuousClock.Instant) async
+  package static func lowest(from start: ContinuousClock.Instant, until end: ContinuousClock.Instant) async
     -> SoakResources
   {
     try? await Task.sleep(until: start, clock: .continuous)

@@ -6,16 +6,16 @@
 /// window 3 commits=812 reads=1530 retries=41 exhausted=0 violations=0 rss=40960000 anon=20480000 fds=14 errors=
 /// end commits=2 reads=1 retries=0 exhausted=0 violations=0 rss=- anon=- fds=- errors=io:1
 /// ```
-struct SoakChildLine: Sendable, Equatable {
+package struct SoakChildLine: Sendable, Equatable {
   /// The window the counts are of (1 for the first), or `nil` for the `end` line.
-  var window: Int?
+  package var window: Int?
   /// What the child counted.
-  var counts: SoakCounts
+  package var counts: SoakCounts
   /// The child's resources in the window: the lowest of its samples.
-  var resources: SoakResources
+  package var resources: SoakResources
 
   /// The line, without its newline.
-  var encoded: String {
+  package var encoded: String {
     func show(_ number: Int?) -> String { number.map(String.init) ?? "-" }
     let head = window.map { "window \($0)" } ?? "end"
     let errors = counts.errors.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(
@@ -27,14 +27,14 @@ struct SoakChildLine: Sendable, Equatable {
   }
 
   /// A line with these parts.
-  init(window: Int?, counts: SoakCounts, resources: SoakResources) {
+  package init(window: Int?, counts: SoakCounts, resources: SoakResources) {
     self.window = window
     self.counts = counts
     self.resources = resources
   }
 
   /// Reads a line ``encoded`` wrote; `nil` for anything else.
-  init?(parsing line: Substring) {
+  package init?(parsing line: Substring) {
     var words = line.split(separator: " ")[...]
     switch words.popFirst() {
     case "window":

@@ -2,28 +2,37 @@ import Foundation
 
 /// One window of a soak, over every process: what they counted, and each one's resources in
 /// it (the lowest of its samples).
-struct SoakWindow: Sendable, Equatable {
+package struct SoakWindow: Sendable, Equatable {
   /// The window's number, from 1 (the warm-up).
-  var number: Int
+  package var number: Int
   /// When it started and ended, in seconds from the soak's start.
-  var start: Double
+  package var start: Double
   /// When it ended, in seconds from the soak's start.
-  var end: Double
+  package var end: Double
   /// What every process that reported counted in it.
-  var counts: SoakCounts
+  package var counts: SoakCounts
   /// Each process's resources in the window (the lowest of its samples, see
   /// ``SoakResources/lowest(until:)``): this process first, then the extra ones in order; `nil`
   /// for a process that did not report the window.
-  var resources: [SoakResources?]
+  package var resources: [SoakResources?]
+
+  /// A window with these figures.
+  package init(number: Int, start: Double, end: Double, counts: SoakCounts, resources: [SoakResources?]) {
+    self.number = number
+    self.start = start
+    self.end = end
+    self.counts = counts
+    self.resources = resources
+  }
 
   /// How long the window lasted, in seconds.
-  var seconds: Double { max(end - start, 0.001) }
+  package var seconds: Double { max(end - start, 0.001) }
 
   /// The numbers of the extra processes that did not report this window.
-  var missing: [Int] { resources.indices.dropFirst().filter { resources[$0] == nil } }
+  package var missing: [Int] { resources.indices.dropFirst().filter { resources[$0] == nil } }
 
   /// The window as the soak prints it while it runs.
-  var rendered: String {
+  package var rendered: String {
     func mebibytes(_ bytes: Int?) -> String? { bytes.map { String(format: "%.1f", Double($0) / 1_048_576) } }
     func rate(_ count: Int) -> String { String(format: "%.1f", Double(count) / seconds) }
     func each(_ value: (SoakResources) -> String?) -> String {
@@ -44,31 +53,39 @@ struct SoakWindow: Sendable, Equatable {
 
 /// The end of a soak: totals, throughput trend, resource growth after the warm-up, and
 /// whether it passed.
-struct SoakSummary: Sendable {
+package struct SoakSummary: Sendable {
   /// Every window, in order; the first is the warm-up.
-  var windows: [SoakWindow]
+  package var windows: [SoakWindow]
   /// Everything every process counted, the windows and what finished after the last one.
-  var totals: SoakCounts
+  package var totals: SoakCounts
   /// How much (in percent) resident memory or open files may grow after the warm-up.
-  var growthLimit: Double
+  package var growthLimit: Double
   /// Extra processes that failed (ended badly, or printed what the parent could not read).
-  var processFailures: [String]
+  package var processFailures: [String]
+
+  /// The summary of `windows`, judged against `growthLimit`.
+  package init(windows: [SoakWindow], totals: SoakCounts, growthLimit: Double, processFailures: [String]) {
+    self.windows = windows
+    self.totals = totals
+    self.growthLimit = growthLimit
+    self.processFailures = processFailures
+  }
 
   /// How one resource grew after the warm-up in the process where it grew most.
-  struct Growth: Sendable, Equatable {
+  package struct Growth: Sendable, Equatable {
     /// The process (0 for this one, 1… for the extra ones).
-    var process: Int
+    package var process: Int
     /// At the end of the warm-up window.
-    var first: Int
+    package var first: Int
     /// At the end of the last window.
-    var last: Int
+    package var last: Int
     /// The change from `first` to `last`, in percent.
-    var percent: Double { first > 0 ? Double(last - first) / Double(first) * 100 : 0 }
+    package var percent: Double { first > 0 ? Double(last - first) / Double(first) * 100 : 0 }
   }
 
   /// The greatest growth of a resource from the end of the first window to the end of the last,
   /// over the processes that reported both; `nil` with fewer than two windows.
-  func growth(of resource: (SoakResources) -> Int?) -> Growth? {
+  package func growth(of resource: (SoakResources) -> Int?) -> Growth? {
     guard windows.count >= 2, let first = windows.first, let last = windows.last else { return nil }
     var largest: Growth?
     for process in first.resources.indices where process < last.resources.count {
@@ -82,13 +99,13 @@ struct SoakSummary: Sendable {
   }
 
   /// Rates of a count per window after the warm-up (every window when there is only one).
-  func rates(of count: (SoakCounts) -> Int) -> [Double] {
+  package func rates(of count: (SoakCounts) -> Int) -> [Double] {
     let steady = windows.count >= 2 ? Array(windows.dropFirst()) : windows
     return steady.map { Double(count($0.counts)) / $0.seconds }
   }
 
   /// Why the soak failed; empty when it passed.
-  var failures: [String] {
+  package var failures: [String] {
     var reasons: [String] = []
     if totals.violations > 0 { reasons.append("\(totals.violations) invariant violations") }
     if totals.errorCount > 0 { reasons.append("\(totals.errorCount) errors") }
@@ -111,7 +128,7 @@ struct SoakSummary: Sendable {
   }
 
   /// The summary as the soak prints it, one indented line per figure after the first.
-  func rendered(store: String) -> [String] {
+  package func rendered(store: String) -> [String] {
     let errors = totals.errors.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(
       separator: ", ")
     var lines = [
