@@ -188,14 +188,14 @@ import Testing
     #expect(clean.output.contains("no problems found"))
 
     // Another program drops one of Coffer's indexes behind its back.
-    let indexes = try ChildProcess.run(
+    let indexes = try await ChildProcess.run(
       "/usr/bin/env",
       [
         "sqlite3", path,
         #"SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'Every' AND sql IS NOT NULL;"#,
       ])
     let dropped = try #require(indexes.output.split(separator: "\n").first.map(String.init))
-    let damage = try ChildProcess.run("/usr/bin/env", ["sqlite3", path, "DROP INDEX \"\(dropped)\";"])
+    let damage = try await ChildProcess.run("/usr/bin/env", ["sqlite3", path, "DROP INDEX \"\(dropped)\";"])
     try #require(damage.termination.status == 0, "sqlite3: \(damage.errors)")
     let damaged = try await CommandRun.coffer(["verify", "sqlite://" + path])
     #expect(damaged.status == 2, "\(damaged.output) \(damaged.errorOutput)")

@@ -15,7 +15,7 @@ import Testing
       let writer = try await scratch.open()
       try await writer.insert(items)
       try await writer.close()
-      try server.psql("ALTER TABLE \(scratch.table("FaultItem")) ALTER COLUMN \"batch\" TYPE text")
+      try await server.psql("ALTER TABLE \(scratch.table("FaultItem")) ALTER COLUMN \"batch\" TYPE text")
 
       let reopened = try await scratch.open()
       let error = await expectCofferError(.schemaMismatch) { try await reopened.prepare([FaultItem.self]) }
@@ -33,18 +33,19 @@ import Testing
       }
       try await reopened.close()
 
-      #expect(try server.psql("SELECT count(*) FROM \(scratch.table("FaultItem"))") == "3")
+      #expect(try await server.psql("SELECT count(*) FROM \(scratch.table("FaultItem"))") == "3")
       #expect(
-        try server.psql("SELECT \"batch\" FROM \(scratch.table("FaultItem")) ORDER BY id") == "10\n20\n30")
+        try await server.psql("SELECT \"batch\" FROM \(scratch.table("FaultItem")) ORDER BY id")
+          == "10\n20\n30")
       #expect(
-        try server.psql(
+        try await server.psql(
           """
           SELECT data_type FROM information_schema.columns WHERE table_schema = '\(scratch.schema)'
           AND table_name = 'FaultItem' AND column_name = 'batch'
           """) == "text")
 
       // Changed back, the table opens again with every row as it was.
-      try server.psql(
+      try await server.psql(
         "ALTER TABLE \(scratch.table("FaultItem")) ALTER COLUMN \"batch\" TYPE bigint USING \"batch\"::bigint"
       )
       let restored = try await scratch.open()
@@ -59,14 +60,14 @@ import Testing
       let writer = try await scratch.open()
       try await writer.insert(items)
       try await writer.close()
-      try server.psql("ALTER TABLE \(scratch.table("FaultItem")) DROP COLUMN \"title\"")
+      try await server.psql("ALTER TABLE \(scratch.table("FaultItem")) DROP COLUMN \"title\"")
 
       let reopened = try await scratch.open()
       let error = await expectCofferError(.schemaMismatch) { try await reopened.prepare([FaultItem.self]) }
       #expect(error?.entity == "FaultItem")
       #expect(error?.field == "title")
       try await reopened.close()
-      #expect(try server.psql("SELECT count(*) FROM \(scratch.table("FaultItem"))") == "3")
+      #expect(try await server.psql("SELECT count(*) FROM \(scratch.table("FaultItem"))") == "3")
     }
   }
 }

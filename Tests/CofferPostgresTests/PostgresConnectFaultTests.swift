@@ -68,7 +68,7 @@ import Testing
 
   @Test func requiringTLSOfAServerWithoutItIsUnavailable() async throws {
     let server = try PostgresTestServer.required()
-    guard try server.psql("SHOW ssl") == "off" else {
+    guard try await server.psql("SHOW ssl") == "off" else {
       try Test.cancel("Skipped: the test server offers TLS, so tls=require connects")
     }
     let url = server.with(options: ["tls": "require"])

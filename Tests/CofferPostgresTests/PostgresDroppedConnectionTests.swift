@@ -30,7 +30,7 @@ import Testing
     try await server.scratch(options: ["pool": "1"]).use { scratch in
       let store = try await scratch.open()
       try await store.insert(FaultItem(id: 1, batch: 1, title: "before"))
-      #expect(try scratch.terminateConnections() == 1)
+      #expect(try await scratch.terminateConnections() == 1)
       let (read, _) = try await soonSucceeding(server) { try await store.get(FaultItem.self, id: 1) }
       #expect(read?.title == "before")
       try await store.insert(FaultItem(id: 2, batch: 2, title: "after"))
@@ -49,7 +49,7 @@ import Testing
         for _ in 0..<3 { group.addTask { try await store.query(FaultItem.self).count() } }
         for try await count in group { #expect(count == 0) }
       }
-      #expect(try scratch.terminateConnections() >= 1)
+      #expect(try await scratch.terminateConnections() >= 1)
       for round in Int64(1)...3 {
         _ = try await soonSucceeding(server) {
           try await store.insert(FaultItem(id: round, batch: round, title: "round \(round)"))
@@ -82,7 +82,7 @@ import Testing
         SELECT count(*) FROM pg_stat_activity WHERE application_name = 'coffer' AND wait_event_type = 'Lock'
         AND position('\(scratch.schema)' IN query) > 0
         """)
-      #expect(try scratch.terminateConnections(where: "wait_event_type = 'Lock'") == 1)
+      #expect(try await scratch.terminateConnections(where: "wait_event_type = 'Lock'") == 1)
       let cut = await expectCofferError(.unavailable) { _ = try await batch.value }
       #expect(
         cut?.names(address: server.address, database: server.database) == true, "\(String(describing: cut))")
@@ -92,7 +92,7 @@ import Testing
       let (count, _) = try await soonSucceeding(server) { try await store.query(FaultItem.self).count() }
       #expect(count == 0, "the inserts before the cut were applied")
       #expect(try await store.get(FaultCounter.self, id: 1)?.value == 0)
-      #expect(try server.psql("SELECT count(*) FROM \(scratch.table("FaultItem"))") == "0")
+      #expect(try await server.psql("SELECT count(*) FROM \(scratch.table("FaultItem"))") == "0")
 
       // The same batch, run again, goes in whole.
       try await store.batch { batch in

@@ -79,10 +79,10 @@ struct PostgresTestServer {
   /// Runs SQL with `psql` and returns what it printed (unaligned, tuples only), or skips the
   /// test when `psql` is not installed.
   @discardableResult
-  func psql(_ sql: String) throws -> String {
+  func psql(_ sql: String) async throws -> String {
     let run: ChildProcess.Captured
     do {
-      run = try ChildProcess.run("psql", psqlArguments + ["-c", sql], environment: psqlEnvironment)
+      run = try await ChildProcess.run("psql", psqlArguments + ["-c", sql], environment: psqlEnvironment)
     } catch let failure as ChildProcess.LaunchFailure {
       try Test.cancel("Skipped: psql is not installed (\(failure)); `make test` installs it.")
     }
@@ -111,7 +111,7 @@ struct PostgresTestServer {
     let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
     var output = ""
     while ContinuousClock.now < deadline {
-      output = try psql(sql)
+      output = try await psql(sql)
       if let expected { if output == expected { return } } else if !output.isEmpty, output != "0" { return }
       try await Task.sleep(for: .milliseconds(20))
     }
@@ -168,8 +168,8 @@ struct PostgresScratch {
   /// administrator or a proxy cuts them), picking them by their last query, which names the
   /// schema; returns how many it ended, once they are gone.
   @discardableResult
-  func terminateConnections(where condition: String = "true") throws -> Int {
-    let ended = try server.psql(
+  func terminateConnections(where condition: String = "true") async throws -> Int {
+    let ended = try await server.psql(
       """
       SELECT count(*) FROM (SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity
       WHERE application_name = 'coffer' AND pid <> pg_backend_pid() AND position('\(schema)' IN query) > 0

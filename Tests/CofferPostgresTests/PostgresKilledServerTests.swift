@@ -74,14 +74,14 @@ import Testing
       let log = LockedState(Log())
       let writer = Task { await Self.write(to: store, log: log) }
       try await Self.waitFor("20 acknowledged batches", in: log) { $0.acknowledged.count >= 20 }
-      try cluster.kill()
+      try await cluster.kill()
       try await Self.waitFor("3 failed batches", in: log) { $0.failures.count >= 3 }
       let read = await expectCofferError(.unavailable) { _ = try await store.query(FaultItem.self).count() }
       log.withLock { $0.stop = true }
       await writer.value
       let seen = log.withLock { $0 }
 
-      try cluster.restart()
+      try await cluster.restart()
       let reopened = try await openStore(cluster.url)
       var rowsByBatch: [Int64: Int64] = [:]
       for item in try await reopened.query(FaultItem.self).fetch() {

@@ -112,7 +112,7 @@ import Testing
       #expect(try await rows(backend, "Account").isEmpty)
       #expect(try await backend.prepare([account]).contains(account))
       #expect(
-        try scratch.server.psql(
+        try await scratch.server.psql(
           "SELECT indexname FROM pg_indexes WHERE schemaname = '\(scratch.schema)' AND tablename = 'Account' "
             + "ORDER BY indexname") == "Account#id\nAccount/unique/login")
       var changes = ChangeSet()
@@ -172,12 +172,12 @@ import Testing
       #expect(try await backend.editSchema { try $0.schemas().map(\.name) } == ["Tag"])
       _ = await expectCofferError(.unknownEntity) { _ = try await rows(backend, "Person") }
       _ = await expectCofferError(.unknownEntity) { try await backend.editSchema { try $0.drop("Person") } }
-      let left = try scratch.server.psql(
+      let left = try await scratch.server.psql(
         "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
           + "WHERE n.nspname = '\(scratch.schema)' AND c.relname LIKE 'Person%'")
       #expect(left == "0")
       #expect(
-        try scratch.server.psql(
+        try await scratch.server.psql(
           "SELECT count(*) FROM \(scratch.table("coffer_catalog")) WHERE entity = 'Person'")
           == "0")
     }
@@ -185,7 +185,7 @@ import Testing
 
   @Test func relabelRenamesInTheCatalogsKeepingEveryRowWhereItIs() async throws {
     try await withStore(people: 100) { scratch, backend in
-      let before = try scratch.server.psql("SELECT ctid, * FROM \(scratch.table("Person")) ORDER BY id")
+      let before = try await scratch.server.psql("SELECT ctid, * FROM \(scratch.table("Person")) ORDER BY id")
       let user = try EntitySchema(
         name: "User",
         fields: [Field("id", .int), Field("fullName", .string), Field("email", .string, isOptional: true)],
@@ -194,9 +194,10 @@ import Testing
       #expect(try await rows(backend, "User") == (1...100).map { person(Int64($0)) })
       _ = await expectCofferError(.unknownEntity) { _ = try await rows(backend, "Person") }
       #expect(try await backend.editSchema { try $0.schemas() } == [Self.tag, user])
-      #expect(try scratch.server.psql("SELECT ctid, * FROM \(scratch.table("User")) ORDER BY id") == before)
       #expect(
-        try scratch.server.psql(
+        try await scratch.server.psql("SELECT ctid, * FROM \(scratch.table("User")) ORDER BY id") == before)
+      #expect(
+        try await scratch.server.psql(
           "SELECT indexname FROM pg_indexes WHERE schemaname = '\(scratch.schema)' AND tablename = 'User' "
             + "ORDER BY indexname") == "User#id\nUser/index/fullName\nUser/unique/email")
       var clash = ChangeSet()
@@ -220,7 +221,7 @@ import Testing
         indexes: [.on("b"), .on("a")])
       try await backend.editSchema { try $0.relabel("Pair", as: swapped) }
       #expect(try await rows(backend, "Pair") == [Row([.int(1), .string("first"), .string("second")])])
-      #expect(try scratch.server.psql("SELECT b FROM \(scratch.table("Pair"))") == "first")
+      #expect(try await scratch.server.psql("SELECT b FROM \(scratch.table("Pair"))") == "first")
       let found = try await backend.fetch(
         Query(entity: "Pair", filter: .compare(field: "b", op: .equal, value: .string("first"))))
       #expect(found.count == 1)
@@ -245,7 +246,8 @@ import Testing
         name: "Note", fields: [Field("id", .int), Field("old", .string)], idField: "id")
       try await backend.editSchema { try $0.relabel("Note", as: v3) }
       #expect(try await rows(backend, "Note") == [Row([.int(1), .string("hello")])])
-      #expect(try scratch.server.psql("SELECT old, old_2 FROM \(scratch.table("Note"))") == "kept|hello")
+      #expect(
+        try await scratch.server.psql("SELECT old, old_2 FROM \(scratch.table("Note"))") == "kept|hello")
       #expect(try await backend.checkStorage().isEmpty)
     }
   }
@@ -327,7 +329,8 @@ import Testing
       try await backend.editSchema { try $0.record(second) }
       #expect(try await backend.editSchema { try $0.migrations() } == [first, second])
       _ = await expectCofferError(.conflict) { try await backend.editSchema { try $0.record(first) } }
-      #expect(try scratch.server.psql("SELECT position FROM \(scratch.table("coffer_migrations"))") == "0\n1")
+      #expect(
+        try await scratch.server.psql("SELECT position FROM \(scratch.table("coffer_migrations"))") == "0\n1")
     }
   }
 

@@ -108,12 +108,12 @@ import Testing
         SELECT count(*) FROM pg_stat_activity WHERE application_name = 'coffer' AND wait_event_type = 'Lock'
         AND position('\(scratch.schema)' IN query) > 0
         """)
-      try scratch.terminateConnections(where: "wait_event_type = 'Lock'")
+      try await scratch.terminateConnections(where: "wait_event_type = 'Lock'")
       faults.append(await fault("a dropped connection") { try await cut.value })
       try await holder2.finish("ROLLBACK;")
 
       // A column changed behind Coffer's back.
-      try server.psql(
+      try await server.psql(
         "ALTER TABLE \(scratch.table("FaultItem")) ALTER COLUMN \"title\" TYPE bytea USING 'x'::bytea")
       let reopened = try await open(scratch.url, lines)
       faults.append(await fault("a changed column") { try await reopened.prepare([FaultItem.self]) })

@@ -63,7 +63,7 @@ import Testing
           }
           try await group.waitForAll()
         }
-        #expect(try server.psql(connections) != "0")
+        #expect(try await server.psql(connections) != "0")
       }
       try await useAndDrop()
       try await server.waitUntil(connections, prints: "0")

@@ -66,8 +66,9 @@ struct CheckedItem: Storable, Equatable {
     let server = try PostgresTestServer.required()
     try await server.scratch().use { scratch in
       try await fill(scratch)
-      try server.psql("DROP INDEX \"\(scratch.schema)\".\"CheckedItem/unique/code\"")
-      try server.psql("ALTER TABLE \(scratch.table("CheckedItem")) ALTER COLUMN \"title\" TYPE varchar(40)")
+      try await server.psql("DROP INDEX \"\(scratch.schema)\".\"CheckedItem/unique/code\"")
+      try await server.psql(
+        "ALTER TABLE \(scratch.table("CheckedItem")) ALTER COLUMN \"title\" TYPE varchar(40)")
 
       let found = try await problems(scratch)
       #expect(
@@ -89,15 +90,16 @@ struct CheckedItem: Storable, Equatable {
       // Rebuild the unique index concurrently over values that are no longer unique: the build
       // fails and leaves the index in place, invalid.
       let index = "\"\(scratch.schema)\".\"CheckedItem/unique/code\""
-      try server.psql("DROP INDEX \(index)")
-      try server.psql("UPDATE \(scratch.table("CheckedItem")) SET \"code\" = 'c1' WHERE \"id\" = 2")
+      try await server.psql("DROP INDEX \(index)")
+      try await server.psql("UPDATE \(scratch.table("CheckedItem")) SET \"code\" = 'c1' WHERE \"id\" = 2")
       #expect(throws: PSQLFailure.self) {
         try server.psql(
           "CREATE UNIQUE INDEX CONCURRENTLY \"CheckedItem/unique/code\" ON \(scratch.table("CheckedItem")) "
             + "(\"code\" NULLS FIRST)")
       }
       #expect(
-        try server.psql("SELECT indisvalid FROM pg_index WHERE indexrelid = '\(index)'::regclass") == "f")
+        try await server.psql("SELECT indisvalid FROM pg_index WHERE indexrelid = '\(index)'::regclass")
+          == "f")
 
       let found = try await problems(scratch)
       #expect(found.count == 1, "\(found)")
@@ -112,7 +114,7 @@ struct CheckedItem: Storable, Equatable {
     let server = try PostgresTestServer.required()
     try await server.scratch().use { scratch in
       try await fill(scratch)
-      try server.psql("DROP TABLE \(scratch.table("CheckedItem"))")
+      try await server.psql("DROP TABLE \(scratch.table("CheckedItem"))")
       let found = try await problems(scratch)
       #expect(found.count == 1, "\(found)")
       #expect(

@@ -27,14 +27,14 @@ final class PrivateCluster {
 
   /// Starts a cluster, or skips the test (with the script's reason) when the script cannot make
   /// one here: no PostgreSQL server programs, no `postgres` user to run them as root, …
-  static func start() throws -> PrivateCluster {
+  static func start() async throws -> PrivateCluster {
     let folder = try TemporaryFolder("coffer-pg-cluster")
     let directory = folder.path + "/cluster"
-    let started = try runScript("start", directory)
+    let started = try await runScript("start", directory)
     guard started.termination == .exited(0), let printed = started.output.split(separator: "\n").last,
       let password = try? String(contentsOfFile: directory + "/password", encoding: .utf8)
     else {
-      _ = try? runScript("stop", directory)
+      _ = try? await runScript("stop", directory)
       let reason = (started.errors + started.output).trimmingCharacters(in: .whitespacesAndNewlines)
       try Test.cancel("Skipped: scripts/test-postgres could not start a cluster here: \(reason.prefix(400))")
     }
@@ -46,41 +46,42 @@ final class PrivateCluster {
     return PrivateCluster(folder: folder, directory: directory, url: url, password: trimmed)
   }
 
-  private static func runScript(_ command: String, _ directory: String) throws -> ChildProcess.Captured {
-    try ChildProcess.run("/bin/bash", [script, command, directory])
+  private static func runScript(_ command: String, _ directory: String) async throws -> ChildProcess.Captured
+  {
+    try await ChildProcess.run("/bin/bash", [script, command, directory])
   }
 
-  private func runScript(_ command: String) throws -> ChildProcess.Captured {
-    try Self.runScript(command, directory)
+  private func runScript(_ command: String) async throws -> ChildProcess.Captured {
+    try await Self.runScript(command, directory)
   }
 
   /// Stops the server at once, as a crash or a power cut would (`pg_ctl stop -m immediate`):
   /// no checkpoint, so the next start recovers from the write-ahead log.
-  func kill() throws {
-    let run = try runScript("kill")
+  func kill() async throws {
+    let run = try await runScript("kill")
     guard run.termination == .exited(0) else { throw PSQLFailure(sql: "kill", output: run.errors) }
   }
 
   /// Starts the server again on the same data directory and port.
-  func restart() throws {
-    let run = try runScript("restart")
+  func restart() async throws {
+    let run = try await runScript("restart")
     guard run.termination == .exited(0) else { throw PSQLFailure(sql: "restart", output: run.errors) }
   }
 
   /// Stops the server (if it runs) and removes its folder.
-  func remove() {
-    _ = try? runScript("stop")
+  func remove() async {
+    _ = try? await runScript("stop")
   }
 
   /// Runs `body` with a new cluster, which is removed afterwards, also when `body` throws.
   static func with<R>(_ body: (PrivateCluster) async throws -> R) async throws -> R {
-    let cluster = try start()
+    let cluster = try await start()
     do {
       let result = try await body(cluster)
-      cluster.remove()
+      await cluster.remove()
       return result
     } catch {
-      cluster.remove()
+      await cluster.remove()
       throw error
     }
   }

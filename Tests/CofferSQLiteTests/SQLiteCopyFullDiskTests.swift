@@ -40,7 +40,7 @@ import Testing
     #expect(partial != (try await source.digest()), "the failed copy must not look complete")
 
     // Room again: the same file system, grown.
-    let remount = try ChildProcess.run("/bin/mount", ["-o", "remount,size=64m", tiny.path])
+    let remount = try await ChildProcess.run("/bin/mount", ["-o", "remount,size=64m", tiny.path])
     try #require(remount.termination.status == 0, "remount: \(remount.errors)")
     copier.resume = true
     let report = try await copier.run()

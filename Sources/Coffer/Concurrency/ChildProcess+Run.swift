@@ -58,6 +58,22 @@ extension ChildProcess {
       termination: child.waitUntilExit(), standardOutput: streams.output, standardError: streams.error)
   }
 
+  /// ``run(_:_:environment:currentDirectory:input:standardErrorIntoOutput:)`` on a thread of its
+  /// own, while the calling task is suspended: the wait for the child never holds one of the
+  /// concurrency pool's threads, which a busy pool needs to run the tasks the child waits on.
+  package static func run(
+    _ executable: String, _ arguments: [String] = [], environment: [String: String]? = nil,
+    currentDirectory: String? = nil, input: [UInt8]? = nil, standardErrorIntoOutput: Bool = false
+  ) async throws -> Captured {
+    try await offThePool {
+      Result {
+        try run(
+          executable, arguments, environment: environment, currentDirectory: currentDirectory, input: input,
+          standardErrorIntoOutput: standardErrorIntoOutput)
+      }
+    }.get()
+  }
+
   private struct Streams {
     var output: [UInt8] = []
     var error: [UInt8] = []
