@@ -92,8 +92,8 @@ struct CheckedItem: Storable, Equatable {
       let index = "\"\(scratch.schema)\".\"CheckedItem/unique/code\""
       try await server.psql("DROP INDEX \(index)")
       try await server.psql("UPDATE \(scratch.table("CheckedItem")) SET \"code\" = 'c1' WHERE \"id\" = 2")
-      #expect(throws: PSQLFailure.self) {
-        try server.psql(
+      await #expect(throws: PSQLFailure.self) {
+        try await server.psql(
           "CREATE UNIQUE INDEX CONCURRENTLY \"CheckedItem/unique/code\" ON \(scratch.table("CheckedItem")) "
             + "(\"code\" NULLS FIRST)")
       }
