@@ -54,8 +54,11 @@ package struct SoakWindow: Sendable, Equatable {
 /// The end of a soak: totals, throughput trend, resource growth after the warm-up, and
 /// whether it passed.
 package struct SoakSummary: Sendable {
-  /// Every window, in order; the first is the warm-up.
+  /// Every window, in order; the first ``warmUp`` are the warm-up.
   package var windows: [SoakWindow]
+  /// How many windows at the start are the warm-up: growth is measured from the end of the last
+  /// of them, and the throughput trend over the windows after them.
+  package var warmUp: Int
   /// Everything every process counted, the windows and what finished after the last one.
   package var totals: SoakCounts
   /// How much (in percent) resident memory or open files may grow after the warm-up.
@@ -63,9 +66,13 @@ package struct SoakSummary: Sendable {
   /// Extra processes that failed (ended badly, or printed what the parent could not read).
   package var processFailures: [String]
 
-  /// The summary of `windows`, judged against `growthLimit`.
-  package init(windows: [SoakWindow], totals: SoakCounts, growthLimit: Double, processFailures: [String]) {
+  /// The summary of `windows`, the first `warmUp` of them the warm-up, judged against
+  /// `growthLimit`.
+  package init(
+    windows: [SoakWindow], warmUp: Int = 1, totals: SoakCounts, growthLimit: Double, processFailures: [String]
+  ) {
     self.windows = windows
+    self.warmUp = max(warmUp, 1)
     self.totals = totals
     self.growthLimit = growthLimit
     self.processFailures = processFailures
@@ -75,18 +82,29 @@ package struct SoakSummary: Sendable {
   package struct Growth: Sendable, Equatable {
     /// The process (0 for this one, 1… for the extra ones).
     package var process: Int
-    /// At the end of the warm-up window.
+    /// At the end of the warm-up.
     package var first: Int
     /// At the end of the last window.
     package var last: Int
+
+    /// The growth of one process's figure from `first` to `last`.
+    package init(process: Int, first: Int, last: Int) {
+      self.process = process
+      self.first = first
+      self.last = last
+    }
     /// The change from `first` to `last`, in percent.
     package var percent: Double { first > 0 ? Double(last - first) / Double(first) * 100 : 0 }
   }
 
-  /// The greatest growth of a resource from the end of the first window to the end of the last,
-  /// over the processes that reported both; `nil` with fewer than two windows.
+  /// Whether any window follows the warm-up.
+  package var hasSteadyWindows: Bool { windows.count > warmUp }
+
+  /// The greatest growth of a resource from the end of the warm-up to the end of the last window,
+  /// over the processes that reported both; `nil` when no window follows the warm-up.
   package func growth(of resource: (SoakResources) -> Int?) -> Growth? {
-    guard windows.count >= 2, let first = windows.first, let last = windows.last else { return nil }
+    guard hasSteadyWindows, let last = windows.last else { return nil }
+    let first = windows[warmUp - 1]
     var largest: Growth?
     for process in first.resources.indices where process < last.resources.count {
       guard let before = first.resources[process].flatMap(resource),
@@ -98,9 +116,9 @@ package struct SoakSummary: Sendable {
     return largest
   }
 
-  /// Rates of a count per window after the warm-up (every window when there is only one).
+  /// Rates of a count per window after the warm-up (every window when none follows it).
   package func rates(of count: (SoakCounts) -> Int) -> [Double] {
-    let steady = windows.count >= 2 ? Array(windows.dropFirst()) : windows
+    let steady = hasSteadyWindows ? Array(windows.dropFirst(warmUp)) : windows
     return steady.map { Double(count($0.counts)) / $0.seconds }
   }
 
@@ -137,7 +155,10 @@ package struct SoakSummary: Sendable {
         + "exhausted \(totals.exhausted) violations \(totals.violations) errors \(totals.errorCount)"
         + (errors.isEmpty ? "" : " (\(errors))"),
     ]
-    let steady = windows.count >= 2 ? "after the warm-up window" : "(one window: no warm-up left out)"
+    let steady =
+      !hasSteadyWindows
+      ? "(no window after the warm-up: none left out)"
+      : warmUp == 1 ? "after the warm-up window" : "after the \(warmUp) warm-up windows"
     for (name, rates) in [("commits/s", rates { $0.commits }), ("reads/s", rates { $0.reads })] {
       guard let last = rates.last, let lowest = rates.min() else { continue }
       let mean = rates.reduce(0, +) / Double(rates.count)
@@ -153,7 +174,7 @@ package struct SoakSummary: Sendable {
       ("rss in all", growth { $0.residentBytes }, true, "not judged: it counts pages of mapped store files"),
     ] {
       guard let growth else {
-        lines.append("  \(name) growth: not measured (needs two windows and /proc)")
+        lines.append("  \(name) growth: not measured (needs a window after the warm-up, and /proc)")
         continue
       }
       func show(_ value: Int) -> String {

@@ -10,7 +10,7 @@ extension CofferCommand {
   /// that the balances still sum to the seeded total — in this process and in extra processes
   /// (this executable again) on the same store. Prints throughput, resident memory and open
   /// files per window and a summary; exits non-zero on a violation, an error, a transfer that
-  /// conflicted after every retry, or growth after the warm-up window beyond the limit.
+  /// conflicted after every retry, or growth after the warm-up windows beyond the limit.
   ///
   /// Hidden: it is a reliability tool (`make soak`, `scripts/soak`), not an everyday command.
   struct Soak: AsyncParsableCommand {
@@ -41,15 +41,22 @@ extension CofferCommand {
     @Option(help: "Extra processes on the same store (none on a backend that is not multi-process).")
     var processes = 2
 
-    @Option(help: "Seconds per reported window; the first window is the warm-up.")
+    @Option(help: "Seconds per reported window.")
     var window = 10
+
+    @Option(
+      name: .customLong("warm-up"),
+      help: ArgumentHelp(
+        "How many windows at the start are the warm-up: growth is measured from the end of the last of them.",
+        valueName: "windows"))
+    var warmUp = 1
 
     @Option(help: "How many accounts the transfers move amounts between.")
     var accounts = 100
 
     @Option(
       name: .customLong("growth-limit"),
-      help: "How much anonymous resident memory or open files may grow after the warm-up window, in percent.")
+      help: "How much anonymous resident memory or open files may grow after the warm-up, in percent.")
     var growthLimit = 5.0
 
     @Option(help: .hidden)
@@ -71,6 +78,11 @@ extension CofferCommand {
         throw ValidationError(
           "--writers and --readers must be at least 1, --processes at least 0, --accounts at least 2, "
             + "--growth-limit at least 0.")
+      }
+      guard warmUp >= 1, warmUp < windowCount || windowCount == 1 else {
+        throw ValidationError(
+          "--warm-up must be at least 1 and leave a window after it: with --seconds \(seconds) and --window "
+            + "\(window) there are \(windowCount) windows.")
       }
     }
 
@@ -109,7 +121,8 @@ extension CofferCommand {
       Terminal.say(
         "soak \(shown): \(writers) writers and \(readers) readers "
           + (extra > 0 ? "in each of \(extra + 1) processes, " : "in 1 process, ")
-          + "\(accounts) accounts, \(seconds) s in windows of \(window) s (the first is the warm-up)")
+          + "\(accounts) accounts, \(seconds) s in windows of \(window) s "
+          + (warmUp == 1 ? "(the first is the warm-up)" : "(the first \(warmUp) are the warm-up)"))
       if extra < processes {
         Terminal.say("note: \(type(of: store.backend)) is not multi-process, so no extra processes run")
       }
@@ -166,7 +179,7 @@ extension CofferCommand {
       let windows = (1...windowCount).map { combined($0, own[$0 - 1], children) }
       for window in windows { totals.add(window.counts) }
       let summary = SoakSummary(
-        windows: windows, totals: totals, growthLimit: growthLimit, processFailures: failures)
+        windows: windows, warmUp: warmUp, totals: totals, growthLimit: growthLimit, processFailures: failures)
       for line in summary.rendered(store: shown) { Terminal.say(line) }
       if !summary.failures.isEmpty { throw ExitCode.failure }
     }

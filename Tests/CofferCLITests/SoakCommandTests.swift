@@ -82,4 +82,33 @@ import Testing
       windows: leaking, totals: SoakCounts(commits: 20, reads: 20), growthLimit: 5, processFailures: [])
     #expect(leaked.failures.first?.hasPrefix("anonymous resident memory grew 6.0%") == true)
   }
+
+  @Test func growthIsMeasuredFromTheEndOfTheLastWarmUpWindow() {
+    func window(_ number: Int, anonymous: Int) -> SoakWindow {
+      SoakWindow(
+        number: number, start: Double(number - 1), end: Double(number),
+        counts: SoakCounts(commits: 10 * number, reads: 10),
+        resources: [SoakResources(residentBytes: anonymous, anonymousBytes: anonymous, openFiles: 20)])
+    }
+    let windows = [window(1, anonymous: 100), window(2, anonymous: 110), window(3, anonymous: 112)]
+    let totals = SoakCounts(commits: 60, reads: 30)
+
+    let oneWindow = SoakSummary(windows: windows, totals: totals, growthLimit: 5, processFailures: [])
+    #expect(oneWindow.growth { $0.anonymousBytes } == .init(process: 0, first: 100, last: 112))
+    #expect(oneWindow.failures.count == 1)
+    #expect(oneWindow.rates { $0.commits } == [20, 30])
+
+    let twoWindows = SoakSummary(
+      windows: windows, warmUp: 2, totals: totals, growthLimit: 5, processFailures: [])
+    #expect(twoWindows.growth { $0.anonymousBytes } == .init(process: 0, first: 110, last: 112))
+    #expect(twoWindows.failures.isEmpty)
+    #expect(twoWindows.rates { $0.commits } == [30])
+    #expect(twoWindows.rendered(store: "memory:").contains { $0.contains("after the 2 warm-up windows") })
+
+    let allWindows = SoakSummary(
+      windows: windows, warmUp: 3, totals: totals, growthLimit: 5, processFailures: [])
+    #expect(allWindows.growth { $0.anonymousBytes } == nil)
+    #expect(
+      allWindows.rendered(store: "memory:").contains { $0.hasPrefix("  anonymous rss growth: not measured") })
+  }
 }
