@@ -77,6 +77,35 @@ extension ConformanceSuite {
       try expectEqual(try await store.query(Measurement.self).count(), 0, "count after the rejected insert")
     },
     ConformanceCheck(
+      "errors.nan-date-rejected",
+      "A date whose time is NaN is rejected: invalidValue naming the field when inserted or updated, "
+        + "invalidQuery in a filter; nothing changes."
+    ) {
+      context in
+      let store = try await context.store(with: Span.sample)
+      let nan = Date(timeIntervalSince1970: .nan)
+      var inserted = Span.sample[0]
+      inserted.id = 10
+      inserted.opened = nan
+      let error = try await expectThrows(.invalidValue, "insert of a span opened at a NaN date") {
+        try await store.insert(inserted)
+      }
+      try expectEqual(error.field, "opened", "error.field of the insert")
+      var updated = Span.sample[1]
+      updated.edited = nan
+      let updateError = try await expectThrows(.invalidValue, "update of span 2 to a NaN edit date") {
+        try await store.update(updated)
+      }
+      try expectEqual(updateError.field, "edited", "error.field of the update")
+      let queryError = try await expectThrows(.invalidQuery, "filter opened == a NaN date") {
+        try await store.query(Span.self).filter(FieldRef("opened") == nan).fetch()
+      }
+      try expectEqual(queryError.field, "opened", "error.field of the query")
+      try expectEqual(try await store.query(Span.self).count(), Span.sample.count, "count after the refusals")
+      try expectEqual(
+        try await store.get(Span.self, id: 2), Span.sample[1], "span 2 after the refused update")
+    },
+    ConformanceCheck(
       "errors.uint64-out-of-range", "A UInt64 above Int64.max is rejected with valueOutOfRange."
     ) {
       context in

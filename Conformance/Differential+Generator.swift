@@ -208,7 +208,9 @@ struct DifferentialGenerator {
       let position = random.below(values.count)
       switch random.below(4) {
       case 0: values[position] = .null
-      case 1: values[position] = .double(.nan)
+      case 1:
+        values[position] =
+          schema.fields[position].kind == .date ? .date(Date(timeIntervalSince1970: .nan)) : .double(.nan)
       case 2: values[position] = schema.fields[position].kind == .bool ? .int(1) : .bool(true)
       default: values.append(.null)
       }

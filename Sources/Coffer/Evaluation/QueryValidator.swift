@@ -1,3 +1,5 @@
+import Foundation
+
 /// Checks queries and changes against a schema before they reach a backend, and puts their
 /// values in the form backends rely on (integer literals for double fields become doubles,
 /// dates are rounded to the microsecond).
@@ -235,6 +237,11 @@ public enum QueryValidator {
     case (.double(let d), _) where d.isNaN:
       throw invalid(
         "Cannot compare '\(schema.name).\(field.name)' with NaN; NaN equals nothing.", schema, field.name)
+    case (.date(let d), _) where d.timeIntervalSince1970.isNaN:
+      throw invalid(
+        "Cannot compare '\(schema.name).\(field.name)' with a date whose time is NaN; no date equals it.",
+        schema,
+        field.name)
     case (.int(let i), .double): return .double(Double(i))
     case (.date(let d), .date): return .date(Value.normalized(d))
     default:
@@ -270,7 +277,8 @@ enum FieldValue {
   /// that differs from the value (a date), and `nil` when the value is stored as it is. Whether
   /// the field may be null is the caller's check.
   ///
-  /// - Throws: ``CofferError/Code/invalidValue`` for NaN or a value of another kind.
+  /// - Throws: ``CofferError/Code/invalidValue`` for NaN (a double, or a date whose time is NaN)
+  ///   or a value of another kind.
   static func check(_ value: Value, for schema: EntitySchema, at position: Int) throws -> Value? {
     let kind = schema.fields[position].kind
     switch value {
@@ -282,6 +290,12 @@ enum FieldValue {
         .invalidValue,
         "\(schema.name).\(field) is NaN. NaN cannot be stored or compared; store nil (make the field optional) instead.",
         entity: schema.name, field: field)
+    case .date(let date) where date.timeIntervalSince1970.isNaN:
+      let field = schema.fields[position].name
+      throw CofferError(
+        .invalidValue,
+        "\(schema.name).\(field) is a date whose time is NaN, which is no moment. Store a real date, or nil "
+          + "(make the field optional) instead.", entity: schema.name, field: field)
     case .date(let date) where kind == .date:
       return .date(Value.normalized(date))
     default:

@@ -61,9 +61,13 @@ public enum Value: Sendable {
 extension Value {
   /// The number of microseconds since 1970-01-01 00:00:00 UTC, rounded to the nearest, that a
   /// date is stored as. Backends that store dates as integers use exactly this.
+  ///
+  /// A date whose time is NaN, which no store accepts (``CofferError/Code/invalidValue``), counts
+  /// as `Int64.min` here, so that comparing or hashing one before it is refused does not trap.
   @inlinable
   public static func microseconds(since1970 date: Date) -> Int64 {
     let micros = (date.timeIntervalSince1970 * 1_000_000).rounded()
+    if micros.isNaN { return Int64.min }
     if micros >= 9.2e18 { return Int64.max }
     if micros <= -9.2e18 { return Int64.min }
     return Int64(micros)
@@ -76,9 +80,11 @@ extension Value {
     Date(timeIntervalSince1970: Double(micros) / 1_000_000)
   }
 
-  /// This date rounded to the microsecond, the form in which every backend returns it.
+  /// This date rounded to the microsecond, the form in which every backend returns it. A date
+  /// whose time is NaN stays as it is, for the store to refuse.
   public static func normalized(_ date: Date) -> Date {
-    Self.date(microsecondsSince1970: microseconds(since1970: date))
+    if date.timeIntervalSince1970.isNaN { return date }
+    return Self.date(microsecondsSince1970: microseconds(since1970: date))
   }
 }
 
