@@ -82,7 +82,7 @@ package struct SoakSummary: Sendable {
   package struct Growth: Sendable, Equatable {
     /// The process (0 for this one, 1… for the extra ones).
     package var process: Int
-    /// At the end of the warm-up.
+    /// The highest level in the warm-up windows.
     package var first: Int
     /// At the end of the last window.
     package var last: Int
@@ -100,16 +100,22 @@ package struct SoakSummary: Sendable {
   /// Whether any window follows the warm-up.
   package var hasSteadyWindows: Bool { windows.count > warmUp }
 
-  /// The greatest growth of a resource from the end of the warm-up to the end of the last window,
-  /// over the processes that reported both; `nil` when no window follows the warm-up.
+  /// The greatest growth of a resource over the processes that reported it: from the highest
+  /// level it reached in the warm-up windows (each window's figure is the lowest of its samples)
+  /// to its level in the last window; `nil` when no window follows the warm-up.
+  ///
+  /// The highest, not the last, warm-up level: open files go up and down by one as a pool opens
+  /// and closes a connection, and memory by a page or two, from window to window. A leak rises
+  /// above everything the warm-up saw; a figure that only moves within that range is steady.
   package func growth(of resource: (SoakResources) -> Int?) -> Growth? {
     guard hasSteadyWindows, let last = windows.last else { return nil }
-    let first = windows[warmUp - 1]
+    let warm = windows.prefix(warmUp)
     var largest: Growth?
-    for process in first.resources.indices where process < last.resources.count {
-      guard let before = first.resources[process].flatMap(resource),
-        let after = last.resources[process].flatMap(resource)
-      else { continue }
+    for process in last.resources.indices {
+      let levels = warm.compactMap {
+        process < $0.resources.count ? $0.resources[process].flatMap(resource) : nil
+      }
+      guard let before = levels.max(), let after = last.resources[process].flatMap(resource) else { continue }
       let growth = Growth(process: process, first: before, last: after)
       if largest.map({ growth.percent > $0.percent }) ?? true { largest = growth }
     }

@@ -83,7 +83,7 @@ import Testing
     #expect(leaked.failures.first?.hasPrefix("anonymous resident memory grew 6.0%") == true)
   }
 
-  @Test func growthIsMeasuredFromTheEndOfTheLastWarmUpWindow() {
+  @Test func growthIsMeasuredFromTheHighestLevelOfTheWarmUp() {
     func window(_ number: Int, anonymous: Int) -> SoakWindow {
       SoakWindow(
         number: number, start: Double(number - 1), end: Double(number),
@@ -104,6 +104,22 @@ import Testing
     #expect(twoWindows.failures.isEmpty)
     #expect(twoWindows.rates { $0.commits } == [30])
     #expect(twoWindows.rendered(store: "memory:").contains { $0.contains("after the 2 warm-up windows") })
+
+    // A figure that only moves within the range the warm-up saw (one connection more or less)
+    // has not grown; one that rises above it has.
+    let wobbling = [
+      window(1, anonymous: 100), window(2, anonymous: 104), window(3, anonymous: 101),
+      window(4, anonymous: 104),
+    ]
+    let steady = SoakSummary(
+      windows: wobbling, warmUp: 2, totals: totals, growthLimit: 1, processFailures: [])
+    #expect(steady.growth { $0.anonymousBytes } == .init(process: 0, first: 104, last: 104))
+    #expect(steady.failures.isEmpty)
+    let rising = SoakSummary(
+      windows: wobbling + [window(5, anonymous: 110)], warmUp: 2, totals: totals, growthLimit: 5,
+      processFailures: [])
+    #expect(rising.growth { $0.anonymousBytes } == .init(process: 0, first: 104, last: 110))
+    #expect(rising.failures.count == 1)
 
     let allWindows = SoakSummary(
       windows: windows, warmUp: 3, totals: totals, growthLimit: 5, processFailures: [])
