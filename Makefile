@@ -29,7 +29,7 @@ help:
 	@echo "make sanitize  every test under ThreadSanitizer, then AddressSanitizer; prints the report counts"
 	@echo "make fuzz    each libFuzzer target in Fuzz/ for FUZZ_SECONDS (default 60) or FUZZ_RUNS executions; FUZZ_TARGETS picks some"
 	@echo "make crash-states  open every file state a power cut could leave, per durable backend (CRASH_COMMITS, CRASH_SEED)"
-	@echo "make soak    writers, readers and extra processes on each durable backend for SOAK_SECONDS (default 60) each"
+	@echo "make soak    writers, readers and extra processes on each durable backend for SOAK_SECONDS (default 60) each after a warm-up"
 	@echo "make deps    only install missing system libraries"
 
 # Installs what is missing and nothing else; when everything is there it only asks dpkg
@@ -190,8 +190,9 @@ crash-states: deps
 	@scripts/crash-states --commits $(CRASH_COMMITS) --seed $(CRASH_SEED)
 
 # A bounded soak (scripts/soak): 8 writer tasks, 4 readers and 2 extra processes on plist, SQLite,
-# LMDB and a throwaway PostgreSQL cluster, SOAK_SECONDS each, the transfer invariant checked on every
-# read; per 10-second window throughput, resident memory and open descriptors.
+# LMDB and a throwaway PostgreSQL cluster, SOAK_SECONDS each after a warm-up (two windows, nine for
+# PostgreSQL), the transfer invariant checked on every read; per 10-second window throughput,
+# resident memory and open descriptors.
 soak:
 	@$(MAKE) --no-print-directory deps EXTRA_APT_PACKAGES="$(APT_TEST_PACKAGES)"
 	@scripts/soak
