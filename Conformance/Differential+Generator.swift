@@ -182,12 +182,12 @@ struct DifferentialGenerator {
 
   /// An id: usually one stored, else one from the kind's small pool.
   mutating func id(_ schema: EntitySchema) -> Value {
-    // In id order: the table keeps its rows in a dictionary, whose order changes from process
-    // to process, and a seed must give the same sequence in every run to be replayed.
-    let stored = shadow.tables.allRows(schema.name).map { $0[schema.idPosition] }.sorted {
-      ValueOrder.compare($0, $1) < 0
+    let stored = shadow.tables.allRows(schema.name)
+    if !stored.isEmpty && random.chance(50) {
+      // In id order: the table keeps its rows in a dictionary, whose order changes from process
+      // to process, and a seed must give the same sequence in every run to be replayed.
+      return random.pick(stored.map { $0[schema.idPosition] }.sorted { ValueOrder.compare($0, $1) < 0 })
     }
-    if !stored.isEmpty && random.chance(50) { return random.pick(stored) }
     return random.pick(DifferentialValues.ids(schema.idField.kind))
   }
 

@@ -47,7 +47,7 @@ extension CofferCommand {
     @Option(
       name: .customLong("warm-up"),
       help: ArgumentHelp(
-        "How many windows at the start are the warm-up: growth is measured from the end of the last of them.",
+        "How many windows at the start are the warm-up: growth is measured from the highest level they reached.",
         valueName: "windows"))
     var warmUp = 1
 

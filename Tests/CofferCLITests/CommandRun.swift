@@ -25,17 +25,6 @@ struct CommandRun {
   static func coffer(_ arguments: [String], environment extra: [String: String] = [:], input: [UInt8]? = nil)
     async throws -> CommandRun
   {
-    try await withCheckedThrowingContinuation { continuation in
-      DispatchQueue(label: "coffer-test-command").async {
-        continuation.resume(with: Result { try waitingFor(arguments, environment: extra, input: input) })
-      }
-    }
-  }
-
-  /// ``coffer(_:environment:input:)``, blocking the calling thread until the child exits.
-  private static func waitingFor(_ arguments: [String], environment extra: [String: String], input: [UInt8]?)
-    throws -> CommandRun
-  {
     let executable = productsDirectory.appendingPathComponent("coffer")
     guard FileManager.default.isExecutableFile(atPath: executable.path) else {
       throw MissingExecutable(path: executable.path)
@@ -50,7 +39,7 @@ struct CommandRun {
     environment["COFFER_CONFIG"] = nil
     environment.merge(extra) { _, new in new }
 
-    let run = try ChildProcess.run(
+    let run = try await ChildProcess.run(
       executable.path, arguments, environment: environment, currentDirectory: folder.path, input: input)
     return CommandRun(status: run.termination.status, output: run.output, errorOutput: run.errors)
   }
