@@ -67,6 +67,51 @@ extension ConformanceSuite {
       try expectEqual(try await store.fetchRows(query).count, 108, "rows read after")
     },
     ConformanceCheck(
+      "read.release-cached-memory-changes-nothing",
+      "releaseCachedMemory() changes nothing a read returns or a write stores: called in the middle of a "
+        + "read (also in a snapshot), between batches and from another task while reads run."
+    ) { context in
+      let store = try await filledStore(context, extra: 2_000)
+      let backend = store.backend
+      let query = Query(entity: "Every", sort: [Sort("id")])
+      let expected = try await store.fetchRows(query)
+      func readReleasing(_ read: ((any StoredFields) throws -> Void) async throws -> Void) async throws
+        -> [Row]
+      {
+        var rows: [Row] = []
+        try await read { fields in
+          rows.append(try Row(fields))
+          if rows.count.isMultiple(of: 97) { backend.releaseCachedMemory() }
+        }
+        return rows
+      }
+      try expectEqual(try await readReleasing { try await backend.read(query, $0) }, expected, "rows read")
+      if backend.capabilities.contains(.snapshots) {
+        try await backend.withSnapshot { snapshot in
+          let rows = try await readReleasing { try await snapshot.read(query, $0) }
+          try expectEqual(rows, expected, "rows read in a snapshot")
+        }
+      }
+      try await store.apply(
+        ChangeSet([
+          .insertMany(
+            entity: "Every", rows: RowSource((0..<3).map { EveryKindFixture.ordinary(10_000 + $0) }))
+        ]))
+      backend.releaseCachedMemory()
+      let grown = try await store.fetchRows(query)
+      try expectEqual(grown.count, expected.count + 3, "rows after a batch and a release")
+      let releasing = Task.detached {
+        for _ in 0..<200 {
+          backend.releaseCachedMemory()
+          await Task.yield()
+        }
+      }
+      for _ in 0..<5 {
+        try expectEqual(try await store.fetchRows(query), grown, "rows read while another task releases")
+      }
+      await releasing.value
+    },
+    ConformanceCheck(
       "tools.inspect-lists-entities",
       "inspect() lists every stored entity with its exact schema and row count."
     ) { context in

@@ -77,6 +77,10 @@ public final class LMDBBackend: StorageBackend {
   }
 
   /// Releases the store. Everything applied is already on disk. Closing twice is harmless.
+  /// Drops the store's pages mapped into this process; see
+  /// ``LMDBEnvironment/releaseMappedPages()``.
+  public func releaseCachedMemory() { environment.releaseMappedPages() }
+
   public func close() async throws {
     guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
     OpenEnvironments.release(environment)

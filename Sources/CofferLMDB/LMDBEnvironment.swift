@@ -33,6 +33,8 @@ final class LMDBEnvironment: @unchecked Sendable {
   private let blocking: BlockingQueue
   private let idleReaders = LockedState<[IdleReader]>([])
   private let closed = Atomic<Bool>(false)
+  /// Where the map was last found (see ``releaseMappedPages()``).
+  private let knownMap = LockedState<MappedRegion?>(nil)
   /// How many snapshots (read transactions held across suspensions) are open.
   private let openSnapshots = Atomic<Int>(0)
   /// How long a map change waits for open snapshots to end before it gives up.
@@ -217,6 +219,38 @@ final class LMDBEnvironment: @unchecked Sendable {
   func lastTransactionID() throws -> UInt64 {
     try read { UInt64(mdb_txn_id($0.pointer)) }
   }
+
+  /// Drops this process's mapping of the store's pages, which a long read or write leaves
+  /// resident; the next access to a page maps it again from the operating system's file cache.
+  /// The map is shared, read-only and backed by the file (writes go through `pwrite`), so
+  /// `MADV_DONTNEED` loses nothing and a transaction reading it meanwhile only faults pages
+  /// back in. Holds the gate shared so that the map is not moved or resized meanwhile. Linux
+  /// only: elsewhere it does nothing.
+  func releaseMappedPages() {
+    #if os(Linux)
+      gate.enterShared()
+      defer { gate.leaveShared() }
+      guard !closed.load(ordering: .relaxed), let map = currentMap() else { return }
+      _ = madvise(map.base, map.size, MADV_DONTNEED)
+    #endif
+  }
+
+  #if os(Linux)
+    /// The map's address and size. liblmdb does not tell where it mapped the file (its
+    /// `me_mapaddr` is set only for fixed maps), so it is looked up in `/proc/self/maps` by the
+    /// file's inode — once per map size, since only a resize moves the map. Called with the
+    /// gate held shared.
+    private func currentMap() -> MappedRegion? {
+      let size = mapSize
+      if let known = knownMap.withLock({ $0 }), known.size == size { return known }
+      let file = context.path + "/data.mdb"
+      guard let inode = (try? FileManager.default.attributesOfItem(atPath: file))?[.systemFileNumber] as? Int,
+        let found = MappedRegion.find(inode: UInt64(inode), size: size)
+      else { return nil }
+      knownMap.withLock { $0 = found }
+      return found
+    }
+  #endif
 
   /// The map's current size in bytes.
   var mapSize: Int {

@@ -44,6 +44,7 @@
 /// - ``describeStorage()``
 /// - ``checkStorage()``
 /// - ``editSchema(_:)``
+/// - ``releaseCachedMemory()``
 public protocol StorageBackend: AnyObject, Sendable {
   /// A short name for messages and logs: the store URL without secrets (`sqlite:///var/db.sqlite`).
   var name: String { get }
@@ -186,6 +187,18 @@ public protocol StorageBackend: AnyObject, Sendable {
   /// the new entities. A backend that declares ``BackendCapabilities/migrations`` implements
   /// it; the default throws ``CofferError/Code/unsupported``.
   func editSchema<R: Sendable>(_ body: @Sendable (any SchemaEditor) throws -> R) async throws -> R
+
+  /// Gives back memory the backend holds only to make later reads faster — for a store read
+  /// through a memory map of its file, the file's pages mapped into this process. The data
+  /// tools call it every few tens of thousands of rows while they read or write a whole
+  /// store, so a copy, an export or a digest of a large store does not end up holding the
+  /// whole file resident.
+  ///
+  /// Guarantees: it changes nothing a read returns or a write stores, and is safe while reads
+  /// and writes run on other threads, also in the middle of one (reading a row handed to a
+  /// visitor included); they may only be slower for a moment. It does not block. The default
+  /// does nothing.
+  func releaseCachedMemory()
 }
 
 /// A read-only view of one committed state of a store, valid inside
@@ -199,6 +212,9 @@ public protocol StorageSnapshot: Sendable {
 }
 
 extension StorageBackend {
+  /// Nothing: the backend keeps no memory a read could do without.
+  public func releaseCachedMemory() {}
+
   /// `nil`: the backend cannot tell when another handle or process commits.
   public func commitMarker() async throws -> UInt64? { nil }
 

@@ -4,6 +4,12 @@
 struct RowReader: Sendable {
   let read: @Sendable (Query, (any StoredFields) throws -> Void) async throws -> Void
   let count: @Sendable (Query) async throws -> Int
+  /// Gives back memory the read left behind (``StorageBackend/releaseCachedMemory()``): called
+  /// every ``releaseInterval`` rows or so, and when a read of a whole entity ends.
+  var release: @Sendable () -> Void = {}
+
+  /// How many rows a whole-entity read hands over between calls to ``release``.
+  static let releaseInterval = 32_768
 
   /// About the most bytes of values a page holds: rows with large values come in pages of
   /// fewer rows, so memory stays bounded whatever the rows hold.
@@ -17,12 +23,18 @@ struct RowReader: Sendable {
     of schema: EntitySchema, after start: Value? = nil, pageSize: Int, _ body: ([Row]) async throws -> Void
   ) async throws {
     var page = try await self.page(of: schema, after: start, limit: pageSize)
+    var sinceRelease = 0
     while let lastRow = page.rows.last {
       let more = page.isCut || page.rows.count == pageSize
       let after = lastRow[schema.idPosition]
       async let next = more ? self.page(of: schema, after: after, limit: pageSize) : Page()
       try await body(page.rows)
+      sinceRelease += page.rows.count
       page = try await next
+      if sinceRelease >= Self.releaseInterval || page.rows.isEmpty {
+        release()
+        sinceRelease = 0
+      }
     }
   }
 
@@ -80,7 +92,17 @@ struct RowReader: Sendable {
     var digests: [EntityDigest] = []
     for schema in schemas {
       var digester = RowDigester(schema: schema)
-      try await read(Self.all(of: schema)) { try digester.add($0) }
+      var sinceRelease = 0
+      let release = self.release
+      try await read(Self.all(of: schema)) {
+        try digester.add($0)
+        sinceRelease += 1
+        if sinceRelease == Self.releaseInterval {
+          release()
+          sinceRelease = 0
+        }
+      }
+      release()
       digests.append(digester.digest)
     }
     return StoreDigest(entities: digests)
@@ -103,13 +125,17 @@ extension Store {
       return try await rethrowing {
         try await backend.withSnapshot { snapshot in
           try await body(
-            RowReader(read: { try await snapshot.read($0, $1) }, count: { try await snapshot.count($0) }))
+            RowReader(
+              read: { try await snapshot.read($0, $1) }, count: { try await snapshot.count($0) },
+              release: { backend.releaseCachedMemory() }))
         }
       }
     }
     return try await rethrowing {
       try await body(
-        RowReader(read: { try await backend.read($0, $1) }, count: { try await backend.count($0) }))
+        RowReader(
+          read: { try await backend.read($0, $1) }, count: { try await backend.count($0) },
+          release: { backend.releaseCachedMemory() }))
     }
   }
 }

@@ -56,30 +56,27 @@ struct SipHasher {
     }
   }
 
-  /// Adds eight bytes, least significant first.
+  /// Adds eight bytes, least significant first. Bytes left over from an earlier call are
+  /// completed from the word's low bytes, and its high bytes wait in their place, so the
+  /// stream is hashed a word at a time wherever it stands.
   @inline(__always)
   mutating func combine(_ word: UInt64) {
+    length += 8
     if tailCount == 0 {
       compress(word)
-      length += 8
     } else {
-      for shift in stride(from: 0, to: 64, by: 8) {
-        combine(UInt8(truncatingIfNeeded: word >> UInt64(shift)))
-      }
+      let shift = UInt64(tailCount) * 8
+      compress(tail | (word << shift))
+      tail = word >> (64 - shift)
     }
   }
 
   /// Adds a run of bytes.
   mutating func combine(bytes: UnsafeRawBufferPointer) {
     var index = 0
-    while tailCount != 0, index < bytes.count {
-      combine(bytes[index])
-      index += 1
-    }
     while bytes.count - index >= 8 {
-      compress(bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self).littleEndian)
+      combine(bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self).littleEndian)
       index += 8
-      length += 8
     }
     while index < bytes.count {
       combine(bytes[index])

@@ -134,13 +134,26 @@ public struct StoreCopier: Sendable {
       state.elapsed = ContinuousClock.now - started
       progress(state)
       var copied = 0
+      var writtenSinceRelease = 0
       let verify = self.verify
       try await reader.pages(of: schema, after: last, pageSize: batchSize) { rows in
+        // The page's digest is worked out while the target writes it.
+        let blank = digester.empty
+        async let part: RowDigester = {
+          var part = blank
+          if verify { for row in rows { part.add(row) } }
+          return part
+        }()
         try await target.apply(
           ChangeSet(
             [.insertMany(entity: schema.name, rows: RowSource(rows))], layouts: [schema.name: schema]),
           preconditionsChecked: false, enforcingReferences: false)
-        if verify { for row in rows { digester.add(row) } }
+        digester.merge(await part)
+        writtenSinceRelease += rows.count
+        if writtenSinceRelease >= RowReader.releaseInterval {
+          target.backend.releaseCachedMemory()
+          writtenSinceRelease = 0
+        }
         copied += rows.count
         state.entityRowsCopied += rows.count
         state.rowsCopied += rows.count

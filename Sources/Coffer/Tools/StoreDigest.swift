@@ -144,6 +144,20 @@ struct RowDigester {
   /// Adds one row.
   mutating func add(_ row: Row) { add { row[$0] } }
 
+  /// Adds every row `other` added (the digest is a sum, so rows can be digested in parts).
+  mutating func merge(_ other: RowDigester) {
+    count += other.count
+    low &+= other.low
+    high &+= other.high
+  }
+
+  /// A digester of the same entity with no rows added yet.
+  var empty: RowDigester {
+    var empty = self
+    (empty.count, empty.low, empty.high) = (0, 0, 0)
+    return empty
+  }
+
   /// Adds the row whose value at each position `value` gives.
   private mutating func add(_ value: (Int) throws -> Value) rethrows {
     var hasher = SipHasher(key0: Self.key0, key1: Self.key1)
