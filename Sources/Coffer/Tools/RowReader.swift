@@ -84,6 +84,22 @@ struct RowReader: Sendable {
     return bytes
   }
 
+  /// Reads what a query selects, as ``read`` does, calling ``release`` every
+  /// ``releaseInterval`` rows and at the end: for the reads of a whole entity.
+  func readReleasing(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
+    var sinceRelease = 0
+    let release = self.release
+    try await read(query) { fields in
+      try visit(fields)
+      sinceRelease += 1
+      if sinceRelease == Self.releaseInterval {
+        release()
+        sinceRelease = 0
+      }
+    }
+    release()
+  }
+
   /// The number of rows of an entity.
   func count(of schema: EntitySchema) async throws -> Int { try await count(Self.all(of: schema)) }
 
@@ -92,17 +108,7 @@ struct RowReader: Sendable {
     var digests: [EntityDigest] = []
     for schema in schemas {
       var digester = RowDigester(schema: schema)
-      var sinceRelease = 0
-      let release = self.release
-      try await read(Self.all(of: schema)) {
-        try digester.add($0)
-        sinceRelease += 1
-        if sinceRelease == Self.releaseInterval {
-          release()
-          sinceRelease = 0
-        }
-      }
-      release()
+      try await readReleasing(Self.all(of: schema)) { try digester.add($0) }
       digests.append(digester.digest)
     }
     return StoreDigest(entities: digests)

@@ -125,7 +125,7 @@ public struct StoreCopier: Sendable {
       if verify, let last {
         var copiedBefore = RowReader.all(of: schema)
         copiedBefore.filter = .compare(field: schema.idField.name, op: .lessOrEqual, value: last)
-        try await reader.read(copiedBefore) { try digester.add($0) }
+        try await reader.readReleasing(copiedBefore) { try digester.add($0) }
       }
       state.entity = schema.name
       state.entityRows = total

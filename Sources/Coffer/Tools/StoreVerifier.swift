@@ -103,7 +103,7 @@ struct EntityVerifier {
     var ids = IDSet()
     var found: [IntegrityProblem] = []
     var rows = 0
-    try await reader.read(query) { fields in
+    try await reader.readReleasing(query) { fields in
       rows += 1
       let row: Row
       do {
@@ -171,7 +171,7 @@ struct EntityVerifier {
     var previous: [Value]?
     var outOfOrder: Value?
     let idPosition = schema.idPosition
-    try await reader.read(query) { fields in
+    try await reader.readReleasing(query) { fields in
       let key = try positions.map { try fields.value(at: $0) }
       let id = try fields.value(at: idPosition)
       if let previous, outOfOrder == nil, Self.compare(previous, key) > 0 { outOfOrder = id }
