@@ -211,6 +211,70 @@ extension ConformanceSuite {
       }
     },
     ConformanceCheck(
+      "tools.copy-events-and-cancel",
+      "StoreCopier.events() gives progress that only grows, then the report; a copy cancelled after its "
+        + "first batch stops before the next, leaving the loop of events stops one after whole batches, and a "
+        + "resumed copy completes either."
+    ) { context in
+      let source = try await filledStore(context, extra: 60)
+      let full = try await context.store()
+      var copier = StoreCopier(from: source, to: full)
+      copier.batchSize = 7
+      var copied: [Int] = []
+      var report: CopyReport?
+      for try await event in copier.events() {
+        switch event {
+        case .progress(let progress):
+          try expect(report == nil, "progress after the report")
+          copied.append(progress.rowsCopied)
+          try expectEqual(progress.totalRows, 68 + 9 + 9, "rows to copy, as progress tells")
+        case .finished(let finished): report = finished
+        }
+      }
+      guard let finished = report else { throw CheckFailure("no report came as the last event") }
+      try expect(finished.isVerified, "the copy is verified (\(finished.differences))")
+      try expectEqual(copied, copied.sorted(), "rows copied, as progress tells, never go down")
+      try expectEqual(copied.last, 68 + 9 + 9, "rows copied at the last progress")
+
+      // Cancelled from its own progress after the first batch: it stops before the next.
+      let cut = try await context.store()
+      var stopped = StoreCopier(from: source, to: cut)
+      stopped.batchSize = 7
+      let copy = Task {
+        try await stopped.run { progress in
+          if progress.rowsCopied > 0 { withUnsafeCurrentTask { $0?.cancel() } }
+        }
+      }
+      do {
+        _ = try await copy.value
+        throw CheckFailure("a cancelled copy ran to its end")
+      } catch is CancellationError {
+      }
+      try expectEqual(try await cut.countRows(Query(entity: "Every")), 7, "rows copied before the cancel")
+      // Leaving the loop of events stops the copy too, after some whole batches.
+      let left = try await context.store()
+      var abandoned = StoreCopier(from: source, to: left)
+      abandoned.batchSize = 7
+      for try await event in abandoned.events() {
+        if case .progress(let progress) = event, progress.rowsCopied > 0 { break }
+      }
+      var rowsLeft = -1
+      for _ in 0..<100 {
+        let now = try await left.countRows(Query(entity: "Every"))
+        if now == rowsLeft { break }
+        rowsLeft = now
+        try await Task.sleep(for: .milliseconds(20))
+      }
+      try expect(rowsLeft.isMultiple(of: 7) || rowsLeft == 68, "whole batches left: \(rowsLeft) rows")
+      for target in [cut, left] {
+        var resumed = StoreCopier(from: source, to: target)
+        resumed.resume = true
+        let completed = try await resumed.run()
+        try expect(completed.isVerified, "the resumed copy is verified (\(completed.differences))")
+        try expectEqual(try await everyRow(target), try await everyRow(source), "rows after the resumed copy")
+      }
+    },
+    ConformanceCheck(
       "tools.export-import-exact",
       "An export imported into a new store of the same backend gives the same schemas, rows and digest."
     ) { context in

@@ -44,7 +44,9 @@ public struct StoreCopier: Sendable {
   }
 
   /// Copies, calling `progress` after every batch (and once per entity before its first),
-  /// and returns what was copied and whether the digests matched.
+  /// and returns what was copied and whether the digests matched. Cancelling the task stops
+  /// the copy before its next batch with `CancellationError`; ``events()`` gives the same
+  /// copy as an asynchronous sequence.
   ///
   /// - Throws: ``CofferError/Code/notEmpty`` when the target holds rows and ``resume`` is
   ///   not set; ``CofferError/Code/schemaMismatch`` when the target stores an entity with
@@ -137,6 +139,7 @@ public struct StoreCopier: Sendable {
       var writtenSinceRelease = 0
       let verify = self.verify
       try await reader.pages(of: schema, after: last, pageSize: batchSize) { rows in
+        try Task.checkCancellation()
         // The page's digest is worked out while the target writes it.
         let blank = digester.empty
         async let part: RowDigester = {
