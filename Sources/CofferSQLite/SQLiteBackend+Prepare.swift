@@ -93,7 +93,12 @@ extension SQLiteBackend {
     return prepared
   }
 
-  func createEntity(_ schema: EntitySchema, on connection: SQLiteConnection) throws -> SQLiteTable {
+  /// With `deferringPlainIndexes`, only the unique indexes are made: a caller about to fill the
+  /// table makes the others afterwards with ``syncIndexes(of:on:creating:)``, which builds each
+  /// from sorted keys instead of growing it row by row.
+  func createEntity(
+    _ schema: EntitySchema, on connection: SQLiteConnection, deferringPlainIndexes: Bool = false
+  ) throws -> SQLiteTable {
     let tableName = SQLiteIdentifier.fresh(
       for: schema.name, avoiding: try SQLiteCatalog.takenNames(on: connection))
     logger.debug(
@@ -117,7 +122,7 @@ extension SQLiteBackend {
       "CREATE TABLE \(SQLiteIdentifier.quoted(tableName)) (\(definitions.joined(separator: ", "))) \(options)"
     )
     let table = SQLiteTable(schema: schema, tableName: tableName, columnNames: columns)
-    try syncIndexes(of: table, on: connection)
+    try syncIndexes(of: table, on: connection, creating: deferringPlainIndexes ? \.isUnique : { _ in true })
     try SQLiteCatalog.write(.init(schema: schema, tableName: tableName, columns: columns), on: connection)
     return table
   }
@@ -127,14 +132,17 @@ extension SQLiteBackend {
   /// the table's or a column's former name (see ``SQLiteIndex``). Coffer's indexes that hold no
   /// declared index are dropped; a declared index that none holds is created, named
   /// `TABLE/index/COLUMNS` or `TABLE/unique/COLUMNS` unless another table or index has that
-  /// name, then with a `_2`, `_3` … suffix.
-  func syncIndexes(of table: SQLiteTable, on connection: SQLiteConnection) throws {
+  /// name, then with a `_2`, `_3` … suffix. Of the missing indexes, only those `creating`
+  /// accepts are made.
+  func syncIndexes(
+    of table: SQLiteTable, on connection: SQLiteConnection, creating: (Index) -> Bool = { _ in true }
+  ) throws {
     let wanted = SQLiteIndex.wanted(by: table.schema, tableName: table.tableName, columns: table.columnNames)
     let match = SQLiteIndex.match(wanted, with: try SQLiteIndex.indexes(of: table.tableName, on: connection))
     for index in match.undeclared {
       try connection.execute("DROP INDEX \(SQLiteIdentifier.quoted(index.name))")
     }
-    let missing = match.declared.filter { $0.index == nil }.map(\.wanted)
+    let missing = match.declared.filter { $0.index == nil && creating($0.wanted.index) }.map(\.wanted)
     if missing.isEmpty { return }
     var taken = try SQLiteCatalog.takenNames(on: connection)
     for entry in missing.sorted(by: { $0.usualName < $1.usualName }) {

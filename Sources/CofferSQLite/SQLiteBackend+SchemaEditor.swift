@@ -20,7 +20,9 @@ extension SQLiteBackend {
         let editor = SQLiteSchemaEditor(backend: self, connection: connection)
         defer { editor.isOpen = false }
         let result = try transaction(on: connection, while: "running a migration step") {
-          try body(editor)
+          let result = try body(editor)
+          try editor.finish()
+          return result
         }
         // Still under the writer lock, so no batch runs between the commit and this.
         let changed = editor.changed

@@ -27,6 +27,11 @@ final class SQLiteSchemaEditor: SchemaEditor {
   var isOpen = true
   /// Whether the catalog table is known to exist.
   private var hasCatalog = false
+  /// The entities created in this transaction whose indexes that are not unique are made at
+  /// its end (``finish()``), once their rows are in: SQLite then builds each index from sorted
+  /// keys, where inserting into it row by row would cost a b-tree search per row. Unique
+  /// indexes are made at once, so that a row that breaks one fails as it is inserted.
+  private var deferredIndexes: Set<String> = []
 
   init(backend: SQLiteBackend, connection: SQLiteConnection) {
     self.backend = backend
@@ -62,8 +67,19 @@ final class SQLiteSchemaEditor: SchemaEditor {
     try checkOpen()
     if try stored(schema.name) != nil { throw taken(schema.name) }
     try SQLiteCatalog.create(on: connection)
-    let table = try backend.createEntity(schema, on: connection)
+    let table = try backend.createEntity(schema, on: connection, deferringPlainIndexes: true)
     remember(table.numbered(backend.nextSerial()), for: schema.name)
+    if schema.indexes.contains(where: { !$0.isUnique }) { deferredIndexes.insert(schema.name) }
+  }
+
+  /// Makes the indexes ``create(_:)`` left for the end; called once the body has returned,
+  /// inside its transaction.
+  func finish() throws {
+    for entity in deferredIndexes.sorted() {
+      guard let table = tables[entity] else { continue }
+      try backend.syncIndexes(of: table, on: connection)
+    }
+    deferredIndexes = []
   }
 
   func insert(_ row: Row, into entity: String) throws {
@@ -85,6 +101,7 @@ final class SQLiteSchemaEditor: SchemaEditor {
     let table = try table(entity)
     try connection.execute("DROP TABLE \(table.table)")
     try SQLiteCatalog.delete(entity, on: connection)
+    deferredIndexes.remove(entity)
     forget(entity)
     backend.logger.info(
       "Dropped an entity's table",
@@ -120,6 +137,7 @@ final class SQLiteSchemaEditor: SchemaEditor {
     try SQLiteCatalog.write(.init(schema: schema, tableName: tableName, columns: columns), on: connection)
     forget(entity)
     remember(new, for: schema.name)
+    if deferredIndexes.remove(entity) != nil { deferredIndexes.insert(schema.name) }
     backend.logger.info(
       "Relabeled an entity",
       metadata: [
