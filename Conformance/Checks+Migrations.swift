@@ -142,6 +142,78 @@ extension ConformanceSuite {
       try expectEqual(found, before.count { $0[2] == .int(21) }, "rows found by the converted value")
     },
     ConformanceCheck(
+      "migration.change-kind-extremes", requires: .migrations,
+      "changeKind's conversions that never fail give the values FieldConversion gives for Int64's extremes, "
+        + "zero, negatives, both Booleans and nulls, with every other field exact and an index on the "
+        + "converted field still finding rows; making a field that holds nulls required fails naming the row."
+    ) { context in
+      let schema = try EntitySchema(
+        name: "Extreme",
+        fields: [
+          Field("id", .int), Field("n", .int, isOptional: true), Field("flag", .bool, isOptional: true),
+          Field("d", .double), Field("u", .uuid), Field("t", .string),
+        ],
+        idField: "id", indexes: [Index(["n"]), Index(["flag", "n"])])
+      let numbers: [Value] = [.int(.min), .int(.max), .int(0), .int(-1), .int(42), .null, .int(.min + 1)]
+      let flags: [Value] = [.bool(true), .bool(false), .null]
+      let doubles: [Double] = [-0.0, .infinity, -.infinity, 0.1, 1e300, .leastNonzeroMagnitude, 3]
+      let stored = (0..<21).map { index in
+        Row([
+          .int(Int64(index)), numbers[index % numbers.count], flags[index % flags.count],
+          .double(doubles[index % doubles.count]),
+          .uuid(UUID(uuid: (UInt8(index), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, UInt8(255 - index)))),
+          .string("row \(index) é \u{0}"),
+        ])
+      }
+      let store = try await context.store()
+      try await store.prepare(schemas: [schema])
+      try await store.apply(ChangeSet([.insertMany(entity: "Extreme", rows: RowSource(stored))]))
+      try await store.migrate(
+        MigrationPlan([
+          .changeKind("n-text", entity: "Extreme", field: "n", to: .string, using: .intToString),
+          .changeKind("flag-int", entity: "Extreme", field: "flag", to: .int, using: .boolToInt),
+        ]))
+      let after = try await rows(store, "Extreme")
+      try expectEqual(after.count, stored.count, "rows")
+      for (old, new) in zip(stored, after) {
+        var expected = old
+        if case .int(let number) = old[1] { expected.values[1] = .string(String(number)) }
+        if case .bool(let flag) = old[2] { expected.values[2] = .int(flag ? 1 : 0) }
+        try expectEqual(new, expected, "row \(old[0])")
+        guard case .double(let was) = old[3], case .double(let now) = new[3] else {
+          throw CheckFailure("row \(old[0]): d is no double after the migration")
+        }
+        try expectEqual(now.bitPattern, was.bitPattern, "row \(old[0]): d bit for bit")
+      }
+      let smallest = try await store.countRows(
+        Query(entity: "Extreme", filter: .compare(field: "n", op: .equal, value: .string(String(Int64.min)))))
+      try expectEqual(smallest, stored.count { $0[1] == .int(.min) }, "rows found by Int64.min as text")
+      let trueAndZero = try await store.countRows(
+        Query(
+          entity: "Extreme",
+          filter: .and([
+            .compare(field: "flag", op: .equal, value: .int(1)),
+            .compare(field: "n", op: .equal, value: .string("0")),
+          ])))
+      try expectEqual(
+        trueAndZero, stored.count { $0[2] == .bool(true) && $0[1] == .int(0) }, "rows found by both")
+      let error = try await expectFailure(.migrationFailed, "making flag, which holds nulls, required") {
+        try await store.migrate(
+          MigrationPlan([
+            .changeKind("n-text", entity: "Extreme", field: "n", to: .string, using: .intToString),
+            .changeKind("flag-int", entity: "Extreme", field: "flag", to: .int, using: .boolToInt),
+            .changeKind(
+              "flag-required-text", entity: "Extreme", field: "flag", to: .string, isOptional: false,
+              using: .intToString),
+          ]))
+      }
+      try expectEqual(error.entity, "Extreme", "the entity named")
+      try expect(
+        stored.contains { $0[0] == error.idValue && $0[2] == .null },
+        "the row named holds a null flag (\(String(describing: error.idValue)))")
+      try expectEqual(try await rows(store, "Extreme"), after, "rows after the failed step")
+    },
+    ConformanceCheck(
       "migration.failing-step-applies-nothing", requires: .migrations,
       "A step whose conversion fails on one row throws migrationFailed naming the step, entity, id and field "
         + "(never the value), and leaves every row, the schema and the record of steps as they were."

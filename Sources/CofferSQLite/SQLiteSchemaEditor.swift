@@ -97,6 +97,35 @@ final class SQLiteSchemaEditor: SchemaEditor {
     try applier.insert(row, into: applier.resolve(entity))
   }
 
+  /// One `INSERT … SELECT`: the values of the fields not converted go over as SQLite stores
+  /// them, and the conversions SQLite does exactly as Swift does are SQL expressions — an
+  /// integer's decimal text is `CAST(… AS TEXT)`, and a Boolean is already the integer 0 or 1.
+  /// Any other conversion leaves the copy to the caller.
+  func copyRows(
+    from source: String, into target: String, converting conversions: [Int: FieldConversion.BuiltIn]
+  )
+    throws -> Int?
+  {
+    let from = try table(source)
+    let into = try table(target)
+    guard from.kinds.count == into.kinds.count else { return nil }
+    var expressions: [String] = []
+    for position in from.kinds.indices {
+      let column = from.columns[position]
+      let (old, new) = (from.kinds[position], into.kinds[position])
+      switch conversions[position] {
+      case nil where old == new: expressions.append(column)
+      case .intToString where old == .int && new == .string: expressions.append("CAST(\(column) AS TEXT)")
+      case .boolToInt where old == .bool && new == .int: expressions.append(column)
+      default: return nil
+      }
+    }
+    try connection.execute(
+      "INSERT INTO \(into.table) (\(into.selectList)) SELECT \(expressions.joined(separator: ", ")) FROM \(from.table)"
+    )
+    return connection.changes
+  }
+
   func drop(_ entity: String) throws {
     let table = try table(entity)
     try connection.execute("DROP TABLE \(table.table)")

@@ -116,7 +116,13 @@ public final class MigrationContext {
 
   /// Replaces an entity's schema and rows in one pass over positional rows: the rows go into
   /// a new entity made with `schema`, which then takes the entity's place.
-  func rewriteRows(_ entity: String, as schema: EntitySchema, _ transform: (Row) throws -> Row?) throws {
+  /// When `inEngine` is given, it says how `transform` changes a row — those built-in
+  /// conversions at those positions, and nothing else — and the editor may do the pass inside
+  /// its engine (``SchemaEditor/copyRows(from:into:converting:)``).
+  func rewriteRows(
+    _ entity: String, as schema: EntitySchema, inEngine: [Int: FieldConversion.BuiltIn]? = nil,
+    _ transform: (Row) throws -> Row?
+  ) throws {
     let names = Set(try editor.schemas().map(\.name))
     var scratch = "\(entity)~migrating"
     var attempt = 1
@@ -126,6 +132,12 @@ public final class MigrationContext {
     }
     let scratchSchema = try schema.renamed(to: scratch)
     try editor.create(scratchSchema)
+    if let inEngine, let copied = try editor.copyRows(from: entity, into: scratch, converting: inEngine) {
+      rowsTouched += copied
+      try editor.drop(entity)
+      try editor.relabel(scratch, as: schema)
+      return
+    }
     try editor.scan(entity) { fields in
       rowsTouched += 1
       let row = try Row(fields)

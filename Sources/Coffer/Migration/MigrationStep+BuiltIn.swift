@@ -91,7 +91,13 @@ extension MigrationStep {
       } catch let error as CofferError {
         throw context.failure(error.message, entity: entity, field: field, underlying: error)
       }
-      try context.rewriteRows(entity, as: newSchema) { row in
+      // A conversion that converts every value, into a field no stricter about nulls, fails
+      // no row: the backend may run it in its engine.
+      let inEngine = conversion.builtIn.flatMap { builtIn in
+        builtIn.convertsEveryValue && (newSchema.fields[position].isOptional || !old.isOptional)
+          ? [position: builtIn] : nil
+      }
+      try context.rewriteRows(entity, as: newSchema, inEngine: inEngine) { row in
         var row = row
         let value = row[position]
         if !value.isNull {
