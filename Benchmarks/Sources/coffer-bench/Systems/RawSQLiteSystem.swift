@@ -136,10 +136,10 @@ final class RawSQLiteSystem: BenchSystem {
     return (title, page)
   }
 
-  /// The migration benchmark's rename: `ALTER TABLE … RENAME COLUMN text TO body`, one transaction.
-  func renameTextColumn() throws {
+  /// The migration benchmark's rename: `ALTER TABLE … RENAME COLUMN`, one transaction.
+  func renameColumn(_ from: String, to: String) throws {
     try execute("BEGIN IMMEDIATE")
-    try execute(#"ALTER TABLE "ChatMessage" RENAME COLUMN text TO body"#)
+    try execute(#"ALTER TABLE "ChatMessage" RENAME COLUMN "# + "\(from) TO \(to)")
     try execute("COMMIT")
   }
 
