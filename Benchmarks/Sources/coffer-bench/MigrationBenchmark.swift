@@ -183,7 +183,10 @@ enum MigrationBenchmark {
       "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for result in results {
-      func seconds(_ value: Double?) -> String { value.map { String(format: "%.3f s", $0) } ?? "—" }
+      func seconds(_ value: Double?) -> String {
+        guard let value else { return "—" }
+        return value < 0.1 ? String(format: "%.2f ms", value * 1000) : String(format: "%.3f s", value)
+      }
       func ratio(_ coffer: Double, _ raw: Double?) -> String {
         raw.map { String(format: "%.2fx", coffer / $0) } ?? "—"
       }
