@@ -231,19 +231,31 @@ public final class PostgresBackend: StorageBackend, Service {
         do {
           result = try await body(PostgresSnapshot(backend: self, connection: connection))
         } catch {
-          if !connection.isClosed {
-            _ = try? await connection.send(PostgresQuery(unsafeSQL: "ROLLBACK"), logger: logger).collect()
-          }
-          throw error
+          await Self.rollBack(connection, logger: logger)
+          // The body's own error (a cancelled task's included) comes out as it is.
+          throw VisitorStopped(error: error)
         }
         _ = try await connection.send(PostgresQuery(unsafeSQL: "COMMIT"), logger: logger).collect()
         return result
       }
+    } catch let stopped as VisitorStopped {
+      throw stopped.error
     } catch let error as CofferError {
       throw error
     } catch {
       throw failure.error(error, while: "reading a snapshot")
     }
+  }
+
+  /// Ends a snapshot's transaction after its body threw. The `ROLLBACK` is sent from a task of
+  /// its own, which the body's cancellation does not reach; a connection that could not roll
+  /// back is closed, so that the pool never lends it out inside the old transaction.
+  static func rollBack(_ connection: PostgresConnection, logger: Logger) async {
+    guard !connection.isClosed else { return }
+    let rolledBack = await Task {
+      (try? await connection.send(PostgresQuery(unsafeSQL: "ROLLBACK"), logger: logger).collect()) != nil
+    }.value
+    if !rolledBack { try? await connection.close() }
   }
 
   /// The prepared entity with a name.
