@@ -214,6 +214,57 @@ extension ConformanceSuite {
       try expectEqual(try await rows(store, "Extreme"), after, "rows after the failed step")
     },
     ConformanceCheck(
+      "migration.change-kind-after-evolution", requires: .migrations,
+      "changeKind converts rows stored before the entity's schema evolved (a field added at prepare, a field "
+        + "renamed by a step) and rows stored after, alike: the old rows read the new field as its default."
+    ) { context in
+      let before = try EntitySchema(
+        name: "Evolving", fields: [Field("id", .int), Field("n", .int), Field("flag", .bool)], idField: "id",
+        indexes: [Index(["n"])])
+      let after = try EntitySchema(
+        name: "Evolving",
+        fields: [
+          Field("id", .int), Field("n", .int), Field("flag", .bool), Field("note", .string, default: "none"),
+        ],
+        idField: "id", indexes: [Index(["n"])])
+      let store = try await context.store()
+      try await store.prepare(schemas: [before])
+      try await store.apply(
+        ChangeSet([
+          .insertMany(
+            entity: "Evolving",
+            rows: RowSource((0..<10).map { Row([.int($0), .int($0 * 1_000 - 3), .bool($0 % 3 == 0)]) }))
+        ]))
+      try await store.prepare(schemas: [after])
+      try await store.apply(
+        ChangeSet([
+          .insertMany(
+            entity: "Evolving",
+            rows: RowSource(
+              (10..<20).map { Row([.int($0), .int(-$0), .bool($0 % 2 == 0), .string("note \($0)")]) }))
+        ]))
+      try await store.migrate(
+        MigrationPlan([
+          .renameField("flag-named", entity: "Evolving", from: "flag", to: "isSet"),
+          .changeKind("n-text", entity: "Evolving", field: "n", to: .string, using: .intToString),
+          .changeKind("flag-int", entity: "Evolving", field: "isSet", to: .int, using: .boolToInt),
+        ]))
+      let rowsNow = try await rows(store, "Evolving")
+      let expected = (0..<20).map { number -> Row in
+        let old = number < 10
+        let n = old ? Int64(number) * 1_000 - 3 : -Int64(number)
+        let flag = old ? number % 3 == 0 : number % 2 == 0
+        return Row([
+          .int(Int64(number)), .string(String(n)), .int(flag ? 1 : 0),
+          .string(old ? "none" : "note \(number)"),
+        ])
+      }
+      try expectEqual(rowsNow, expected, "rows after the conversions")
+      let found = try await store.countRows(
+        Query(entity: "Evolving", filter: .compare(field: "n", op: .equal, value: .string("1997"))))
+      try expectEqual(found, 1, "rows found through the index by a converted old row's value")
+    },
+    ConformanceCheck(
       "migration.failing-step-applies-nothing", requires: .migrations,
       "A step whose conversion fails on one row throws migrationFailed naming the step, entity, id and field "
         + "(never the value), and leaves every row, the schema and the record of steps as they were."

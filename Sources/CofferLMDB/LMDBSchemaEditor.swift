@@ -83,6 +83,50 @@ final class LMDBSchemaEditor: SchemaEditor {
     }
   }
 
+  /// One walk of the source's rows in id order, appending each to the target's empty rows
+  /// database (`MDB_APPEND`) with its index entries. A row of the source's current layout is
+  /// rewritten byte for byte, only the converted values re-encoded (int to string, bool to
+  /// int); a row of an older layout is decoded, evolved and encoded. Any other conversion, a
+  /// converted id or a target that holds rows leaves the copy to the caller.
+  func copyRows(
+    from source: String, into target: String, converting conversions: [Int: FieldConversion.BuiltIn]
+  )
+    throws -> Int?
+  {
+    try edit {
+      let from = try handle(source)
+      let into = try handle(target)
+      guard let plan = RowRewrite(from: from.schema, into: into.schema, converting: conversions),
+        try transaction.entryCount(into.rows) == 0
+      else { return nil }
+      var copied = 0
+      var idKey: [UInt8] = []
+      var indexKey: [UInt8] = []
+      var values = [Value](repeating: .null, count: into.schema.fields.count)
+      try transaction.withCursor(from.rows) { cursor in
+        var more = try cursor.move(MDB_FIRST)
+        while more {
+          idKey.removeAll(keepingCapacity: true)
+          idKey.append(contentsOf: cursor.key)
+          try plan.rewrite(
+            cursor.data, key: cursor.key, from: from, into: into, backend: backend, in: transaction,
+            output: &buffer.row, values: &values)
+          guard try transaction.put(into.rows, idKey, buffer.row, flags: MDB_APPEND) else {
+            throw CofferError(
+              .backendFailure, "Copying the rows of \(source) met an id out of order; nothing was changed.",
+              store: backend.name, entity: source, path: backend.path)
+          }
+          for index in into.indexes {
+            try index.add(values, idKey: idKey, schema: into.schema, key: &indexKey, in: transaction)
+          }
+          copied += 1
+          more = try cursor.move(MDB_NEXT)
+        }
+      }
+      return copied
+    }
+  }
+
   func drop(_ entity: String) throws {
     try edit {
       guard let record = try record(entity) else { throw unknown(entity) }

@@ -53,6 +53,43 @@ import Testing
     try await reader.close()
   }
 
+  /// A kind change copies rows inside the engine, byte for byte where it can: a row another
+  /// backend wrote under the older layout is decoded, evolved, converted and written whole.
+  @Test func aKindChangeConvertsRowsOfAnOlderLayout() async throws {
+    let folder = try TemporaryFolder()
+    let old = try EntitySchema(
+      name: "Note", fields: [Field("id", .int), Field("n", .int), Field("on", .bool)], idField: "id",
+      indexes: [.on("n")])
+    let new = try EntitySchema(
+      name: "Note",
+      fields: [
+        Field("id", .int), Field("n", .int), Field("on", .bool), Field("stars", .int, isOptional: true),
+      ],
+      idField: "id", indexes: [.on("n")])
+    let writer = try LMDBBackend(path: folder.path)
+    try await writer.prepare([old])
+    let reader = try LMDBBackend(path: folder.path)
+    try await reader.prepare([new])
+    try await writer.apply(ChangeSet([.insert(entity: "Note", row: Row([1, 10, true]))]))
+    try await reader.apply(ChangeSet([.insert(entity: "Note", row: Row([2, -20, false, 5]))]))
+    try await writer.close()
+
+    let store = Store(backend: reader)
+    try await store.migrate(
+      MigrationPlan([
+        .changeKind("n-text", entity: "Note", field: "n", to: .string, using: .intToString),
+        .changeKind("on-int", entity: "Note", field: "on", to: .int, using: .boolToInt),
+      ]))
+    let stored = try #require(try await reader.prepare([]).first { $0.name == "Note" })
+    var all = Query(entity: "Note", sort: [Sort("id")])
+    all.layout = stored
+    #expect(try await reader.fetch(all) == [Row([1, "10", 1, .null]), Row([2, "-20", 0, 5])])
+    var byN = Query(entity: "Note", filter: FieldRef("n") == "10")
+    byN.layout = stored
+    #expect(try await reader.fetch(byN).count == 1)
+    try await reader.close()
+  }
+
   @Test func aLongIDIsAnInvalidValueAndNothingIsApplied() async throws {
     let folder = try TemporaryFolder()
     let schema = try EntitySchema(name: "Tag", fields: [Field("id", .string)], idField: "id")

@@ -18,6 +18,25 @@ public struct FieldConversion: Sendable {
     case intToString, stringToInt, intToDouble, doubleToInt, doubleToString
     case boolToInt, intToBool, uuidToString, stringToUUID
 
+    /// The conversion itself.
+    public var conversion: FieldConversion {
+      switch self {
+      case .intToString: .intToString
+      case .stringToInt: .stringToInt
+      case .intToDouble: .intToDouble
+      case .doubleToInt: .doubleToInt
+      case .doubleToString: .doubleToString
+      case .boolToInt: .boolToInt
+      case .intToBool: .intToBool
+      case .uuidToString: .uuidToString
+      case .stringToUUID: .stringToUUID
+      }
+    }
+
+    /// Converts a non-null value as ``FieldConversion`` does; throws for a value it cannot
+    /// convert.
+    public func convert(_ value: Value) throws -> Value { try conversion.convert(value) }
+
     /// Whether it converts every value of its input kind: such a conversion never fails a step.
     public var convertsEveryValue: Bool {
       switch self {

@@ -1,0 +1,104 @@
+import CLMDB
+@_spi(Backend) import Coffer
+
+/// How ``LMDBSchemaEditor/copyRows(from:into:converting:)`` turns a stored row of one entity
+/// into a row of another with the same fields, some converted: which positions change and how,
+/// and which values the target's indexes need. Made once per copy.
+struct RowRewrite {
+  /// The conversion at each position (`nil` where the value is copied as it is).
+  let conversions: [FieldConversion.BuiltIn?]
+  /// The positions whose values the target's indexes read, and the id's.
+  let needed: [Int]
+
+  /// `nil` when the copy cannot be done in place: a field count or kind that does not match,
+  /// a converted id, or a conversion other than int to string and bool to int.
+  init?(from source: EntitySchema, into target: EntitySchema, converting: [Int: FieldConversion.BuiltIn]) {
+    guard source.fields.count == target.fields.count, source.idPosition == target.idPosition,
+      converting[source.idPosition] == nil
+    else { return nil }
+    var conversions: [FieldConversion.BuiltIn?] = []
+    for (position, (old, new)) in zip(source.fields, target.fields).enumerated() {
+      let conversion = converting[position]
+      switch conversion {
+      case nil where old.kind == new.kind: break
+      case .intToString where old.kind == .int && new.kind == .string: break
+      case .boolToInt where old.kind == .bool && new.kind == .int: break
+      default: return nil
+      }
+      conversions.append(conversion)
+    }
+    self.conversions = conversions
+    var needed: Set<Int> = [target.idPosition]
+    for index in target.indexes {
+      for field in index.fields { if let position = target.position(of: field) { needed.insert(position) } }
+    }
+    self.needed = needed.sorted()
+  }
+
+  /// Writes the row `bytes` (under id `key`) as a row of `into` into `output`, and the values
+  /// at ``needed``, converted, into `values` (which has a place for every field), for the
+  /// index entries.
+  func rewrite(
+    _ bytes: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, from: EntityHandle, into: EntityHandle,
+    backend: LMDBBackend, in transaction: Transaction, output: inout [UInt8], values: inout [Value]
+  ) throws {
+    let count = conversions.count
+    output.removeAll(keepingCapacity: true)
+    do {
+      try withUnsafeTemporaryAllocation(of: RowCodec.Slot.self, capacity: count) { slots throws(RowDamage) in
+        try from.shape.slots(bytes, into: slots)
+        output.append(RowCodec.version)
+        RowCodec.appendVarint(UInt64(into.layout), to: &output)
+        RowCodec.appendVarint(UInt64(count), to: &output)
+        var reader = ByteReader(bytes)
+        _ = try reader.header()
+        _ = try reader.length()
+        for position in 0..<count {
+          let start = reader.position
+          let slot = slots[position]
+          _ = try reader.byte()
+          switch slot.tag {
+          case 3, 7: _ = try reader.varint()
+          case 4, 8: try reader.skip(slot.tag == 4 ? 8 : 16)
+          case 5, 6, 9: try reader.skip(try reader.length())
+          default: break
+          }
+          switch (conversions[position], slot.tag) {
+          case (.intToString, 3):
+            let text = String(RowCodec.unzigzag(slot.number))
+            output.append(5)
+            RowCodec.appendVarint(UInt64(text.utf8.count), to: &output)
+            output.append(contentsOf: text.utf8)
+            values[position] = .string(text)
+            continue
+          case (.boolToInt, 1), (.boolToInt, 2):
+            let number: Int64 = slot.tag == 2 ? 1 : 0
+            output.append(3)
+            RowCodec.appendVarint(RowCodec.zigzag(number), to: &output)
+            values[position] = .int(number)
+            continue
+          default:
+            output.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[start..<reader.position]))
+          }
+        }
+        for position in needed where conversions[position] == nil {
+          values[position] = try RowCodec.value(slots[position], in: bytes, field: position, of: from.schema)
+        }
+        for position in needed where conversions[position] != nil && slots[position].tag == 0 {
+          values[position] = .null
+        }
+      }
+    } catch .otherLayout {
+      // Written before the entity's schema last changed: evolved into it, then encoded whole.
+      var evolved = try backend.decode(bytes, key: key, handle: from, in: transaction)
+      for (position, conversion) in conversions.enumerated() {
+        guard let conversion, !evolved[position].isNull else { continue }
+        evolved[position] = try conversion.convert(evolved[position])
+      }
+      RowCodec.encode(evolved, layout: into.layout, into: &output)
+      values = evolved
+    } catch {
+      throw backend.damage(error, key: key, schema: from.schema)
+    }
+  }
+}
