@@ -76,11 +76,11 @@ public final class LMDBBackend: StorageBackend {
       ])
   }
 
-  /// Releases the store. Everything applied is already on disk. Closing twice is harmless.
   /// Drops the store's pages mapped into this process; see
   /// ``LMDBEnvironment/releaseMappedPages()``.
   public func releaseCachedMemory() { environment.releaseMappedPages() }
 
+  /// Releases the store. Everything applied is already on disk. Closing twice is harmless.
   public func close() async throws {
     guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
     OpenEnvironments.release(environment)
