@@ -18,7 +18,7 @@ extension PostgresBackend {
     } catch {
       // 22003: a sum of finite doubles left the range of float8.
       if PostgresFailure.sqlState(of: error) == "22003" { throw AggregateEvaluator.outOfRange(aggregation) }
-      throw failure.error(error, while: action, entity: table.schema.name)
+      throw failure.surfaced(error, while: action, entity: table.schema.name)
     }
   }
 }

@@ -141,7 +141,7 @@ public final class PostgresBackend: StorageBackend, Service {
       // The caller's own error, which stops the read: rethrown as it is, as the SPI promises.
       throw stopped.error
     } catch {
-      throw failure.error(error, while: "reading \(table.schema.name)", entity: table.schema.name)
+      throw failure.surfaced(error, while: "reading \(table.schema.name)", entity: table.schema.name)
     }
   }
 
@@ -164,7 +164,7 @@ public final class PostgresBackend: StorageBackend, Service {
         return Int(count)
       }
     } catch {
-      throw failure.error(error, while: "counting \(table.schema.name)", entity: table.schema.name)
+      throw failure.surfaced(error, while: "counting \(table.schema.name)", entity: table.schema.name)
     }
   }
 
@@ -204,7 +204,7 @@ public final class PostgresBackend: StorageBackend, Service {
         return UInt64(bitPattern: position)
       }
     } catch {
-      throw failure.error(error, while: "reading the log position")
+      throw failure.surfaced(error, while: "reading the log position")
     }
   }
 
@@ -243,7 +243,7 @@ public final class PostgresBackend: StorageBackend, Service {
     } catch let error as CofferError {
       throw error
     } catch {
-      throw failure.error(error, while: "reading a snapshot")
+      throw failure.surfaced(error, while: "reading a snapshot")
     }
   }
 

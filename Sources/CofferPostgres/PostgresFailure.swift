@@ -68,6 +68,14 @@ struct PostgresFailure {
     return !(state.hasPrefix("22") || state.hasPrefix("23"))
   }
 
+  /// What a read throws for `error`: the task's cancellation as it is (`CancellationError`,
+  /// which the client throws when the task that waits for an answer is cancelled), anything
+  /// else as ``error(_:while:entity:on:)`` makes it.
+  func surfaced(_ error: any Error, while action: String, entity: String? = nil) -> any Error {
+    if error is CancellationError { return error }
+    return self.error(error, while: action, entity: entity)
+  }
+
   /// The error for a failure while doing `action` ("opening the store", "applying a batch", …)
   /// on `host` (by default the server in use).
   func error(
