@@ -134,15 +134,13 @@ public final class MigrationContext {
     try editor.create(scratchSchema)
     if let inEngine, let copied = try editor.copyRows(from: entity, into: scratch, converting: inEngine) {
       rowsTouched += copied
-      try editor.drop(entity)
-      try editor.relabel(scratch, as: schema)
-      return
-    }
-    try editor.scan(entity) { fields in
-      rowsTouched += 1
-      let row = try Row(fields)
-      if let output = try transform(row) {
-        try insertRow(output, into: scratchSchema, reportingAs: schema.name)
+    } else {
+      try editor.scan(entity) { fields in
+        rowsTouched += 1
+        let row = try Row(fields)
+        if let output = try transform(row) {
+          try insertRow(output, into: scratchSchema, reportingAs: schema.name)
+        }
       }
     }
     try editor.drop(entity)

@@ -11,6 +11,22 @@ struct RowReader: Sendable {
   /// How many rows a whole-entity read hands over between calls to ``release``.
   static let releaseInterval = 32_768
 
+  /// Calls ``release`` once every ``releaseInterval`` rows counted.
+  struct ReleaseSchedule {
+    let release: @Sendable () -> Void
+    private var rows = 0
+
+    init(_ release: @escaping @Sendable () -> Void) { self.release = release }
+
+    mutating func count(_ more: Int) {
+      rows += more
+      if rows >= RowReader.releaseInterval {
+        release()
+        rows = 0
+      }
+    }
+  }
+
   /// About the most bytes of values a page holds: rows with large values come in pages of
   /// fewer rows, so memory stays bounded whatever the rows hold.
   static let pageBytes = 16 << 20
@@ -23,19 +39,16 @@ struct RowReader: Sendable {
     of schema: EntitySchema, after start: Value? = nil, pageSize: Int, _ body: ([Row]) async throws -> Void
   ) async throws {
     var page = try await self.page(of: schema, after: start, limit: pageSize)
-    var sinceRelease = 0
+    var schedule = ReleaseSchedule(release)
     while let lastRow = page.rows.last {
       let more = page.isCut || page.rows.count == pageSize
       let after = lastRow[schema.idPosition]
       async let next = more ? self.page(of: schema, after: after, limit: pageSize) : Page()
       try await body(page.rows)
-      sinceRelease += page.rows.count
+      schedule.count(page.rows.count)
       page = try await next
-      if sinceRelease >= Self.releaseInterval || page.rows.isEmpty {
-        release()
-        sinceRelease = 0
-      }
     }
+    release()
   }
 
   /// Rows read for one page, and about how many bytes their values take.
@@ -87,15 +100,10 @@ struct RowReader: Sendable {
   /// Reads what a query selects, as ``read`` does, calling ``release`` every
   /// ``releaseInterval`` rows and at the end: for the reads of a whole entity.
   func readReleasing(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
-    var sinceRelease = 0
-    let release = self.release
+    var schedule = ReleaseSchedule(release)
     try await read(query) { fields in
       try visit(fields)
-      sinceRelease += 1
-      if sinceRelease == Self.releaseInterval {
-        release()
-        sinceRelease = 0
-      }
+      schedule.count(1)
     }
     release()
   }

@@ -136,27 +136,20 @@ public struct StoreCopier: Sendable {
       state.elapsed = ContinuousClock.now - started
       progress(state)
       var copied = 0
-      var writtenSinceRelease = 0
+      let targetBackend = target.backend
+      var written = RowReader.ReleaseSchedule { targetBackend.releaseCachedMemory() }
       let verify = self.verify
       try await reader.pages(of: schema, after: last, pageSize: batchSize) { rows in
         try Task.checkCancellation()
         // The page's digest is worked out while the target writes it.
-        let blank = digester.empty
-        async let part: RowDigester = {
-          var part = blank
-          if verify { for row in rows { part.add(row) } }
-          return part
-        }()
+        let current = digester
+        async let part = verify ? current.part(rows) : nil
         try await target.apply(
           ChangeSet(
             [.insertMany(entity: schema.name, rows: RowSource(rows))], layouts: [schema.name: schema]),
           preconditionsChecked: false, enforcingReferences: false)
-        digester.merge(await part)
-        writtenSinceRelease += rows.count
-        if writtenSinceRelease >= RowReader.releaseInterval {
-          target.backend.releaseCachedMemory()
-          writtenSinceRelease = 0
-        }
+        if let part = await part { digester.merge(part) }
+        written.count(rows.count)
         copied += rows.count
         state.entityRowsCopied += rows.count
         state.rowsCopied += rows.count

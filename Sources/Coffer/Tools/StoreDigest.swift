@@ -151,11 +151,12 @@ struct RowDigester {
     high &+= other.high
   }
 
-  /// A digester of the same entity with no rows added yet.
-  var empty: RowDigester {
-    var empty = self
-    (empty.count, empty.low, empty.high) = (0, 0, 0)
-    return empty
+  /// A digester of the same entity with only `rows` added, to ``merge(_:)`` later.
+  func part(_ rows: [Row]) -> RowDigester {
+    var part = self
+    (part.count, part.low, part.high) = (0, 0, 0)
+    for row in rows { part.add(row) }
+    return part
   }
 
   /// Adds the row whose value at each position `value` gives.
