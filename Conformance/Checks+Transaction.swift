@@ -111,6 +111,92 @@ extension ConformanceSuite {
       try expectEqual(try await store.query(Item.self).count(), 2, "rows after the batch that applied")
     },
     ConformanceCheck(
+      "transaction.write-back-if-unchanged", requires: .preconditions,
+      "A batch that updates or deletes the one row it read, on the condition that the row is unchanged, "
+        + "applies when every value of every kind still holds (nulls and extremes too) and fails with "
+        + "conflict naming the id when one value changed (-0.0 for 0.0 too) or the row was removed."
+    ) { context in
+      let store = try await context.store()
+      try await store.prepare(schemas: EveryKindFixture.schemas)
+      try await store.apply(EveryKindFixture.changeSet())
+      let schema = EveryKindFixture.schema("Every")
+      let layouts = ["Every": schema]
+      guard let level = schema.position(of: "level"), let double = schema.position(of: "double") else {
+        throw CheckFailure("the fixture's Every has no level or double field")
+      }
+      var everything = Query(entity: "Every", sort: [Sort("id")])
+      everything.layout = schema
+      func stored(_ id: Value) async throws -> Row? {
+        let rows = try await store.getRows(entity: "Every", ids: [id])
+        return rows.first
+      }
+      for asRead in try await store.fetchRows(everything) {
+        let id = asRead[schema.idPosition]
+        var written = asRead
+        written.values[level] = .int(1_000)
+        let summary = try await store.apply(
+          ChangeSet(
+            [.update(entity: "Every", row: written)], layouts: layouts,
+            preconditions: [.unchanged(asRead, in: schema)]
+          ))
+        try expectEqual(summary.updated, 1, "rows updated when \(id) is as read")
+        try expectEqual(try await stored(id), written, "row \(id) after its update as read")
+        var again = asRead
+        again.values[level] = .int(2_000)
+        let refused = try await expectThrows(.conflict, "an update of \(id) on its read from before") {
+          try await store.apply(
+            ChangeSet(
+              [.update(entity: "Every", row: again)], layouts: layouts,
+              preconditions: [.unchanged(asRead, in: schema)]))
+        }
+        try expectEqual(refused.entity, "Every", "the entity the conflict names")
+        try expectEqual(refused.idValue, id, "the id the conflict names")
+        _ = try await expectThrows(.conflict, "a delete of \(id) on its read from before") {
+          try await store.apply(
+            ChangeSet(
+              [.delete(entity: "Every", id: id)], layouts: layouts,
+              preconditions: [.unchanged(asRead, in: schema)]))
+        }
+        try expectEqual(try await stored(id), written, "row \(id) after the refused update and delete")
+      }
+      let negativeZero = try await store.fetchRows(everything).first {
+        if case .double(let value) = $0[double] { return value == 0 && value.sign == .minus }
+        return false
+      }
+      guard let negativeZero else { throw CheckFailure("the fixture holds no -0.0 double") }
+      let id = negativeZero[schema.idPosition]
+      var zero = negativeZero
+      zero.values[double] = .double(0.0)
+      _ = try await expectThrows(.conflict, "an update on a read of 0.0 where -0.0 is stored") {
+        try await store.apply(
+          ChangeSet(
+            [.update(entity: "Every", row: zero)], layouts: layouts,
+            preconditions: [.unchanged(zero, in: schema)]))
+      }
+      guard let kept = try await stored(id), case .double(let value) = kept[double], value.sign == .minus
+      else {
+        throw CheckFailure("-0.0 did not stay stored after the refused update")
+      }
+      try await store.apply(ChangeSet([.delete(entity: "Every", id: id)], layouts: layouts))
+      let gone = try await expectThrows(.conflict, "an update of a row removed since it was read") {
+        try await store.apply(
+          ChangeSet(
+            [.update(entity: "Every", row: negativeZero)], layouts: layouts,
+            preconditions: [.unchanged(negativeZero, in: schema)]))
+      }
+      try expectEqual(gone.idValue, id, "the id the conflict about a removed row names")
+      try expectEqual(try await stored(id), nil, "the removed row after the refused update")
+      let left = try await store.fetchRows(everything)
+      for asRead in left {
+        let summary = try await store.apply(
+          ChangeSet(
+            [.delete(entity: "Every", id: asRead[schema.idPosition])], layouts: layouts,
+            preconditions: [.unchanged(asRead, in: schema)]))
+        try expectEqual(summary.deleted, 1, "rows deleted when \(asRead[schema.idPosition]) is as read")
+      }
+      try expectEqual(try await store.countRows(everything), 0, "rows left after deleting each as read")
+    },
+    ConformanceCheck(
       "transaction.body-error-applies-nothing", requires: .preconditions,
       "A transaction body that throws applies none of its writes and does not run again."
     ) { context in

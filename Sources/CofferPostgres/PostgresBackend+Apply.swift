@@ -192,6 +192,11 @@ struct PostgresApplier {
 
   /// Runs the batch: in a transaction unless it is one statement.
   func run() async throws -> ChangeSummary {
+    do {
+      if let summary = try await applyIfUnchanged() { return summary }
+    } catch  where PostgresFailure.sqlState(of: error) == "23505" && !connection.isClosed {
+      throw try await diagnoseUniqueViolation(cause: error)
+    }
     let steps = try steps()
     let guarded = !changes.preconditions.isEmpty
     let single: Bool
@@ -291,13 +296,13 @@ struct PostgresApplier {
   }
 
   /// The table of an entity and the reshaper that puts the batch's rows in its layout.
-  private func resolve(_ entity: String) throws -> (PostgresTable, RowReshaper) {
+  func resolve(_ entity: String) throws -> (PostgresTable, RowReshaper) {
     let table = try table(entity)
     return (table, try RowReshaper(changes.layouts[entity], storedAs: table.schema, store: store))
   }
 
   /// The table of an entity, or the error for one that was never prepared.
-  private func table(_ entity: String) throws -> PostgresTable {
+  func table(_ entity: String) throws -> PostgresTable {
     guard let table = tables[entity] else {
       throw CofferError(
         .unknownEntity,
@@ -443,7 +448,7 @@ struct PostgresApplier {
     }
   }
 
-  private func bindings(_ row: Row, _ table: PostgresTable) -> PostgresBindings {
+  func bindings(_ row: Row, _ table: PostgresTable) -> PostgresBindings {
     var binds = PostgresBindings(capacity: table.kinds.count)
     for (index, value) in row.values.enumerated() { binds.append(value, as: table.kinds[index]) }
     return binds
@@ -451,7 +456,7 @@ struct PostgresApplier {
 
   /// Runs a statement of the batch, prepared once per connection and shape.
   @discardableResult
-  private func query(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws
+  func query(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws
     -> [PostgresRow]
   {
     try await PostgresStatements.rows(sql, binds, on: connection, logger: .disabled)

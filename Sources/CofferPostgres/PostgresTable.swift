@@ -35,6 +35,11 @@ final class PostgresTable: Sendable {
   let upsertManySQL: String
   /// `DELETE … WHERE id = ANY($1) RETURNING 1`.
   let deleteManySQL: String
+  /// ``updateSQL`` that changes the row only while every column still holds the values bound
+  /// after the new row's (see ``unchangedCondition(after:)``).
+  let updateIfUnchangedSQL: String
+  /// `DELETE … WHERE id = $1 AND` every other column still holds the values bound after it.
+  let deleteIfUnchangedSQL: String
 
   init(schema: EntitySchema, namespace: String, tableName: String, columnNames: [String]) {
     self.schema = schema
@@ -56,11 +61,11 @@ final class PostgresTable: Sendable {
     insertSQL = "INSERT INTO \(table) (\(selectList)) VALUES (\(placeholders))"
     let others = columns.indices.filter { $0 != schema.idPosition }
     let assignments = others.map { "\(columns[$0]) = $\($0 + 1)" }
-    updateSQL =
-      assignments.isEmpty
-      ? "UPDATE \(table) SET \(id) = \(id) WHERE \(id) = $\(schema.idPosition + 1) RETURNING 1"
-      : "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \(id) = $\(schema.idPosition + 1) "
-        + "RETURNING 1"
+    let updateByID =
+      "UPDATE \(table) SET "
+      + (assignments.isEmpty ? "\(id) = \(id)" : assignments.joined(separator: ", "))
+      + " WHERE \(id) = $\(schema.idPosition + 1)"
+    updateSQL = updateByID + " RETURNING 1"
     let excluded = others.map { "\(columns[$0]) = EXCLUDED.\(columns[$0])" }
     upsertSQL =
       "INSERT INTO \(table) (\(selectList)) VALUES (\(placeholders)) ON CONFLICT (\(id)) DO "
@@ -86,6 +91,33 @@ final class PostgresTable: Sendable {
       + " RETURNING (xmax = 0)"
     deleteManySQL =
       "DELETE FROM \(table) WHERE \(id) = ANY($1::\(PostgresValues.arrayCast(kinds[schema.idPosition]))) RETURNING 1"
+    let unchangedAfterRow = Self.unchangedCondition(
+      columns, kinds, skipping: schema.idPosition, after: columns.count)
+    updateIfUnchangedSQL =
+      updateByID + (unchangedAfterRow.isEmpty ? "" : " AND \(unchangedAfterRow)")
+      + " RETURNING 1"
+    let unchangedAfterID = Self.unchangedCondition(columns, kinds, skipping: schema.idPosition, after: 1)
+    deleteIfUnchangedSQL =
+      "DELETE FROM \(table) WHERE \(id) = $1" + (unchangedAfterID.isEmpty ? "" : " AND \(unchangedAfterID)")
+      + " RETURNING 1"
+  }
+
+  /// `column IS NOT DISTINCT FROM $n AND …` for every column but `skipping`, in field order,
+  /// bound from `$(after + 1)` on. Doubles compare bit for bit, as a precondition does, so that
+  /// `-0.0` differs from `0.0`.
+  private static func unchangedCondition(_ columns: [String], _ kinds: [FieldKind], skipping: Int, after: Int)
+    -> String
+  {
+    var terms: [String] = []
+    var parameter = after
+    for index in columns.indices where index != skipping {
+      parameter += 1
+      terms.append(
+        kinds[index] == .double
+          ? "float8send(\(columns[index])) IS NOT DISTINCT FROM float8send($\(parameter)::double precision)"
+          : "\(columns[index]) IS NOT DISTINCT FROM $\(parameter)")
+    }
+    return terms.joined(separator: " AND ")
   }
 
   /// `SELECT * FROM source`.

@@ -18,7 +18,8 @@ struct Counter: Equatable {
 /// batch with the same write, on one task, uncontended.
 ///
 /// `coffer-bench --contention [--seconds S] [--systems KEY,…] [--postgres-url URL] [--output DIR]
-/// [--no-write]`
+/// [--no-write] [--uncontended-only]`; `--uncontended-only` measures only the transaction
+/// against the plain batch, for profiling.
 enum ContentionBenchmark {
   static let flag = "--contention"
   static let taskCounts = [1, 2, 4, 8]
@@ -45,6 +46,7 @@ enum ContentionBenchmark {
     var keys = systemKeys
     var output: String?
     var write = true
+    var onlyUncontended = false
     var iterator = arguments.makeIterator()
     while let argument = iterator.next() {
       switch argument {
@@ -61,6 +63,7 @@ enum ContentionBenchmark {
         try PostgresServer.use(url)
       case "--output": output = iterator.next()
       case "--no-write": write = false
+      case "--uncontended-only": onlyUncontended = true
       default: throw UsageError(message: "unknown argument \(argument)")
       }
     }
@@ -76,7 +79,7 @@ enum ContentionBenchmark {
     for key in keys {
       let system = try makeSystem(key)
       names[key] = system.name
-      for mode in Mode.allCases {
+      for mode in Mode.allCases where !onlyUncontended {
         for tasks in taskCounts {
           try await system.create(in: folder, rows: mode == .hot ? 1 : spreadRows)
           let cell = try await measure(system, mode: mode, tasks: tasks, seconds: seconds)
@@ -175,7 +178,7 @@ enum ContentionBenchmark {
       lines.append("")
     }
     var observed: [(name: String, latency: ObservationLatency)] = []
-    for key in keys where ["coffer-sqlite", "coffer-lmdb", "coffer-postgres"].contains(key) {
+    for key in keys where !onlyUncontended && ["coffer-sqlite", "coffer-lmdb", "coffer-postgres"].contains(key) {
       guard let system = try makeSystem(key) as? CofferContention else { continue }
       let latency = try await system.observationLatency(in: folder)
       observed.append((system.name, latency))
