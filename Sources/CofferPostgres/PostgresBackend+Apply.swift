@@ -25,7 +25,8 @@ extension PostgresBackend {
             let applier = PostgresApplier(
               connection: connection, tables: known, changes: changes, store: name)
             return try await Self.abandoningOnLoss(
-              of: connection, on: pool.executor(for: connection.eventLoop), store: name
+              of: connection, watchedBy: pool.lossWatch(for: connection),
+              on: pool.executor(for: connection.eventLoop), store: name
             ) { try await applier.run() }
           }
         } catch {
@@ -60,7 +61,8 @@ extension PostgresBackend {
   static let graceAfterLoss: TimeAmount = .seconds(2)
 
   /// Runs `work` and returns what it returns, or throws ``Coffer/CofferError/Code/unavailable``
-  /// when the connection closes and `work` has not finished shortly after.
+  /// when the connection closes (`watch`, the pool's for it, hears of that) and `work` has not
+  /// finished shortly after.
   ///
   /// postgres-nio 1.33.2 sometimes never completes a statement that was running when its server
   /// died, although the connection is closed (seen in about one failover or killed-server run
@@ -69,9 +71,10 @@ extension PostgresBackend {
   /// `executor`, the connection's event loop, like the caller, so its statements' awaits do not
   /// cross threads; it hands its result straight to the waiting caller.
   static func abandoningOnLoss<R: Sendable>(
-    of connection: PostgresConnection, on executor: EventLoopExecutor, store: String,
-    _ work: @escaping @Sendable () async throws -> R
+    of connection: PostgresConnection, watchedBy watch: PostgresLossWatch, on executor: EventLoopExecutor,
+    store: String, _ work: @escaping @Sendable () async throws -> R
   ) async throws -> R {
+    defer { watch.disarm() }
     // The work's task once started, and whether the caller was cancelled before it was.
     let running = LockedState<(task: Task<Void, Never>?, cancelled: Bool)>((nil, false))
     return try await withTaskCancellationHandler {
@@ -83,7 +86,7 @@ extension PostgresBackend {
           return running.cancelled
         }
         if cancelled { task.cancel() }
-        connection.closeFuture.whenComplete { _ in
+        watch.arm {
           connection.eventLoop.scheduleTask(in: graceAfterLoss) {
             answer.give(
               .failure(

@@ -33,6 +33,8 @@ final class PostgresConnectionPool: Sendable {
   /// The servers, and the one that accepted the last connection.
   let hosts: PostgresHosts
   private let state = LockedState(State())
+  /// The loss watch of each open connection (see ``lossWatch(for:)``).
+  private let watches = LockedState<[ObjectIdentifier: PostgresLossWatch]>([:])
   /// The task executor of each event loop the pool's connections run on.
   private let executors = LockedState<[ObjectIdentifier: EventLoopExecutor]>([:])
   /// The connection settings for each of ``hosts``, in the same order.
@@ -110,6 +112,15 @@ final class PostgresConnectionPool: Sendable {
     }
   }
 
+  /// The watch for the close of a connection of this pool; a fresh one, already closed, for a
+  /// connection that has closed.
+  func lossWatch(for connection: PostgresConnection) -> PostgresLossWatch {
+    if let watch = watches.withLock({ $0[ObjectIdentifier(connection)] }) { return watch }
+    let closed = PostgresLossWatch()
+    closed.connectionClosed()
+    return closed
+  }
+
   /// The executor that runs tasks on an event loop.
   func executor(for eventLoop: any EventLoop) -> EventLoopExecutor {
     executors.withLock { executors in
@@ -185,6 +196,13 @@ final class PostgresConnectionPool: Sendable {
   private func connect(id: Int, while action: String) async throws -> PostgresConnection {
     do {
       let connection = try await open(id: id, while: action)
+      let watch = PostgresLossWatch()
+      let key = ObjectIdentifier(connection)
+      watches.withLock { $0[key] = watch }
+      connection.closeFuture.whenComplete { [watches] _ in
+        watches.withLock { _ = $0.removeValue(forKey: key) }
+        watch.connectionClosed()
+      }
       logger.trace("Opened a connection", metadata: ["coffer.connection": .stringConvertible(id)])
       return connection
     } catch {

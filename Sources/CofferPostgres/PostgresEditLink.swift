@@ -9,7 +9,7 @@ import PostgresNIO
 ///
 /// Each statement runs in a task that prefers the connection's event loop; the body's thread
 /// waits on a semaphore. postgres-nio may never answer a statement that was running when its
-/// connection died (see ``PostgresBackend/abandoningOnLoss(of:on:store:_:)``), so a lost
+/// connection died (see ``PostgresBackend/abandoningOnLoss(of:watchedBy:on:store:_:)``), so a lost
 /// connection also wakes the thread, shortly after, with ``Coffer/CofferError/Code/unavailable``.
 final class PostgresEditLink: Sendable {
   let connection: PostgresConnection
