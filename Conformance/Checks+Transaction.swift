@@ -268,7 +268,7 @@ extension ConformanceSuite {
     ConformanceCheck(
       "transaction.modify", requires: .preconditions,
       "modify returns the value it stored; an id not stored is notFound; a change that throws stores "
-        + "nothing and does not run again."
+        + "nothing and does not run again; a change that breaks a unique index stores nothing."
     ) { context in
       struct Refused: Error {}
       let store = try await context.store(with: [Versioned(id: 1, version: 1)])
@@ -290,6 +290,18 @@ extension ConformanceSuite {
       } catch is Refused {}
       try expectEqual(runs.value, 1, "runs of a change that threw")
       try expectEqual(try await store.get(Versioned.self, id: 1), stored, "the value after the change threw")
+
+      let accounts = [
+        Account(id: 1, email: "a@example.com", name: "a"), Account(id: 2, email: nil, name: "b"),
+      ]
+      try await store.insert(accounts)
+      let taken = try await expectThrows(.uniqueViolation, "modify that takes another value's unique email") {
+        try await store.modify(Account.self, id: 2) { $0.email = "a@example.com" }
+      }
+      try expectEqual(taken.entity, "Account", "the entity the unique violation names")
+      try expectEqual(try await store.all(Account.self), accounts, "the values after the refused modify")
+      let renamed = try await store.modify(Account.self, id: 2) { $0.email = "b@example.com" }
+      try expectEqual(try await store.get(Account.self, id: 2), renamed, "a modify of a unique field")
     },
     ConformanceCheck(
       "snapshot.isolation", requires: .snapshots,

@@ -65,6 +65,22 @@ public final class MemoryBackend: StorageBackend {
     }
   }
 
+  /// Reads, changes and stores the row under the lock that every batch takes, so no batch
+  /// comes between; `false` when the entity is stored in another layout than `schema`.
+  public func modifyInPlace(_ schema: EntitySchema, id: Value, _ change: (Row?) throws -> Row) async throws
+    -> Bool
+  {
+    try checkOpen()
+    return try storage.tables.withLock { tables in
+      guard tables.schema(of: schema.name) == schema else { return false }
+      let row = try change(tables.row(of: schema.name, id: id))
+      _ = try tables.apply(
+        ChangeSet([.update(entity: schema.name, row: row)], layouts: [schema.name: schema]))
+      storage.commits.add(1, ordering: .relaxed)
+      return true
+    }
+  }
+
   /// Runs a migration step's edit on a copy of the tables under the lock, keeping the copy only
   /// when `body` returns: readers see the tables before or after, never between.
   public func editSchema<R: Sendable>(_ body: @Sendable (any SchemaEditor) throws -> R) async throws -> R {

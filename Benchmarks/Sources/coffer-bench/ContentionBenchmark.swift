@@ -178,7 +178,8 @@ enum ContentionBenchmark {
       lines.append("")
     }
     var observed: [(name: String, latency: ObservationLatency)] = []
-    for key in keys where !onlyUncontended && ["coffer-sqlite", "coffer-lmdb", "coffer-postgres"].contains(key) {
+    for key in keys
+    where !onlyUncontended && ["coffer-sqlite", "coffer-lmdb", "coffer-postgres"].contains(key) {
       guard let system = try makeSystem(key) as? CofferContention else { continue }
       let latency = try await system.observationLatency(in: folder)
       observed.append((system.name, latency))

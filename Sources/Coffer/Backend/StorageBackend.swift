@@ -135,6 +135,22 @@ public protocol StorageBackend: AnyObject, Sendable {
   @discardableResult
   func apply(_ changes: ChangeSet) async throws -> ChangeSummary
 
+  /// Reads the row of an entity with an id, and stores in its place the row `change` makes of
+  /// it, as one atomic step that no other writer can come between — for a backend that can do
+  /// this under a writer lock it holds anyway, with no round trip and nothing to run again.
+  /// ``Store/modify(_:id:retries:_:)`` asks for it first.
+  ///
+  /// `change` gets the stored row in the layout of `schema` (`nil` when no row has the id) and
+  /// returns the new row in that layout, or throws, and then nothing is stored and its error
+  /// comes out as it is. It is synchronous and may hold the backend's lock while it runs. The
+  /// new row is stored as ``apply(_:)`` stores an update, with the same errors.
+  ///
+  /// - Returns: `false`, having called nothing and changed nothing, when the backend has no
+  ///   such path or cannot take it now (the entity's stored layout is not `schema`); the store
+  ///   then reads the row and applies the update on the condition that the row is unchanged.
+  ///   The default returns `false`.
+  func modifyInPlace(_ schema: EntitySchema, id: Value, _ change: (Row?) throws -> Row) async throws -> Bool
+
   /// Releases the backend's resources. Later calls fail with ``CofferError/Code/closed``.
   /// Closing twice is harmless. A durable backend has persisted everything applied.
   func close() async throws
@@ -214,6 +230,11 @@ public protocol StorageSnapshot: Sendable {
 extension StorageBackend {
   /// Nothing: the backend keeps no memory a read could do without.
   public func releaseCachedMemory() {}
+
+  /// `false`: the store reads the row and writes it back on the condition that it is unchanged.
+  public func modifyInPlace(_ schema: EntitySchema, id: Value, _ change: (Row?) throws -> Row) async throws
+    -> Bool
+  { false }
 
   /// `nil`: the backend cannot tell when another handle or process commits.
   public func commitMarker() async throws -> UInt64? { nil }

@@ -17,6 +17,9 @@
   /// The schemas of the prepared entities, by name.
   public var schemas: [String: EntitySchema] { tables.mapValues(\.schema) }
 
+  /// The schema an entity is stored in, or `nil` if it was never prepared.
+  public func schema(of entity: String) -> EntitySchema? { tables[entity]?.schema }
+
   /// The number of rows of an entity (0 if unknown).
   public func rowCount(_ entity: String) -> Int { tables[entity]?.rows.count ?? 0 }
 

@@ -168,21 +168,33 @@ extension Store {
   func logged(operations: Int, _ body: () async throws -> ChangeSummary) async throws -> ChangeSummary {
     do {
       let summary = try await body()
-      logger.trace(
-        "Applied a batch",
-        metadata: [
-          "coffer.operations": .stringConvertible(operations),
-          "coffer.inserted": .stringConvertible(summary.inserted),
-          "coffer.updated": .stringConvertible(summary.updated),
-          "coffer.deleted": .stringConvertible(summary.deleted),
-        ])
+      logApplied(operations: operations, summary)
       return summary
     } catch let error as CofferError {
-      logger.debug(
-        "A batch was not applied",
-        metadata: ["coffer.code": .string(error.code.name), "coffer.entity": .string(error.entity ?? "")])
+      logRefused(error)
       throw error
     }
+  }
+
+  /// Logs an applied batch at `trace`.
+  @usableFromInline
+  func logApplied(operations: Int, _ summary: ChangeSummary) {
+    logger.trace(
+      "Applied a batch",
+      metadata: [
+        "coffer.operations": .stringConvertible(operations),
+        "coffer.inserted": .stringConvertible(summary.inserted),
+        "coffer.updated": .stringConvertible(summary.updated),
+        "coffer.deleted": .stringConvertible(summary.deleted),
+      ])
+  }
+
+  /// Logs a batch that was not applied at `debug`: its code and entity, never a value.
+  @usableFromInline
+  func logRefused(_ error: CofferError) {
+    logger.debug(
+      "A batch was not applied",
+      metadata: ["coffer.code": .string(error.code.name), "coffer.entity": .string(error.entity ?? "")])
   }
 
   @inlinable

@@ -257,6 +257,8 @@ extension Store {
   /// Changes the stored value of a type with an id without losing a concurrent update: reads
   /// it, lets `change` change it, and writes it back only if no other writer changed it
   /// meanwhile — otherwise reads it again and runs `change` again (see ``transaction(retries:_:)``).
+  /// A backend that can (the in-memory store) reads and writes in one step under its writer
+  /// lock instead: `change` then runs once, holding that lock, so keep it short.
   ///
   /// ```swift
   /// try await store.modify(Account.self, id: a) { $0.balance -= 10 }
@@ -271,17 +273,14 @@ extension Store {
   ) async throws -> T {
     let codec = try await codec(for: type)
     let key = id.storedValue
+    if let modified = try await modifiedInPlace(codec, id: key, change) { return modified }
     // One value: the transaction's bookkeeping is one row and one precondition.
     return try await retrying(retries: retries) {
       var stored: Row?
       try await rethrowing {
         try await backend.read(Query(lookingUp: key, in: codec.schema)) { stored = try Row($0) }
       }
-      guard let stored else {
-        throw CofferError(
-          .notFound, "There is no \(T.entityName) with id \(key) to modify. Insert it first.",
-          store: backend.name, entity: T.entityName, id: key)
-      }
+      guard let stored else { throw nothingToModify(T.self, id: key) }
       var value = try codec.decode(stored)
       try change(&value)
       let changes = ChangeSet(
@@ -289,6 +288,53 @@ extension Store {
         preconditions: [.unchanged(stored, in: codec.schema)])
       return try await Attempt.committing(value) { try await apply(changes, preconditionsChecked: true) }
     }
+  }
+
+  /// ``modify(_:id:retries:_:)`` done by the backend in one step (see
+  /// ``StorageBackend/modifyInPlace(_:id:_:)``), or `nil` when the backend leaves it to the
+  /// store, or the entity keeps references (a changed reference is checked as a batch's is).
+  private func modifiedInPlace<T: Storable>(
+    _ codec: EntityCodec<T>, id key: Value, _ change: (inout T) throws -> Void
+  ) async throws -> T? {
+    if try await keepsReferences(codec.schema.name) { return nil }
+    var modified: T?
+    do {
+      let done = try await backend.modifyInPlace(codec.schema, id: key) { stored in
+        guard let stored else { throw nothingToModify(T.self, id: key) }
+        var value = try codec.decode(stored)
+        do {
+          try change(&value)
+        } catch {
+          throw ChangeFailed(error: error)
+        }
+        let row = try QueryValidator.validate(try codec.encode(value), schema: codec.schema)
+        modified = value
+        return row
+      }
+      guard done else { return nil }
+    } catch let failed as ChangeFailed {
+      throw failed.error
+    } catch let error as CofferError {
+      let named = error.inStore(backend.name)
+      logRefused(named)
+      throw named
+    }
+    logApplied(operations: 1, ChangeSummary(updated: 1))
+    notifyObservers(ofChangesTo: codec.schema.name)
+    return modified
+  }
+
+  /// An error thrown by the `change` of ``modify(_:id:retries:_:)``, carried out of the backend
+  /// so that it comes out as it was thrown.
+  private struct ChangeFailed: Error {
+    let error: any Error
+  }
+
+  /// The error for ``modify(_:id:retries:_:)`` of an id that is not stored.
+  private func nothingToModify<T: Storable>(_ type: T.Type, id: Value) -> CofferError {
+    CofferError(
+      .notFound, "There is no \(T.entityName) with id \(id) to modify. Insert it first.",
+      store: backend.name, entity: T.entityName, id: id)
   }
 
   /// How one run of a transaction ended, when its body did not throw.
