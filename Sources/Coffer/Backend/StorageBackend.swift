@@ -142,7 +142,9 @@ public protocol StorageBackend: AnyObject, Sendable {
   ///
   /// `change` gets the stored row in the layout of `schema` (`nil` when no row has the id) and
   /// returns the new row in that layout, or throws, and then nothing is stored and its error
-  /// comes out as it is. It is synchronous and may hold the backend's lock while it runs. The
+  /// comes out as it is. It is synchronous and may hold the backend's lock while it runs. Call
+  /// it in the calling task, never on a thread of the backend's own: it is the app's code, and
+  /// may be isolated to the app's actor, which runs other work while this call awaits. The
   /// new row is stored as ``apply(_:)`` stores an update, with the same errors.
   ///
   /// - Returns: `false`, having called nothing and changed nothing, when the backend has no
