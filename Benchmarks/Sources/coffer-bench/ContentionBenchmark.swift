@@ -164,7 +164,11 @@ enum ContentionBenchmark {
       lines.append("")
       lines.append(
         "One task; mean time per call on rows picked at random: `store.update` (a plain batch) against")
-      lines.append("`store.modify` (read, then the same update with a precondition).")
+      lines.append(
+        "`store.modify` (read, then the same update with a precondition; in memory, both in one step under"
+      )
+      lines.append(
+        "the store's lock; on PostgreSQL, the update is one statement that checks the row is as read).")
       lines.append("")
       lines.append("| system | plain batch | transaction | ratio |")
       lines.append("|---|---:|---:|---:|")
