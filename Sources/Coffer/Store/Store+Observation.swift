@@ -48,8 +48,13 @@ extension Store {
     watcher?.cancel()
   }
 
-  /// How often an observed store asks its backend whether anyone committed.
+  /// How soon an observed store asks its backend again whether anyone committed, after a poll
+  /// that found a commit (and at first).
   static let commitPollInterval = Duration.milliseconds(60)
+  /// The longest wait between two polls: each poll that finds nothing new makes the next wait a
+  /// quarter longer, up to this, so that an observer of a store nobody writes costs less, and
+  /// one that sees commits keeps asking every ``commitPollInterval``.
+  static let idleCommitPollInterval = Duration.milliseconds(150)
 
   /// A task that signals every observer when the backend's commit marker moves: commits made
   /// through another handle or by another process, which this store did not see applied.
@@ -60,11 +65,13 @@ extension Store {
       // A marker may move a moment before readers see the commit (a server's log position
       // does): after it moves, the queries run once more at the next poll.
       var again = false
+      var interval = Self.commitPollInterval
       while !Task.isCancelled {
-        try? await Task.sleep(for: Self.commitPollInterval)
+        try? await Task.sleep(for: interval)
         guard let self else { return }
         guard let now = try? await backend.commitMarker() else { continue }
         let moved = now != last
+        interval = moved ? Self.commitPollInterval : min(interval * 5 / 4, Self.idleCommitPollInterval)
         guard moved || again else { continue }
         (last, again) = (now, moved)
         let signals = observers.withLock { $0.signals.values.map(\.signal) }
