@@ -34,6 +34,71 @@ func whileWriting(
 extension ConformanceSuite {
   static let concurrencyChecks: [ConformanceCheck] = [
     ConformanceCheck(
+      "concurrency.failing-batches-stay-apart",
+      "Batches applied at once by many tasks, some of which fail (a stored id, a missing id, a taken "
+        + "unique value), each apply whole or not at all, and each caller gets its own batch's outcome."
+    ) { context in
+      let store = try await context.store(with: [Account(id: 0, email: "taken@example.com", name: "held")])
+      let outcomes = try await withThrowingTaskGroup(of: [(id: Int64, failure: CofferError.Code?)].self) {
+        group in
+        for writer in 0..<8 {
+          group.addTask {
+            var outcomes: [(id: Int64, failure: CofferError.Code?)] = []
+            for n in 0..<30 {
+              let id = Int64(writer * 1000 + n * 2 + 1)
+              let fault = (writer + n) % 4
+              do {
+                try await store.batch { batch in
+                  try batch.insert(Account(id: id, email: "\(id)@example.com", name: "first"))
+                  try batch.insert(Account(id: id + 1, email: nil, name: "second"))
+                  switch fault {
+                  case 1: try batch.insert(Account(id: 0, email: nil, name: "a stored id"))
+                  case 2: try batch.update(Account(id: -id, email: nil, name: "a missing id"))
+                  case 3: try batch.update(Account(id: id + 1, email: "taken@example.com", name: "taken"))
+                  default: try batch.update(Account(id: id + 1, email: nil, name: "changed"))
+                  }
+                }
+                outcomes.append((id, nil))
+              } catch let error as CofferError {
+                outcomes.append((id, error.code))
+              }
+            }
+            return outcomes
+          }
+        }
+        var all: [(id: Int64, failure: CofferError.Code?)] = []
+        for try await outcomes in group { all += outcomes }
+        return all
+      }
+      try expectEqual(outcomes.count, 240, "batches applied or refused")
+      for (id, failure) in outcomes {
+        let stored = try await store.get(Account.self, ids: [id, id + 1])
+        let writer = Int(id / 1000)
+        let n = Int((id % 1000 - 1) / 2)
+        let expected: CofferError.Code? =
+          switch (writer + n) % 4 {
+          case 1: .duplicateID
+          case 2: .notFound
+          case 3: .uniqueViolation
+          default: nil
+          }
+        try expectEqual(failure, expected, "the outcome of batch \(id)")
+        if expected == nil {
+          try expectEqual(
+            stored,
+            [
+              Account(id: id, email: "\(id)@example.com", name: "first"),
+              Account(id: id + 1, email: nil, name: "changed"),
+            ], "the values of batch \(id), which applied")
+        } else {
+          try expectEqual(stored, [], "the values of batch \(id), which was refused")
+        }
+      }
+      try expectEqual(
+        try await store.query(Account.self).count(), 1 + 2 * outcomes.filter { $0.failure == nil }.count,
+        "values stored after every batch")
+    },
+    ConformanceCheck(
       "concurrency.parallel-writers", "Many tasks inserting at once while others read lose no row."
     ) { context in
       let store = try await context.store(with: [Item]())

@@ -7,8 +7,10 @@ let constraintPrimaryKey = SQLITE_CONSTRAINT | (6 << 8)
 let constraintUnique = SQLITE_CONSTRAINT | (8 << 8)
 
 extension SQLiteBackend {
-  /// Applies the batch in one `BEGIN IMMEDIATE` transaction on the writer; any failure rolls
-  /// it all back. When this returns, the commit is on disk as ``Configuration/synchronous`` says.
+  /// Applies the batch in a `BEGIN IMMEDIATE` transaction on the writer, in a savepoint of its
+  /// own; any failure rolls the batch back. When this returns, the commit is on disk as
+  /// ``Configuration/synchronous`` says. Batches that wait for the writer while it is busy are
+  /// applied together in its next transaction, one commit for all (see ``SQLiteGroupCommit``).
   /// A bulk insert's rows are made one at a time, each bound, written and dropped before the
   /// next is made.
   @discardableResult
@@ -17,23 +19,63 @@ extension SQLiteBackend {
       try checkOpen()
       return ChangeSummary()
     }
-    return try await blocking.run { [self] in
-      try withWriter { connection in
+    return try await groupCommit.apply(changes, on: blocking) { [self] turn in applyTogether(turn) }
+  }
+
+  /// Applies the batches of one turn of the writer in one transaction, each all or nothing in
+  /// a savepoint, and returns each one's summary or error, in order. A failure of the
+  /// transaction itself (it could not begin or commit, or the disk failed) fails them all.
+  func applyTogether(_ turn: [ChangeSet]) -> [Result<ChangeSummary, any Error>] {
+    do {
+      return try withWriter { connection in
         // Read under the writer lock: `prepare` changes the catalog only while holding it.
         let known = catalog.withLock { $0.tables }
-        return try transaction(on: connection, while: "applying a batch") {
-          let applier = SQLiteApplier(
-            connection: connection, tables: known, layouts: changes.layouts, store: name)
-          for precondition in changes.preconditions {
-            let table = try applier.table(precondition.query.entity)
-            try precondition.verify(
-              try connection.rows(of: precondition.query, in: table, store: name), store: name)
+        if turn.count == 1 {
+          let summary = try transaction(on: connection, while: "applying a batch") {
+            try apply(turn[0], on: connection, tables: known)
           }
-          for operation in changes.operations { try applier.apply(operation) }
-          return applier.summary
+          return [.success(summary)]
+        }
+        return try transaction(on: connection, while: "applying batches") {
+          var results: [Result<ChangeSummary, any Error>] = []
+          results.reserveCapacity(turn.count)
+          for changes in turn {
+            try connection.run("SAVEPOINT coffer_batch")
+            let summary: ChangeSummary
+            do {
+              summary = try apply(changes, on: connection, tables: known)
+            } catch {
+              // An error that ended the whole transaction took every batch of the turn with it.
+              guard sqlite3_get_autocommit(connection.handle) == 0 else { throw error }
+              try connection.run("ROLLBACK TO coffer_batch")
+              try connection.run("RELEASE coffer_batch")
+              results.append(.failure(error))
+              continue
+            }
+            try connection.run("RELEASE coffer_batch")
+            results.append(.success(summary))
+          }
+          return results
         }
       }
+    } catch {
+      return turn.map { _ in .failure(error) }
     }
+  }
+
+  /// Checks a batch's preconditions, then applies its operations, inside the writer's
+  /// transaction.
+  private func apply(_ changes: ChangeSet, on connection: SQLiteConnection, tables: [String: SQLiteTable])
+    throws -> ChangeSummary
+  {
+    let applier = SQLiteApplier(connection: connection, tables: tables, layouts: changes.layouts, store: name)
+    for precondition in changes.preconditions {
+      let table = try applier.table(precondition.query.entity)
+      try precondition.verify(
+        try connection.rows(of: precondition.query, in: table, store: name), store: name)
+    }
+    for operation in changes.operations { try applier.apply(operation) }
+    return applier.summary
   }
 
   /// Runs `body` on the writer connection, under its lock. Called on ``blocking``'s thread:

@@ -30,6 +30,8 @@ public final class SQLiteBackend: StorageBackend {
   let writer: LockedState<SQLiteConnection?>
   /// The thread batches, schema changes and closing run on, off the Swift concurrency pool.
   let blocking: BlockingQueue
+  /// The batches waiting for the writer (see ``SQLiteGroupCommit``).
+  let groupCommit = SQLiteGroupCommit()
   /// Where the backend logs opening, schema changes and closing.
   let logger: Logger
   let readers: SQLiteReaderPool

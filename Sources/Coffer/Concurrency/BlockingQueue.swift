@@ -27,6 +27,9 @@ package final class BlockingQueue: Sendable {
     }
   }
 
+  /// Runs `body` on the queue's thread, after the work already asked for, without waiting.
+  package func schedule(_ body: @escaping @Sendable () -> Void) { queue.async(execute: body) }
+
   /// A closure carried to the queue's thread and let go of as soon as it has run, before the
   /// waiting task resumes: `withoutActuallyEscaping` checks that nothing still holds it then.
   private final class Job<R>: @unchecked Sendable {

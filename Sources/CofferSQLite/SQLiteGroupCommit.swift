@@ -1,0 +1,50 @@
+@_spi(Backend) import Coffer
+
+/// The batches waiting for the writer, applied together: every batch that arrives while the
+/// writer is busy waits, and the next turn applies all of them in one transaction, each in a
+/// savepoint of its own, with one commit — one `fsync` — for all.
+///
+/// Each batch stays all or nothing: one that fails is rolled back to its savepoint, alone, and
+/// its caller gets its error; the others commit. No caller hears that its batch applied before
+/// the commit that holds it is durable, and batches apply in the order they arrived, so each
+/// sees the ones before it. With one writer at a time, a turn is one batch in one transaction,
+/// as before; with many concurrent writers, a commit serves many of them.
+final class SQLiteGroupCommit: Sendable {
+  /// A batch and the caller waiting for it.
+  struct Waiting: Sendable {
+    let changes: ChangeSet
+    let caller: CheckedContinuation<ChangeSummary, any Error>
+  }
+
+  private let state = LockedState<(waiting: [Waiting], turnScheduled: Bool)>(([], false))
+
+  /// Applies `changes` in the next turn and returns its summary; a turn is scheduled on
+  /// `queue` unless one is waiting to run. `applyTurn` applies the batches of a turn and returns
+  /// a result for each, in order.
+  func apply(
+    _ changes: ChangeSet, on queue: BlockingQueue,
+    _ applyTurn: @escaping @Sendable ([ChangeSet]) -> [Result<ChangeSummary, any Error>]
+  ) async throws -> ChangeSummary {
+    try await withCheckedThrowingContinuation { caller in
+      let schedule = state.withLock { state in
+        state.waiting.append(Waiting(changes: changes, caller: caller))
+        defer { state.turnScheduled = true }
+        return !state.turnScheduled
+      }
+      if schedule { queue.schedule { self.runTurn(applyTurn) } }
+    }
+  }
+
+  /// Takes every batch waiting and applies them, then answers their callers. Runs on the
+  /// queue's thread; a batch that arrives meanwhile schedules the next turn.
+  private func runTurn(_ applyTurn: ([ChangeSet]) -> [Result<ChangeSummary, any Error>]) {
+    let turn = state.withLock { state in
+      state.turnScheduled = false
+      defer { state.waiting = [] }
+      return state.waiting
+    }
+    if turn.isEmpty { return }
+    let results = applyTurn(turn.map(\.changes))
+    for (waiting, result) in zip(turn, results) { waiting.caller.resume(with: result) }
+  }
+}
