@@ -67,12 +67,15 @@ public final class SQLiteBackend: StorageBackend {
 
     try Self.refuseEmptyFile(path, store: name)
     Self.createOwnerOnly(path)
-    let connection = try SQLiteConnection(path: path, storeName: name, configuration: configuration)
+    let catalogCache = SQLiteCatalogCache()
+    let connection = try SQLiteConnection(
+      path: path, storeName: name, configuration: configuration, catalogCache: catalogCache)
     try Self.configureWriter(connection, configuration)
     self.writer = LockedState(connection)
     self.blocking = BlockingQueue(label: "coffer.sqlite.writer")
     let opener: @Sendable () throws -> SQLiteConnection = {
-      let reader = try SQLiteConnection(path: path, storeName: name, configuration: configuration)
+      let reader = try SQLiteConnection(
+        path: path, storeName: name, configuration: configuration, catalogCache: catalogCache)
       try reader.execute("PRAGMA query_only = ON")
       return reader
     }

@@ -44,9 +44,15 @@ enum SQLiteCatalog {
     let statement = try connection.statement(readSQL)
     return try statement.withBindings([.string(entity)]) { () throws -> Record? in
       guard try statement.stepReading() else { return nil }
-      return try decode(
-        entity, tableName: statement.string(at: 0), columns: statement.data(at: 1),
-        schema: statement.data(at: 2), store: connection.storeName, path: connection.path)
+      let text = SQLiteCatalogCache.Text(columns: statement.data(at: 1), schema: statement.data(at: 2))
+      if let known = connection.catalogCache[text] {
+        return Record(schema: known.schema, tableName: statement.string(at: 0), columns: known.columns)
+      }
+      let record = try decode(
+        entity, tableName: statement.string(at: 0), columns: text.columns, schema: text.schema,
+        store: connection.storeName, path: connection.path)
+      connection.catalogCache.remember(record.columns, record.schema, as: text)
+      return record
     }
   }
 
@@ -87,6 +93,8 @@ enum SQLiteCatalog {
     let (columns, schema) = try encode(record)
     try connection.run(
       writeSQL, [.string(record.schema.name), .string(record.tableName), .string(columns), .string(schema)])
+    connection.catalogCache.remember(
+      record.columns, record.schema, as: .init(columns: Data(columns.utf8), schema: Data(schema.utf8)))
   }
 
   /// The JSON texts a record's columns and schema are stored as, keys sorted.

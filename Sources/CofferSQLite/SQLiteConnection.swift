@@ -25,8 +25,16 @@ final class SQLiteConnection: @unchecked Sendable {
   /// many different query shapes).
   static let statementLimit = 256
 
+  /// The catalog records the backend's connections decoded or wrote (see
+  /// ``SQLiteCatalogCache``).
+  let catalogCache: SQLiteCatalogCache
+
   /// Opens a connection and applies the settings every connection shares.
-  init(path: String, storeName: String, configuration: SQLiteBackend.Configuration) throws {
+  init(
+    path: String, storeName: String, configuration: SQLiteBackend.Configuration,
+    catalogCache: SQLiteCatalogCache = SQLiteCatalogCache()
+  ) throws {
+    self.catalogCache = catalogCache
     var opened: OpaquePointer?
     let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
     let code = sqlite3_open_v2(path, &opened, flags, nil)
