@@ -148,3 +148,31 @@ extension SchemaDerivationTests {
     #expect(try codec.decode(codec.encode(value)) == value)
   }
 }
+
+@Suite struct NaNDefaultTests {
+  @Test(arguments: [Value.double(.nan), .double(-.nan), .date(Date(timeIntervalSince1970: .nan))])
+  func aNaNDefaultIsRefused(_ value: Value) {
+    let kind: FieldKind = if case .date = value { .date } else { .double }
+    #expect {
+      _ = try EntitySchema(
+        name: "Reading", fields: [Field("id", .int), Field("level", kind, default: value)], idField: "id")
+    } throws: { error in
+      let error = error as? CofferError
+      return error?.code == .invalidSchema && error?.field == "level"
+        && error?.message.contains("NaN") == true
+    }
+  }
+
+  @Test func infiniteDefaultsRoundTripThroughJSON() throws {
+    for value in [Value.double(.infinity), .double(-.infinity), .double(-0.0)] {
+      let schema = try EntitySchema(
+        name: "Reading", fields: [Field("id", .int), Field("level", .double, default: value)], idField: "id")
+      let decoded = try JSONDecoder().decode(EntitySchema.self, from: JSONEncoder().encode(schema))
+      #expect(decoded == schema)
+    }
+  }
+
+  @Test func aNaNValueDoesNotEncode() {
+    #expect(throws: EncodingError.self) { try JSONEncoder().encode(Value.double(.nan)) }
+  }
+}

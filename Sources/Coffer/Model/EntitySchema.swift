@@ -77,6 +77,12 @@ public struct EntitySchema: Sendable, Hashable, Codable {
         throw fail(
           "The default value \(value) of '\(name).\(field.name)' is not a \(field.kind).", field: field.name)
       }
+      if let value = field.defaultValue, value.isNaN {
+        // Rows could not hold it (NaN is refused as a value), and no store could record it.
+        throw fail(
+          "The default value of '\(name).\(field.name)' is NaN, which no row can hold. Give a number, or make the "
+            + "field optional with no default.", field: field.name)
+      }
     }
     guard let idPosition = positions[idField] else {
       throw fail(

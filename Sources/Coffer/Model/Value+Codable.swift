@@ -49,6 +49,9 @@ extension Value: Codable {
     case .double(let v):
       if v.isFinite {
         try container.encode(v, forKey: .double)
+      } else if v.isNaN {
+        throw EncodingError.invalidValue(
+          v, .init(codingPath: encoder.codingPath, debugDescription: "NaN is no value a store can hold."))
       } else {
         try container.encode(v > 0 ? "inf" : "-inf", forKey: .double)
       }

@@ -178,3 +178,14 @@ extension Value: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expressib
   /// A string literal.
   public init(stringLiteral value: String) { self = .string(value) }
 }
+
+extension Value {
+  /// Whether the value is a NaN double or a date whose time is NaN: no row can hold it.
+  var isNaN: Bool {
+    switch self {
+    case .double(let double): double.isNaN
+    case .date(let date): date.timeIntervalSince1970.isNaN
+    default: false
+    }
+  }
+}
