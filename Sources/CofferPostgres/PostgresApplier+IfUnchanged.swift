@@ -46,15 +46,7 @@ extension PostgresApplier {
       return summary
     }
     // Removed or changed since it was read: the error names which.
-    var now = PostgresBindings(capacity: 1)
-    now.append(id, as: table.kinds[schema.idPosition])
-    let fields = PostgresFields(kinds: table.kinds)
-    var current: [Row] = []
-    for row in try await query(table.getSQL, now) {
-      try fields.load(row)
-      current.append(try Row(fields))
-    }
-    try precondition.verify(current, store: store)
+    try precondition.verify(try await selected(precondition.query), store: store)
     // Changed and changed back in between: still a conflict, as the row was written meanwhile.
     throw ChangeSet.Precondition.conflict(entity: schema.name, id: id, store: store, what: "was changed")
   }

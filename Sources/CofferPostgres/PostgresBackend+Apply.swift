@@ -262,7 +262,7 @@ struct PostgresApplier {
 
   /// The rows a query selects now, in its order and slice and in its layout; locked against
   /// other writers until the batch ends when `locking`.
-  private func selected(_ query: Query, locking: Bool = false) async throws -> [Row] {
+  func selected(_ query: Query, locking: Bool = false) async throws -> [Row] {
     let table = try table(query.entity)
     var sql: String
     var binds = PostgresBindings(capacity: 1)

@@ -35,8 +35,8 @@ final class PostgresTable: Sendable {
   let upsertManySQL: String
   /// `DELETE … WHERE id = ANY($1) RETURNING 1`.
   let deleteManySQL: String
-  /// ``updateSQL`` that changes the row only while every column still holds the values bound
-  /// after the new row's (see ``unchangedCondition(after:)``).
+  /// ``updateSQL`` that changes the row only while every other column still holds the values
+  /// bound after the new row's.
   let updateIfUnchangedSQL: String
   /// `DELETE … WHERE id = $1 AND` every other column still holds the values bound after it.
   let deleteIfUnchangedSQL: String

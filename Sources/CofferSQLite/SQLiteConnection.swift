@@ -32,7 +32,7 @@ final class SQLiteConnection: @unchecked Sendable {
   /// Opens a connection and applies the settings every connection shares.
   init(
     path: String, storeName: String, configuration: SQLiteBackend.Configuration,
-    catalogCache: SQLiteCatalogCache = SQLiteCatalogCache()
+    catalogCache: SQLiteCatalogCache
   ) throws {
     self.catalogCache = catalogCache
     var opened: OpaquePointer?
