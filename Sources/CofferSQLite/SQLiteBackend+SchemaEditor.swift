@@ -29,6 +29,7 @@ extension SQLiteBackend {
         let tables = editor.changedTables
         catalog.withLock { catalog in
           for entity in changed { catalog.tables[entity] = tables[entity] }
+          if editor.hasLog { catalog.hasMigrationLog = true }
         }
         if !changed.isEmpty {
           logger.info(

@@ -44,6 +44,9 @@ public final class SQLiteBackend: StorageBackend {
   struct Catalog: Sendable {
     var tables: [String: SQLiteTable] = [:]
     var nextSerial = 1
+    /// Whether a committed transaction found or made the log of migrations. No code drops
+    /// it, so a schema editor need not look for it again.
+    var hasMigrationLog = false
   }
 
   /// Opens (or creates) the database at `path`.

@@ -80,6 +80,11 @@ enum SQLiteCatalog {
     let exists = try connection.text(
       "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?1", [.string(tableName)])
     guard exists == "1" else { return [] }
+    return try recordedSchemas(on: connection)
+  }
+
+  /// The schemas of every entity, from the catalog table, which must exist.
+  static func recordedSchemas(on connection: SQLiteConnection) throws -> [EntitySchema] {
     let statement = try connection.statement(#"SELECT "entity" FROM "coffer_schema""#)
     var entities: [String] = []
     try statement.withBindings([]) {

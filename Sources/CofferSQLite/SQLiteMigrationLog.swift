@@ -33,9 +33,8 @@ enum SQLiteMigrationLog {
       #"SELECT "entity" FROM "coffer_schema" WHERE lower("table") = ?1"#, [.string(tableName)])
   }
 
-  /// The recorded steps, by position.
+  /// The recorded steps, by position, from the log, which must exist (``exists(on:)``).
   static func records(on connection: SQLiteConnection) throws -> [MigrationRecord] {
-    guard try exists(on: connection) else { return [] }
     let statement = try connection.statement(#"SELECT "record" FROM "coffer_migrations" ORDER BY "position""#)
     var records: [MigrationRecord] = []
     try statement.withBindings([]) {
@@ -46,22 +45,26 @@ enum SQLiteMigrationLog {
     return records
   }
 
-  /// Appends a step, making the table first if it is missing.
+  /// Appends a step to the log, which must exist (``create(on:)``).
   ///
   /// - Throws: ``Coffer/CofferError/Code/conflict`` when a step is recorded at the position.
   static func append(_ record: MigrationRecord, on connection: SQLiteConnection) throws {
-    try connection.execute(createSQL)
-    let taken = try connection.text(
-      #"SELECT count(*) FROM "coffer_migrations" WHERE "position" = ?1"#, [.int(Int64(record.position))])
-    guard taken == "0" else {
+    let statement = try connection.statement(
+      #"INSERT INTO "coffer_migrations" ("position", "record") VALUES (?1, ?2) ON CONFLICT DO NOTHING"#)
+    try statement.run([
+      .int(Int64(record.position)), .string(String(decoding: try record.encoded(), as: UTF8.self)),
+    ])
+    guard connection.changes == 1 else {
       throw CofferError(
         .conflict,
         "The store already records a migration step at position \(record.position), so step '\(record.name)' "
           + "cannot be recorded there; another process may have migrated it meanwhile. Open the store again.",
         store: connection.storeName)
     }
-    try connection.run(
-      #"INSERT INTO "coffer_migrations" ("position", "record") VALUES (?1, ?2)"#,
-      [.int(Int64(record.position)), .string(String(decoding: try record.encoded(), as: UTF8.self))])
+  }
+
+  /// Makes the log's table when it is missing.
+  static func create(on connection: SQLiteConnection) throws {
+    try connection.execute(createSQL)
   }
 }

@@ -27,6 +27,9 @@ final class SQLiteSchemaEditor: SchemaEditor {
   var isOpen = true
   /// Whether the catalog table is known to exist.
   private var hasCatalog = false
+  /// Whether the log of migrations is known to exist: a transaction before found or made it,
+  /// ``migrations()`` found it, or ``record(_:)`` made it.
+  private(set) var hasLog: Bool
   /// The entities created in this transaction whose indexes that are not unique are made at
   /// its end (``finish()``), once their rows are in: SQLite then builds each index from sorted
   /// keys, where inserting into it row by row would cost a b-tree search per row. Unique
@@ -36,6 +39,7 @@ final class SQLiteSchemaEditor: SchemaEditor {
   init(backend: SQLiteBackend, connection: SQLiteConnection) {
     self.backend = backend
     self.connection = connection
+    self.hasLog = backend.catalog.withLock { $0.hasMigrationLog }
   }
 
   private var store: String { backend.name }
@@ -45,7 +49,8 @@ final class SQLiteSchemaEditor: SchemaEditor {
 
   func schemas() throws -> [EntitySchema] {
     try checkOpen()
-    return try SQLiteCatalog.schemas(on: connection).sorted {
+    guard try catalogExists() else { return [] }
+    return try SQLiteCatalog.recordedSchemas(on: connection).sorted {
       $0.name.utf8.lexicographicallyPrecedes($1.name.utf8)
     }
   }
@@ -67,6 +72,7 @@ final class SQLiteSchemaEditor: SchemaEditor {
     try checkOpen()
     if try stored(schema.name) != nil { throw taken(schema.name) }
     try SQLiteCatalog.create(on: connection)
+    hasCatalog = true
     let table = try backend.createEntity(schema, on: connection, deferringPlainIndexes: true)
     remember(table.numbered(backend.nextSerial()), for: schema.name)
     if schema.indexes.contains(where: { !$0.isUnique }) { deferredIndexes.insert(schema.name) }
@@ -153,7 +159,8 @@ final class SQLiteSchemaEditor: SchemaEditor {
     // (those of fields no longer declared included).
     var columns = old.columnNames
     let renamed = schema.fields.indices.filter { schema.fields[$0].name != old.schema.fields[$0].name }
-    var others = try SQLiteCatalog.columnNames(of: old.tableName, on: connection)
+    let physical = try SQLiteCatalog.columnNames(of: old.tableName, on: connection)
+    var others = physical
     for position in renamed { others.remove(SQLiteIdentifier.folded(old.columnNames[position])) }
     for position in renamed {
       columns[position] = SQLiteIdentifier.fresh(for: schema.fields[position].name, avoiding: others)
@@ -161,7 +168,7 @@ final class SQLiteSchemaEditor: SchemaEditor {
     }
     let new = SQLiteTable(
       schema: schema, tableName: tableName, columnNames: columns, serial: backend.nextSerial())
-    try rename(old, to: new)
+    try rename(old, to: new, columns: physical)
     if schema.name != entity { try SQLiteCatalog.delete(entity, on: connection) }
     try SQLiteCatalog.write(.init(schema: schema, tableName: tableName, columns: columns), on: connection)
     forget(entity)
@@ -177,11 +184,24 @@ final class SQLiteSchemaEditor: SchemaEditor {
 
   func migrations() throws -> [MigrationRecord] {
     try checkOpen()
+    if hasLog { return try SQLiteMigrationLog.records(on: connection) }
+    guard try SQLiteMigrationLog.exists(on: connection) else { return [] }
+    hasLog = true
     return try SQLiteMigrationLog.records(on: connection)
   }
 
   func record(_ migration: MigrationRecord) throws {
     try checkOpen()
+    if !hasLog {
+      try makeLog()
+      hasLog = true
+    }
+    try SQLiteMigrationLog.append(migration, on: connection)
+  }
+
+  /// Makes the log of migrations, first moving aside the table of an entity made before Coffer
+  /// kept the log's name for itself.
+  private func makeLog() throws {
     if let entity = try SQLiteMigrationLog.owner(on: connection) {
       // An entity made before Coffer kept the name has the log's table: it moves aside.
       let old = try table(entity)
@@ -190,13 +210,13 @@ final class SQLiteSchemaEditor: SchemaEditor {
       let tableName = SQLiteIdentifier.fresh(for: entity, avoiding: names)
       let new = SQLiteTable(
         schema: old.schema, tableName: tableName, columnNames: old.columnNames, serial: backend.nextSerial())
-      try rename(old, to: new)
+      try rename(old, to: new, columns: [])
       try SQLiteCatalog.write(
         .init(schema: old.schema, tableName: tableName, columns: old.columnNames), on: connection)
       forget(entity)
       remember(new, for: entity)
     }
-    try SQLiteMigrationLog.append(migration, on: connection)
+    try SQLiteMigrationLog.create(on: connection)
   }
 
   // MARK: - Tables
@@ -230,14 +250,19 @@ final class SQLiteSchemaEditor: SchemaEditor {
   /// The catalog's record of an entity; `nil` when there is none, or no catalog yet (a store
   /// never prepared).
   private func stored(_ entity: String) throws -> SQLiteCatalog.Record? {
+    guard try catalogExists() else { return nil }
+    return try SQLiteCatalog.read(entity, on: connection)
+  }
+
+  /// Whether the catalog table exists (a store never prepared has none).
+  private func catalogExists() throws -> Bool {
     if !hasCatalog {
       let found = try connection.text(
         "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?1",
         [.string(SQLiteCatalog.tableName)])
-      guard found == "1" else { return nil }
-      hasCatalog = true
+      hasCatalog = found == "1"
     }
-    return try SQLiteCatalog.read(entity, on: connection)
+    return hasCatalog
   }
 
   private func remember(_ table: SQLiteTable, for entity: String) {
@@ -256,7 +281,8 @@ final class SQLiteSchemaEditor: SchemaEditor {
   /// table and its columns are renamed in SQLite's schema, no row is touched. The indexes
   /// follow (SQLite rewrites their definitions) and keep their names, which may now hold the
   /// table's or a column's former name: Coffer finds them by what they cover (``SQLiteIndex``).
-  private func rename(_ old: SQLiteTable, to new: SQLiteTable) throws {
+  /// `columns` are the table's columns, folded (those of fields no longer declared included).
+  private func rename(_ old: SQLiteTable, to new: SQLiteTable, columns: Set<String>) throws {
     if new.tableName != old.tableName {
       var from = old.tableName
       if SQLiteIdentifier.folded(new.tableName) == SQLiteIdentifier.folded(old.tableName) {
@@ -269,7 +295,7 @@ final class SQLiteSchemaEditor: SchemaEditor {
       try renameTable(from, to: new.tableName)
     }
     try renameColumns(
-      of: new.tableName,
+      of: new.tableName, columns: columns,
       zip(old.columnNames, new.columnNames).filter { !$0.utf8.elementsEqual($1.utf8) })
   }
 
@@ -278,12 +304,14 @@ final class SQLiteSchemaEditor: SchemaEditor {
       "ALTER TABLE \(SQLiteIdentifier.quoted(from)) RENAME TO \(SQLiteIdentifier.quoted(to))")
   }
 
-  /// Renames columns of a table from the first names to the second. A column whose new name
-  /// another column of the table still has goes round a free name first.
-  private func renameColumns(of tableName: String, _ renames: [(String, String)]) throws {
+  /// Renames columns of a table, which has `columns` (folded), from the first names to the
+  /// second. A column whose new name another column of the table still has goes round a free
+  /// name first.
+  private func renameColumns(of tableName: String, columns: Set<String>, _ renames: [(String, String)]) throws
+  {
     if renames.isEmpty { return }
     let table = SQLiteIdentifier.quoted(tableName)
-    var present = try SQLiteCatalog.columnNames(of: tableName, on: connection)
+    var present = columns
     func rename(_ from: String, _ to: String) throws {
       try connection.execute(
         "ALTER TABLE \(table) RENAME COLUMN \(SQLiteIdentifier.quoted(from)) TO \(SQLiteIdentifier.quoted(to))"

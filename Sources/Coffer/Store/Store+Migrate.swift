@@ -45,7 +45,10 @@ extension Store {
   @discardableResult
   public func migrate(_ plan: MigrationPlan) async throws -> MigrationReport {
     let report = try await rethrowing { try await MigrationRunner.run(plan, on: backend) }
-    let stored = try await rethrowing { try await backend.prepare([]) }
+    // Only entities prepared for the row API need their stored schemas read again.
+    let hasRowEntities = prepared.withLock { state in state.schemas.keys.contains { state.owners[$0] == nil }
+    }
+    let stored = hasRowEntities ? try await rethrowing { try await backend.prepare([]) } : []
     // Types prepare their entities again at their next use; entities prepared for the row API
     // go on with the schema they are stored in now.
     prepared.withLock { state in
