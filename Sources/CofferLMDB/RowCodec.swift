@@ -116,6 +116,24 @@ enum RowCodec {
     func slots(_ bytes: UnsafeRawBufferPointer, into slots: UnsafeMutableBufferPointer<Slot>)
       throws(RowDamage)
     {
+      _ = try walk(bytes, into: slots, ends: nil)
+    }
+
+    /// ``slots(_:into:)``, also writing into `ends` (which has room for every field) the offset
+    /// just after each value: for a rewrite that copies the values it keeps as they are stored.
+    /// Returns the offset of the first value.
+    func slots(
+      _ bytes: UnsafeRawBufferPointer, into slots: UnsafeMutableBufferPointer<Slot>,
+      ends: UnsafeMutableBufferPointer<Int>
+    ) throws(RowDamage) -> Int {
+      try walk(bytes, into: slots, ends: ends)
+    }
+
+    @inline(__always)
+    private func walk(
+      _ bytes: UnsafeRawBufferPointer, into slots: UnsafeMutableBufferPointer<Slot>,
+      ends: UnsafeMutableBufferPointer<Int>?
+    ) throws(RowDamage) -> Int {
       var reader = ByteReader(bytes)
       let stored = try reader.header()
       guard stored == layout else { throw .otherLayout(stored) }
@@ -123,6 +141,7 @@ enum RowCodec {
       guard count == kinds.count, count <= slots.count else {
         throw .malformed("it holds \(count) values but its schema has \(kinds.count) fields")
       }
+      let first = reader.position
       for position in 0..<count {
         var slot = Slot()
         slot.tag = try reader.byte()
@@ -143,8 +162,10 @@ enum RowCodec {
         default: break
         }
         slots[position] = slot
+        ends?[position] = reader.position
       }
       guard reader.isAtEnd else { throw .malformed("it has \(reader.remaining) bytes after its last value") }
+      return first
     }
 
     /// The error for a tag the field at `position` does not allow.

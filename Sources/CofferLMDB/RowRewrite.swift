@@ -7,6 +7,8 @@ import CLMDB
 struct RowRewrite {
   /// The conversion at each position (`nil` where the value is copied as it is).
   let conversions: [FieldConversion.BuiltIn?]
+  /// The positions that have a conversion, in order.
+  let converted: [Int]
   /// The positions whose values the target's indexes read, and the id's.
   let needed: [Int]
 
@@ -28,6 +30,7 @@ struct RowRewrite {
       conversions.append(conversion)
     }
     self.conversions = conversions
+    self.converted = conversions.indices.filter { conversions[$0] != nil }
     var needed: Set<Int> = [target.idPosition]
     for index in target.indexes {
       for field in index.fields { if let position = target.position(of: field) { needed.insert(position) } }
@@ -46,46 +49,42 @@ struct RowRewrite {
     output.removeAll(keepingCapacity: true)
     do {
       try withUnsafeTemporaryAllocation(of: RowCodec.Slot.self, capacity: count) { slots throws(RowDamage) in
-        try from.shape.slots(bytes, into: slots)
-        output.append(RowCodec.version)
-        RowCodec.appendVarint(UInt64(into.layout), to: &output)
-        RowCodec.appendVarint(UInt64(count), to: &output)
-        var reader = ByteReader(bytes)
-        _ = try reader.header()
-        _ = try reader.length()
-        for position in 0..<count {
-          let start = reader.position
-          let slot = slots[position]
-          _ = try reader.byte()
-          switch slot.tag {
-          case 3, 7: _ = try reader.varint()
-          case 4, 8: try reader.skip(slot.tag == 4 ? 8 : 16)
-          case 5, 6, 9: try reader.skip(try reader.length())
-          default: break
+        try withUnsafeTemporaryAllocation(of: Int.self, capacity: count) { ends throws(RowDamage) in
+          let first = try from.shape.slots(bytes, into: slots, ends: ends)
+          output.append(RowCodec.version)
+          RowCodec.appendVarint(UInt64(into.layout), to: &output)
+          RowCodec.appendVarint(UInt64(count), to: &output)
+          // The bytes from `kept` on are copied as they are, up to the next converted value.
+          var kept = first
+          for position in converted {
+            let slot = slots[position]
+            let start = position == 0 ? first : ends[position - 1]
+            switch (conversions[position], slot.tag) {
+            case (.intToString, 3):
+              output.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[kept..<start]))
+              let text = String(RowCodec.unzigzag(slot.number))
+              output.append(5)
+              RowCodec.appendVarint(UInt64(text.utf8.count), to: &output)
+              output.append(contentsOf: text.utf8)
+              values[position] = .string(text)
+              kept = ends[position]
+            case (.boolToInt, 1), (.boolToInt, 2):
+              output.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[kept..<start]))
+              let number: Int64 = slot.tag == 2 ? 1 : 0
+              output.append(3)
+              RowCodec.appendVarint(RowCodec.zigzag(number), to: &output)
+              values[position] = .int(number)
+              kept = ends[position]
+            default:
+              // A null stays null, written the same way in either kind.
+              values[position] = .null
+            }
           }
-          switch (conversions[position], slot.tag) {
-          case (.intToString, 3):
-            let text = String(RowCodec.unzigzag(slot.number))
-            output.append(5)
-            RowCodec.appendVarint(UInt64(text.utf8.count), to: &output)
-            output.append(contentsOf: text.utf8)
-            values[position] = .string(text)
-            continue
-          case (.boolToInt, 1), (.boolToInt, 2):
-            let number: Int64 = slot.tag == 2 ? 1 : 0
-            output.append(3)
-            RowCodec.appendVarint(RowCodec.zigzag(number), to: &output)
-            values[position] = .int(number)
-            continue
-          default:
-            output.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[start..<reader.position]))
+          output.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[kept...]))
+          for position in needed where conversions[position] == nil {
+            values[position] = try RowCodec.value(
+              slots[position], in: bytes, field: position, of: from.schema)
           }
-        }
-        for position in needed where conversions[position] == nil {
-          values[position] = try RowCodec.value(slots[position], in: bytes, field: position, of: from.schema)
-        }
-        for position in needed where conversions[position] != nil && slots[position].tag == 0 {
-          values[position] = .null
         }
       }
     } catch .otherLayout {
