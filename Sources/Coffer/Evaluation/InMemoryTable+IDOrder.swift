@@ -1,9 +1,10 @@
-/// A table's ids in ascending order, sorted at the first read that needs them and kept for as
-/// long as the table's rows stay as they were.
+/// A table's ids in ascending order, sorted at the first read that needs them and kept until
+/// the table gains an id: replacing a row leaves the order as it was, and a removed id stays in
+/// it, skipped by the walks (which look each id up).
 ///
 /// A table is a value (a copy is a snapshot), so the order lives in a box that copies share:
-/// every change to the rows gives the changed table a box of its own (or empties its box when
-/// no copy shares it), and a snapshot keeps the box that matches its rows.
+/// a table that gains an id gets a box of its own (or empties its box when no copy shares it),
+/// and a snapshot keeps the box that matches its rows.
 final class IDOrder: Sendable {
   private let sorted = LockedState<[Value]?>(nil)
 
@@ -19,23 +20,43 @@ final class IDOrder: Sendable {
 
   /// Forgets the order.
   func clear() { sorted.withLock { $0 = nil } }
+
+  /// Whether the order is known.
+  var isFilled: Bool { sorted.withLock { $0 != nil } }
 }
 
 extension InMemoryTable {
-  /// Forgets the id order: called by every change to ``rows``.
+  /// Forgets the id order: called when ``rows`` gains an id. Replacing a row keeps the order,
+  /// and so does removing one (see ``idRemoved()``): a walk skips the ids it finds no row for.
   mutating func rowsChanged() {
     if isKnownUniquelyReferenced(&idOrder) { idOrder.clear() } else { idOrder = IDOrder() }
   }
 
-  /// The rows of a query ordered by id alone (no sort keys, or only the id's) with a limit,
-  /// found by walking the ids in order until the slice is full — instead of sorting every
-  /// matching row for each page — or `nil` for any other query. A keyset page (`id > last`)
-  /// starts its walk with a binary search.
+  /// Called when ``rows`` loses an id. The order, when known, holds every id of this table and
+  /// of the copies that share it. An order not yet known and shared with a copy is left to the
+  /// copy: this table could otherwise make it without ids the copy still has.
+  mutating func idRemoved() {
+    if !isKnownUniquelyReferenced(&idOrder), !idOrder.isFilled { idOrder = IDOrder() }
+  }
+
+  /// The rows of a query ordered by id alone (no sort keys, or only the id's), found by walking
+  /// the ids in order until the slice is full — instead of sorting every matching row for each
+  /// read — or `nil` for any other query, and for one whose filter an equality lookup narrows to
+  /// so few rows that sorting them costs less than the walk would (a unique key, say). A keyset
+  /// page (`id > last`) starts its walk with a binary search.
   func idOrderedSlice(_ query: Query) throws -> [Row]? {
     let idField = schema.idField.name
-    guard let limit = query.limit, query.sort.allSatisfy({ $0.field == idField }) else { return nil }
+    guard query.sort.allSatisfy({ $0.field == idField }) else { return nil }
     let ascending = query.sort.first?.ascending ?? true
     guard query.sort.allSatisfy({ $0.ascending == ascending }) else { return nil }
+    let limit = query.limit ?? Int.max
+    if let narrowed = candidateCount(for: query.filter) {
+      // The walk visits about (offset + limit) × rows / matches rows, and at most every row.
+      let (wanted, over) = limit.addingReportingOverflow(query.offset)
+      let (visits, overflow) = wanted.multipliedReportingOverflow(by: rows.count)
+      let walked = over || overflow ? rows.count : Swift.min(rows.count, visits / Swift.max(narrowed, 1))
+      if 2 * narrowed < walked { return nil }
+    }
     let ids = idOrder.ids(of: rows)
     let compiled = try CompiledFilter(query.filter, schema: schema)
     var position = ascending ? 0 : ids.count - 1

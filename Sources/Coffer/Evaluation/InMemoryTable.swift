@@ -54,6 +54,23 @@ struct InMemoryTable: Sendable {
     }
   }
 
+  /// How many rows ``candidates(for:)`` would return (the same lookup, before the rest of the
+  /// filter is tested); `nil` when it returns `nil`.
+  func candidateCount(for filter: Filter) -> Int? {
+    switch filter {
+    case .compare(let field, .equal, let value) where !value.isNull:
+      guard let lookup = lookup(of: field) else { return nil }
+      return lookups[lookup][value]?.count ?? 0
+    case .isIn(let field, let values) where !values.contains(where: \.isNull):
+      guard let lookup = lookup(of: field) else { return nil }
+      return Set(values).reduce(0) { $0 + (lookups[lookup][$1]?.count ?? 0) }
+    case .and(let parts):
+      return parts.lazy.compactMap { candidateCount(for: $0) }.first
+    default:
+      return nil
+    }
+  }
+
   private func lookup(of field: String) -> Int? {
     guard !lookupPositions.isEmpty, let position = schema.position(of: field) else { return nil }
     return lookupPositions.firstIndex(of: position)
@@ -91,8 +108,12 @@ struct InMemoryTable: Sendable {
   /// was there.
   @discardableResult
   mutating func put(_ id: Value, _ row: Row?) -> Row? {
-    rowsChanged()
     let old = row.map { rows.updateValue($0, forKey: id) } ?? rows.removeValue(forKey: id)
+    if old == nil, row != nil {
+      rowsChanged()
+    } else if row == nil, old != nil {
+      idRemoved()
+    }
     for lookup in lookups.indices {
       let position = lookupPositions[lookup]
       let before = old?[position]

@@ -221,6 +221,14 @@
       return table.rows[id] == nil ? 0 : 1
     case .isIn(idField, let ids):
       return Set(ids).count { table.rows[$0] != nil }
+    case .compare(_, .equal, _):
+      // An equality on a looked-up field alone: the lookup holds exactly the matching ids (the
+      // filter is still compiled, for the errors of a bad one).
+      if let count = table.candidateCount(for: filter) {
+        _ = try CompiledFilter(filter, schema: table.schema)
+        return count
+      }
+      fallthrough
     default:
       let compiled = try CompiledFilter(filter, schema: table.schema)
       if let candidates = table.candidates(for: filter) { return candidates.count(where: compiled.matches) }
