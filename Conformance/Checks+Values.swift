@@ -142,5 +142,52 @@ extension ConformanceSuite {
           level: .high)
       ]
     },
+    ConformanceCheck(
+      "values.update-indexed-fields-exactly",
+      "An update stores indexed values exactly, also where the new value equals the old one loosely: "
+        + "-0.0 after 0.0 (and back), a decomposed accent after a precomposed one, a date 1 µs later, "
+        + "bytes with one more zero; a filter on the new string finds the row and one on the old does not."
+    ) { context in
+      let schema = try EntitySchema(
+        name: "Exact",
+        fields: [
+          Field("id", .int), Field("d", .double), Field("s", .string), Field("b", .bytes), Field("t", .date),
+          Field("note", .string),
+        ],
+        idField: "id", indexes: [.on("d"), .unique("s"), .on("b", "t")])
+      let store = try await context.store()
+      try await store.prepare(schemas: [schema])
+      let start = Date(timeIntervalSince1970: 1_000_000)
+      func row(_ id: Int64, _ d: Double, _ s: String, _ b: [UInt8], _ t: Date, _ note: String) -> Row {
+        Row([.int(id), .double(d), .string(s), .bytes(Data(b)), .date(t), .string(note)])
+      }
+      try await store.apply(
+        ChangeSet(
+          [
+            .insert(entity: "Exact", row: row(1, 0.0, "caf\u{E9}", [], start, "a")),
+            .insert(entity: "Exact", row: row(2, -0.0, "x", [1], start, "b")),
+          ], layouts: ["Exact": schema]))
+      let later = start.addingTimeInterval(0.000_001)
+      let updated = [
+        row(1, -0.0, "cafe\u{301}", [0], later, "a"),
+        row(2, 0.0, "x", [1], start, "changed"),
+      ]
+      try await store.apply(
+        ChangeSet(updated.map { .update(entity: "Exact", row: $0) }, layouts: ["Exact": schema]))
+      let rows = try await store.fetchRows(Query(entity: "Exact", sort: [Sort("id")]))
+      try expectEqual(rows, updated, "rows after the update")
+      for (got, expected) in zip(rows, updated) {
+        guard case .double(let stored) = got[1], case .double(let wanted) = expected[1] else {
+          throw CheckFailure("row \(got[0]): d is not a double")
+        }
+        try expectEqual(stored.sign, wanted.sign, "row \(got[0]): the sign of d")
+      }
+      let decomposed = try await store.fetchRows(
+        Query(entity: "Exact", filter: FieldRef("s") == "cafe\u{301}"))
+      try expectEqual(decomposed.map { $0[0] }, [.int(1)], "s == the decomposed form")
+      let precomposed = try await store.fetchRows(
+        Query(entity: "Exact", filter: FieldRef("s") == "caf\u{E9}"))
+      try expectEqual(precomposed.map { $0[0] }, [], "s == the precomposed form")
+    },
   ]
 }

@@ -118,6 +118,11 @@ final class SQLiteApplier {
   /// Puts the current entity's rows in the shape of its table.
   @exclusivity(unchecked) private(set) var reshape = RowReshaper.identity
   /// The statements of the current table, by ``SQLiteTable/Operation``.
+  /// The partial updates made so far, by the indexed columns they leave out, with the serial of
+  /// the table they were made for (see ``SQLiteTable/partialUpdate(keeping:)``).
+  @exclusivity(unchecked) private var partialUpdates:
+    [UInt64: (serial: Int, update: (sql: String, positions: [Int])?)] =
+      [:]
   @exclusivity(unchecked) private var statements: [SQLiteStatement?] = Array(
     repeating: nil, count: SQLiteTable.Operation.allCases.count)
 
@@ -230,7 +235,41 @@ final class SQLiteApplier {
   }
 
   /// Replaces the stored row with the row's id; `false` when there is none.
+  ///
+  /// For a table with indexes, the stored values of the indexed columns are read first, and
+  /// the columns that would not change are left out of the `UPDATE`: SQLite rewrites the index
+  /// entries of every column an `UPDATE` sets, changed or not, and one lookup costs less than
+  /// taking an entry out of an index and putting it back.
   private func update(_ row: Row, _ table: SQLiteTable) throws -> Bool {
+    guard !table.indexedPositions.isEmpty else { return try updateAll(row, table) }
+    let probe = try statement(.indexedValues, table)
+    let unchanged: UInt64? = try probe.withBindings([row[table.schema.idPosition]]) {
+      guard try probe.stepReading() else { return nil }
+      var unchanged: UInt64 = 0
+      for (bit, position) in table.indexedPositions.enumerated()
+      where probe.holds(row[position], at: Int32(bit)) {
+        unchanged |= 1 << UInt64(bit)
+      }
+      return unchanged
+    }
+    guard let unchanged else { return false }
+    guard unchanged != 0 else { return try updateAll(row, table) }
+    let partial: (sql: String, positions: [Int])?
+    if let known = partialUpdates[unchanged], known.serial == table.serial {
+      partial = known.update
+    } else {
+      partial = table.partialUpdate(keeping: unchanged)
+      partialUpdates[unchanged] = (table.serial, partial)
+    }
+    // Every column is indexed and none changes: the row stays as it is.
+    guard let partial else { return true }
+    let code = try write(Row(partial.positions.map { row[$0] }), try connection.statement(partial.sql))
+    if code == constraintUnique { throw try uniqueViolation(row, table) }
+    return connection.changes > 0
+  }
+
+  /// Replaces every column of the stored row with the row's id; `false` when there is none.
+  private func updateAll(_ row: Row, _ table: SQLiteTable) throws -> Bool {
     let code = try write(row, try statement(.update, table))
     if code == constraintUnique { throw try uniqueViolation(row, table) }
     return connection.changes > 0

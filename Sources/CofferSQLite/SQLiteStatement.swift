@@ -196,6 +196,38 @@ final class SQLiteStatement {
 
   /// A column as an integer.
   func int(at column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+
+  /// Whether a column holds exactly what binding `value` stores: the same storage class and
+  /// the same integer, the same double bit for bit (`-0.0` is not `0.0`), the same bytes.
+  func holds(_ value: Value, at column: Int32) -> Bool {
+    let type = sqlite3_column_type(handle, column)
+    func bytes(_ expected: UnsafeRawBufferPointer, as storage: Int32) -> Bool {
+      guard type == storage else { return false }
+      let count = Int(sqlite3_column_bytes(handle, column))
+      guard count == expected.count else { return false }
+      guard count > 0 else { return true }
+      let stored =
+        storage == SQLITE_TEXT
+        ? UnsafeRawPointer(sqlite3_column_text(handle, column)) : sqlite3_column_blob(handle, column)
+      guard let stored, let base = expected.baseAddress else { return false }
+      return memcmp(stored, base, count) == 0
+    }
+    switch value {
+    case .null: return type == SQLITE_NULL
+    case .bool(let flag):
+      return type == SQLITE_INTEGER && sqlite3_column_int64(handle, column) == (flag ? 1 : 0)
+    case .int(let number): return type == SQLITE_INTEGER && sqlite3_column_int64(handle, column) == number
+    case .date(let date):
+      return type == SQLITE_INTEGER
+        && sqlite3_column_int64(handle, column) == Value.microseconds(since1970: date)
+    case .double(let number):
+      return type == SQLITE_FLOAT && sqlite3_column_double(handle, column).bitPattern == number.bitPattern
+    case .string(var text): return text.withUTF8 { bytes(UnsafeRawBufferPointer($0), as: SQLITE_TEXT) }
+    case .document(let data): return data.withUnsafeBytes { bytes($0, as: SQLITE_TEXT) }
+    case .bytes(let data): return data.withUnsafeBytes { bytes($0, as: SQLITE_BLOB) }
+    case .uuid(let uuid): return withUnsafeBytes(of: uuid.uuid) { bytes($0, as: SQLITE_BLOB) }
+    }
+  }
 }
 
 /// A step that failed; callers name what they were doing.

@@ -9,7 +9,7 @@ final class SQLiteTable: Sendable {
   /// The statements every table has, which connections cache by ``serial`` and operation
   /// (an integer key: no SQL text is hashed on the hot paths).
   enum Operation: Int, CaseIterable {
-    case get, insert, update, delete, exists
+    case get, insert, update, delete, exists, indexedValues
   }
 
   /// A number that no other table of the same backend has, given when the table is published.
@@ -33,6 +33,11 @@ final class SQLiteTable: Sendable {
   let getSQL: String
   let deleteSQL: String
   let existsSQL: String
+  /// The positions of the fields other than the id that an index covers, in field order (at
+  /// most 64 of them; empty for a table with more, which updates every column).
+  let indexedPositions: [Int]
+  /// `SELECT` of the ``indexedPositions``' columns of the row with an id (`?1`).
+  let indexedValuesSQL: String
 
   init(schema: EntitySchema, tableName: String, columnNames: [String], serial: Int = 0) {
     self.serial = serial
@@ -58,6 +63,29 @@ final class SQLiteTable: Sendable {
     getSQL = "SELECT \(selectList) FROM \(table) WHERE \(id) = ?1"
     deleteSQL = "DELETE FROM \(table) WHERE \(id) = ?1"
     existsSQL = "SELECT count(*) FROM \(table) WHERE \(id) = ?1"
+    let indexed = Set(schema.indexes.flatMap(\.fields).compactMap { schema.position(of: $0) })
+      .subtracting([schema.idPosition]).sorted()
+    indexedPositions = indexed.count <= 64 ? indexed : []
+    indexedValuesSQL =
+      "SELECT \(indexedPositions.map { columns[$0] }.joined(separator: ", ")) FROM \(table) WHERE \(id) = ?1"
+  }
+
+  /// An update that leaves out the indexed columns whose bit in `unchanged` is set (bit `k`
+  /// for ``indexedPositions``[k]), so that SQLite leaves those index entries alone: its SQL,
+  /// and the row positions whose values it takes as `?1`, `?2`, … in that order. `nil` when it
+  /// would set no column at all.
+  func partialUpdate(keeping unchanged: UInt64) -> (sql: String, positions: [Int])? {
+    var skipped = Set<Int>()
+    for (bit, position) in indexedPositions.enumerated() where unchanged & (1 << UInt64(bit)) != 0 {
+      skipped.insert(position)
+    }
+    let set = columns.indices.filter { $0 != schema.idPosition && !skipped.contains($0) }
+    guard !set.isEmpty else { return nil }
+    let assignments = set.enumerated().map { "\(columns[$1]) = ?\($0 + 1)" }
+    return (
+      "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \(columns[schema.idPosition]) = ?\(set.count + 1)",
+      set + [schema.idPosition]
+    )
   }
 
   /// The same table with the serial it is published under.
@@ -73,6 +101,7 @@ final class SQLiteTable: Sendable {
     case .update: updateSQL
     case .delete: deleteSQL
     case .exists: existsSQL
+    case .indexedValues: indexedValuesSQL
     }
   }
 
