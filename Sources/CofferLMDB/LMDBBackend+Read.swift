@@ -49,7 +49,9 @@ extension LMDBBackend {
         var decoded: RowFields?
         var skipped = 0
         var visited = 0
+        var probe = FilterProbe(plan: plan, handle: handle)
         try walk(plan, handle: handle, in: transaction) { key, bytes in
+          if try probe.rejects(bytes, key: key, backend: self) { return true }
           guard
             let row = try self.fields(
               bytes, key: key, plan: plan, into: fields, or: &decoded, in: transaction)

@@ -83,9 +83,11 @@ extension LMDBBackend {
     _ plan: QueryPlan, handle: EntityHandle, in transaction: Transaction,
     visit: (UnsafeRawBufferPointer, [Value]) throws -> Bool
   ) throws {
+    var probe = FilterProbe(plan: plan, handle: handle)
     try walk(plan, handle: handle, in: transaction) { key, bytes in
+      if try probe.rejects(bytes, key: key, backend: self) { return true }
       let values = try decode(bytes, key: key, handle: handle, in: transaction)
-      guard plan.walkMatchesFilter || plan.filter.matches(Row(values)) else { return true }
+      guard plan.walkMatchesFilter || probe.tested || plan.filter.matches(Row(values)) else { return true }
       return try visit(key, values)
     }
   }
@@ -202,5 +204,48 @@ extension LMDBBackend {
       }
       return key.count == bound.count ? 0 : (key.count < bound.count ? -1 : 1)
     }
+  }
+}
+
+/// Tests a row on the fields its plan's filter reads, decoded in place from the stored bytes,
+/// so that a row the filter rejects is never decoded whole: a scan that keeps one row in twenty
+/// decodes one in twenty. One per walk.
+struct FilterProbe {
+  let plan: QueryPlan
+  let handle: EntityHandle
+  /// The values the filter reads, at their positions; null elsewhere (the filter reads no other).
+  private var values: [Value]
+  /// Whether the last row offered was tested here (and kept); `false` when it must be tested
+  /// after decoding: a row of another layout, or a plan whose walk vouches for its rows.
+  private(set) var tested = false
+
+  init(plan: QueryPlan, handle: EntityHandle) {
+    self.plan = plan
+    self.handle = handle
+    values = plan.walkMatchesFilter ? [] : Array(repeating: .null, count: handle.schema.fields.count)
+  }
+
+  /// Whether the filter rejects the row at `bytes`.
+  mutating func rejects(_ bytes: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, backend: LMDBBackend)
+    throws -> Bool
+  {
+    tested = false
+    guard !plan.walkMatchesFilter else { return false }
+    let schema = handle.schema
+    let count = schema.fields.count
+    do {
+      try withUnsafeTemporaryAllocation(of: RowCodec.Slot.self, capacity: count) { slots throws(RowDamage) in
+        try handle.shape.slots(bytes, into: slots)
+        for position in plan.filterPositions {
+          values[position] = try RowCodec.value(slots[position], in: bytes, field: position, of: schema)
+        }
+      }
+    } catch .otherLayout {
+      return false
+    } catch {
+      throw backend.damage(error, key: key, schema: schema)
+    }
+    tested = true
+    return !plan.filter.matches(Row(values))
   }
 }

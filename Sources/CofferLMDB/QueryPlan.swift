@@ -32,10 +32,14 @@ struct QueryPlan {
   /// Whether every row the walk yields matches the filter, which then need not be evaluated:
   /// the filter is `.all`, or only equalities that the walk's key prefix pins.
   let walkMatchesFilter: Bool
+  /// The positions of the fields the filter reads: a row is tested on these alone, read in
+  /// place, before it is decoded whole.
+  let filterPositions: [Int]
 
   init(_ query: Query, handle: EntityHandle) throws {
     let schema = handle.schema
     filter = try CompiledFilter(query.filter, schema: schema)
+    filterPositions = query.filter.fields.compactMap { schema.position(of: $0) }
     matchesAll = query.filter == .all
     let constraints = Constraints(query.filter, schema: schema)
     let sort = Self.effectiveSort(query.sort, schema: schema, pinned: constraints.equal)
