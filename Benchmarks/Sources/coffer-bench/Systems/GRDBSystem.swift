@@ -7,7 +7,7 @@ import GRDB
 final class GRDBSystem: BenchSystem {
   let name = "GRDB records"
   let isDurable = true
-  private var pool: DatabasePool?
+  private var pool: GRDBPool?
   private var path = ""
 
   /// The GRDB record: the workload's fields, dates stored as seconds since 1970 in a REAL column.
@@ -33,7 +33,7 @@ final class GRDBSystem: BenchSystem {
     }
   }
 
-  private var open: DatabasePool {
+  private var open: GRDBPool {
     get throws {
       guard let pool else { throw BenchError("GRDB: no database is open") }
       return pool
@@ -43,9 +43,7 @@ final class GRDBSystem: BenchSystem {
   func create(in folder: String) async throws {
     try await close()
     path = folder + "/grdb.sqlite"
-    pool = try DatabasePool(path: path)
-    // A pool sets `synchronous = NORMAL` on its writer; use the setting every SQLite system shares.
-    try setSynchronous()
+    pool = try GRDBPool(path: path)
     try write { db in
       try db.create(table: Record.databaseTableName) { table in
         table.primaryKey("id", .integer)
@@ -87,16 +85,8 @@ final class GRDBSystem: BenchSystem {
     try write { db in try Record(message).update(db) }
   }
 
-  private func setSynchronous() throws {
-    try open.writeWithoutTransaction { db in
-      try db.execute(sql: "PRAGMA synchronous = \(SQLiteSettings.synchronous)")
-    }
-  }
-
-  /// GRDB's synchronous read, the fastest way it offers (its async variant adds a queue hop).
   private func read<T>(_ body: (Database) throws -> T) throws -> T { try open.read(body) }
 
-  /// GRDB's synchronous write transaction.
   private func write<T>(_ body: (Database) throws -> T) throws -> T { try open.write(body) }
 
   func fileSize() -> Int64 { sqliteSize(path) }

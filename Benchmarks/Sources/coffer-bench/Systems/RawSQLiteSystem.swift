@@ -8,21 +8,15 @@ import RawSQLite
 final class RawSQLiteSystem: BenchSystem {
   let name = "raw C libsqlite3"
   let isDurable = true
-  private var database: OpaquePointer?
+  private var connection: RawSQLiteConnection?
   private var path = ""
-  private var statements: [String: OpaquePointer] = [:]
 
   private static let columns = "id, threadID, sender, text, date, isRead"
 
   func create(in folder: String) async throws {
     try await close()
     path = folder + "/raw.sqlite"
-    guard sqlite3_open_v2(path, &database, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK
-    else {
-      throw BenchError("sqlite3_open_v2 \(path) failed")
-    }
-    try execute("PRAGMA journal_mode = WAL")
-    try execute("PRAGMA synchronous = \(SQLiteSettings.synchronous)")
+    connection = try RawSQLiteConnection(path: path)
     try execute(
       """
       CREATE TABLE "ChatMessage" (id INTEGER PRIMARY KEY, threadID INTEGER NOT NULL, sender TEXT NOT NULL,
@@ -148,8 +142,7 @@ final class RawSQLiteSystem: BenchSystem {
   /// `CAST`, the old table dropped, the new one renamed and its index made again — one
   /// transaction.
   func convertThreadToText() throws {
-    for statement in statements.values { sqlite3_finalize(statement) }
-    statements = [:]
+    try open().forgetStatements()
     try execute("BEGIN IMMEDIATE")
     try execute(
       """
@@ -166,40 +159,22 @@ final class RawSQLiteSystem: BenchSystem {
   }
 
   func close() async throws {
-    for statement in statements.values { sqlite3_finalize(statement) }
-    statements = [:]
-    if let database { sqlite3_close_v2(database) }
-    database = nil
+    connection?.close()
+    connection = nil
   }
 
   // MARK: - Plumbing
 
-  private func execute(_ sql: String) throws {
-    guard sqlite3_exec(database, sql, nil, nil, nil) == SQLITE_OK else {
-      throw BenchError("\(sql): \(String(cString: sqlite3_errmsg(database)))")
-    }
+  private func open() throws -> RawSQLiteConnection {
+    guard let connection else { throw BenchError("\(name): no database is open") }
+    return connection
   }
 
-  /// The statement for `sql`, prepared on first use and then reused.
-  private func statement(_ sql: String) throws -> OpaquePointer {
-    if let cached = statements[sql] { return cached }
-    var prepared: OpaquePointer?
-    guard
-      sqlite3_prepare_v3(database, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &prepared, nil) == SQLITE_OK,
-      let prepared
-    else { throw BenchError("\(sql): \(String(cString: sqlite3_errmsg(database)))") }
-    statements[sql] = prepared
-    return prepared
-  }
+  private func execute(_ sql: String) throws { try open().execute(sql) }
 
-  /// Steps once: `true` for a row, `false` when done.
-  private func step(_ statement: OpaquePointer) throws -> Bool {
-    switch sqlite3_step(statement) {
-    case SQLITE_ROW: return true
-    case SQLITE_DONE: return false
-    default: throw BenchError(String(cString: sqlite3_errmsg(database)))
-    }
-  }
+  private func statement(_ sql: String) throws -> OpaquePointer { try open().statement(sql) }
+
+  private func step(_ statement: OpaquePointer) throws -> Bool { try open().step(statement) }
 
   /// Binds a message's fields (the id at `idIndex`, the others from `firstField` on) and runs the statement.
   private func write(_ message: ChatMessage, with statement: OpaquePointer, idIndex: Int32, firstField: Int32)
@@ -217,7 +192,7 @@ final class RawSQLiteSystem: BenchSystem {
         sqlite3_bind_text(statement, firstField + 1, sender.baseAddress, Int32(sender.count), nil)
         sqlite3_bind_text(statement, firstField + 2, text.baseAddress, Int32(text.count), nil)
         guard sqlite3_step(statement) == SQLITE_DONE else {
-          throw BenchError(String(cString: sqlite3_errmsg(database)))
+          throw try open().failure()
         }
       }
     }

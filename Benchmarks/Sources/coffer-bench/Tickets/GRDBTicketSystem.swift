@@ -9,7 +9,7 @@ final class GRDBTicketSystem: TicketSystem {
   let name = "GRDB records"
   /// GRDB's `timeIntervalSince1970` decoding keeps milliseconds.
   let dateError: Int64 = 1_000
-  private var pool: DatabasePool?
+  private var pool: GRDBPool?
   private var path = ""
 
   struct Record: Codable, FetchableRecord, PersistableRecord {
@@ -44,7 +44,7 @@ final class GRDBTicketSystem: TicketSystem {
     }
   }
 
-  private var open: DatabasePool {
+  private var open: GRDBPool {
     get throws {
       guard let pool else { throw BenchError("GRDB: no database is open") }
       return pool
@@ -54,8 +54,7 @@ final class GRDBTicketSystem: TicketSystem {
   func create(in folder: String) async throws {
     try await close()
     path = folder + "/grdb-tickets.sqlite"
-    pool = try DatabasePool(path: path)
-    try setSynchronous()
+    pool = try GRDBPool(path: path)
     try write { db in
       try db.create(table: Record.databaseTableName, options: [.withoutRowID]) { table in
         table.primaryKey("id", .blob)
@@ -131,17 +130,8 @@ final class GRDBTicketSystem: TicketSystem {
     }
   }
 
-  /// A pool sets `synchronous = NORMAL` on its writer; use the setting every SQLite system shares.
-  private func setSynchronous() throws {
-    try open.writeWithoutTransaction { db in
-      try db.execute(sql: "PRAGMA synchronous = \(SQLiteSettings.synchronous)")
-    }
-  }
-
-  /// GRDB's synchronous read, the fastest way it offers (its async variant adds a queue hop).
   private func read<T>(_ body: (Database) throws -> T) throws -> T { try open.read(body) }
 
-  /// GRDB's synchronous write transaction.
   private func write<T>(_ body: (Database) throws -> T) throws -> T { try open.write(body) }
 
   func fileSize() -> Int64 { sqliteSize(path) }

@@ -7,9 +7,8 @@ import RawSQLite
 /// same three indexes — with the same journal mode and synchronous setting.
 final class RawSQLiteTicketSystem: TicketSystem {
   let name = "raw C libsqlite3"
-  private var database: OpaquePointer?
+  private var connection: RawSQLiteConnection?
   private var path = ""
-  private var statements: [String: OpaquePointer] = [:]
 
   private static let columns =
     "id, key, projectID, status, priority, assignee, title, body, createdAt, closedAt, estimate"
@@ -17,10 +16,7 @@ final class RawSQLiteTicketSystem: TicketSystem {
   func create(in folder: String) async throws {
     try await close()
     path = folder + "/raw-tickets.sqlite"
-    guard sqlite3_open_v2(path, &database, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK
-    else { throw BenchError("sqlite3_open_v2 \(path) failed") }
-    try execute("PRAGMA journal_mode = WAL")
-    try execute("PRAGMA synchronous = \(SQLiteSettings.synchronous)")
+    connection = try RawSQLiteConnection(path: path)
     try execute(
       """
       CREATE TABLE "Ticket" (id BLOB PRIMARY KEY NOT NULL, key TEXT NOT NULL, projectID BLOB NOT NULL,
@@ -112,7 +108,7 @@ final class RawSQLiteTicketSystem: TicketSystem {
       bind(project, at: 1, of: delete)
       guard sqlite3_step(delete) == SQLITE_DONE else { throw failure() }
     }
-    let count = Int(sqlite3_changes(database))
+    let count = Int(sqlite3_changes(try open().handle))
     try execute("COMMIT")
     return count
   }
@@ -120,10 +116,8 @@ final class RawSQLiteTicketSystem: TicketSystem {
   func fileSize() -> Int64 { sqliteSize(path) }
 
   func close() async throws {
-    for statement in statements.values { sqlite3_finalize(statement) }
-    statements = [:]
-    if let database { sqlite3_close_v2(database) }
-    database = nil
+    connection?.close()
+    connection = nil
   }
 
   // MARK: - Plumbing
@@ -144,30 +138,18 @@ final class RawSQLiteTicketSystem: TicketSystem {
     return tickets
   }
 
-  private func execute(_ sql: String) throws {
-    guard sqlite3_exec(database, sql, nil, nil, nil) == SQLITE_OK else { throw failure() }
+  private func open() throws -> RawSQLiteConnection {
+    guard let connection else { throw BenchError("\(name): no database is open") }
+    return connection
   }
 
-  private func failure() -> BenchError { BenchError(String(cString: sqlite3_errmsg(database))) }
+  private func execute(_ sql: String) throws { try open().execute(sql) }
 
-  private func statement(_ sql: String) throws -> OpaquePointer {
-    if let cached = statements[sql] { return cached }
-    var prepared: OpaquePointer?
-    guard
-      sqlite3_prepare_v3(database, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &prepared, nil) == SQLITE_OK,
-      let prepared
-    else { throw BenchError("\(sql): \(String(cString: sqlite3_errmsg(database)))") }
-    statements[sql] = prepared
-    return prepared
-  }
+  private func failure() -> BenchError { connection?.failure() ?? BenchError("\(name): no database is open") }
 
-  private func step(_ statement: OpaquePointer) throws -> Bool {
-    switch sqlite3_step(statement) {
-    case SQLITE_ROW: return true
-    case SQLITE_DONE: return false
-    default: throw failure()
-    }
-  }
+  private func statement(_ sql: String) throws -> OpaquePointer { try open().statement(sql) }
+
+  private func step(_ statement: OpaquePointer) throws -> Bool { try open().step(statement) }
 
   /// `SQLITE_TRANSIENT`: SQLite copies the bytes before the call returns.
   private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
