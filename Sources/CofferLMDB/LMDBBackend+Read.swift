@@ -54,7 +54,7 @@ extension LMDBBackend {
           if try probe.rejects(bytes, key: key, backend: self) { return true }
           guard
             let row = try self.fields(
-              bytes, key: key, plan: plan, into: fields, or: &decoded, in: transaction)
+              bytes, key: key, plan: plan, kept: probe.tested, into: fields, or: &decoded, in: transaction)
           else {
             return true
           }
@@ -87,7 +87,7 @@ extension LMDBBackend {
           try KeyEncoding.withIDKey(id) { key in
             guard let bytes = try transaction.get(handle.rows, key),
               let row = try self.fields(
-                bytes, key: key, plan: nil, into: fields, or: &decoded, in: transaction)
+                bytes, key: key, plan: nil, kept: false, into: fields, or: &decoded, in: transaction)
             else { return }
             try visit(row)
           }
@@ -98,13 +98,14 @@ extension LMDBBackend {
 
   /// The row at `bytes` as fields to hand over, or `nil` when the plan's filter rejects it
   /// (no plan: a lookup by id, which takes every row): `fields` loaded in place when the walk
-  /// pins the filter and the row has the current layout, otherwise `decoded` (made the first
-  /// time it is needed) carrying the row decoded and evolved.
+  /// pins the filter or a ``FilterProbe`` kept the row (`kept`) and the row has the current
+  /// layout, otherwise `decoded` (made the first time it is needed) carrying the row decoded and
+  /// evolved.
   private func fields(
-    _ bytes: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, plan: QueryPlan?, into fields: LMDBFields,
-    or decoded: inout RowFields?, in transaction: Transaction
+    _ bytes: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, plan: QueryPlan?, kept: Bool,
+    into fields: LMDBFields, or decoded: inout RowFields?, in transaction: Transaction
   ) throws -> (any StoredFields)? {
-    let pinned = plan?.walkMatchesFilter ?? true
+    let pinned = kept || (plan?.walkMatchesFilter ?? true)
     if pinned {
       do {
         try fields.load(bytes, key: key)

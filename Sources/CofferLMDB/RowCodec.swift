@@ -18,40 +18,49 @@ enum RowCodec {
 
   /// Appends a row's encoding to `bytes`, under the layout (stored schema number) `layout`.
   static func encode(_ values: [Value], layout: Int, into bytes: inout [UInt8]) {
+    appendHeader(layout: layout, count: values.count, to: &bytes)
+    for value in values { append(value, to: &bytes) }
+  }
+
+  /// Appends a row's header: the format version, the layout and the number of values.
+  static func appendHeader(layout: Int, count: Int, to bytes: inout [UInt8]) {
     bytes.append(version)
     appendVarint(UInt64(layout), to: &bytes)
-    appendVarint(UInt64(values.count), to: &bytes)
-    for value in values {
-      switch value {
-      case .null: bytes.append(0)
-      case .bool(let flag): bytes.append(flag ? 2 : 1)
-      case .int(let number):
-        bytes.append(3)
-        appendVarint(zigzag(number), to: &bytes)
-      case .double(let number):
-        bytes.append(4)
-        withUnsafeBytes(of: number.bitPattern.littleEndian) { bytes.append(contentsOf: $0) }
-      case .string(var text):
-        bytes.append(5)
-        text.withUTF8 { utf8 in
-          appendVarint(UInt64(utf8.count), to: &bytes)
-          bytes.append(contentsOf: utf8)
-        }
-      case .bytes(let data):
-        bytes.append(6)
-        appendVarint(UInt64(data.count), to: &bytes)
-        bytes.append(contentsOf: data)
-      case .date(let date):
-        bytes.append(7)
-        appendVarint(zigzag(Value.microseconds(since1970: date)), to: &bytes)
-      case .uuid(let uuid):
-        bytes.append(8)
-        withUnsafeBytes(of: uuid.uuid) { bytes.append(contentsOf: $0) }
-      case .document(let data):
-        bytes.append(9)
-        appendVarint(UInt64(data.count), to: &bytes)
-        bytes.append(contentsOf: data)
+    appendVarint(UInt64(count), to: &bytes)
+  }
+
+  /// Appends one value's encoding: its tag, then its payload.
+  @inline(__always)
+  static func append(_ value: Value, to bytes: inout [UInt8]) {
+    switch value {
+    case .null: bytes.append(0)
+    case .bool(let flag): bytes.append(flag ? 2 : 1)
+    case .int(let number):
+      bytes.append(3)
+      appendVarint(zigzag(number), to: &bytes)
+    case .double(let number):
+      bytes.append(4)
+      withUnsafeBytes(of: number.bitPattern.littleEndian) { bytes.append(contentsOf: $0) }
+    case .string(var text):
+      bytes.append(5)
+      text.withUTF8 { utf8 in
+        appendVarint(UInt64(utf8.count), to: &bytes)
+        bytes.append(contentsOf: utf8)
       }
+    case .bytes(let data):
+      bytes.append(6)
+      appendVarint(UInt64(data.count), to: &bytes)
+      bytes.append(contentsOf: data)
+    case .date(let date):
+      bytes.append(7)
+      appendVarint(zigzag(Value.microseconds(since1970: date)), to: &bytes)
+    case .uuid(let uuid):
+      bytes.append(8)
+      withUnsafeBytes(of: uuid.uuid) { bytes.append(contentsOf: $0) }
+    case .document(let data):
+      bytes.append(9)
+      appendVarint(UInt64(data.count), to: &bytes)
+      bytes.append(contentsOf: data)
     }
   }
 

@@ -51,34 +51,25 @@ struct RowRewrite {
       try withUnsafeTemporaryAllocation(of: RowCodec.Slot.self, capacity: count) { slots throws(RowDamage) in
         try withUnsafeTemporaryAllocation(of: Int.self, capacity: count) { ends throws(RowDamage) in
           let first = try from.shape.slots(bytes, into: slots, ends: ends)
-          output.append(RowCodec.version)
-          RowCodec.appendVarint(UInt64(into.layout), to: &output)
-          RowCodec.appendVarint(UInt64(count), to: &output)
+          RowCodec.appendHeader(layout: into.layout, count: count, to: &output)
           // The bytes from `kept` on are copied as they are, up to the next converted value.
           var kept = first
           for position in converted {
             let slot = slots[position]
-            let start = position == 0 ? first : ends[position - 1]
+            let value: Value
             switch (conversions[position], slot.tag) {
-            case (.intToString, 3):
-              output.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[kept..<start]))
-              let text = String(RowCodec.unzigzag(slot.number))
-              output.append(5)
-              RowCodec.appendVarint(UInt64(text.utf8.count), to: &output)
-              output.append(contentsOf: text.utf8)
-              values[position] = .string(text)
-              kept = ends[position]
-            case (.boolToInt, 1), (.boolToInt, 2):
-              output.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[kept..<start]))
-              let number: Int64 = slot.tag == 2 ? 1 : 0
-              output.append(3)
-              RowCodec.appendVarint(RowCodec.zigzag(number), to: &output)
-              values[position] = .int(number)
-              kept = ends[position]
+            case (.intToString, 3): value = .string(String(RowCodec.unzigzag(slot.number)))
+            case (.boolToInt, 1), (.boolToInt, 2): value = .int(slot.tag == 2 ? 1 : 0)
             default:
               // A null stays null, written the same way in either kind.
               values[position] = .null
+              continue
             }
+            let start = position == 0 ? first : ends[position - 1]
+            output.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[kept..<start]))
+            RowCodec.append(value, to: &output)
+            values[position] = value
+            kept = ends[position]
           }
           output.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[kept...]))
           for position in needed where conversions[position] == nil {

@@ -118,13 +118,11 @@ final class SQLiteApplier {
   /// Puts the current entity's rows in the shape of its table.
   @exclusivity(unchecked) private(set) var reshape = RowReshaper.identity
   /// The statements of the current table, by ``SQLiteTable/Operation``.
-  /// The partial updates made so far, by the indexed columns they leave out, with the serial of
-  /// the table they were made for (see ``SQLiteTable/partialUpdate(keeping:)``).
-  @exclusivity(unchecked) private var partialUpdates:
-    [UInt64: (serial: Int, update: (sql: String, positions: [Int])?)] =
-      [:]
   @exclusivity(unchecked) private var statements: [SQLiteStatement?] = Array(
     repeating: nil, count: SQLiteTable.Operation.allCases.count)
+  /// The current table's partial updates made so far, by the indexed columns they leave out
+  /// (see ``SQLiteTable/partialUpdate(keeping:)``).
+  @exclusivity(unchecked) private var partialUpdates: [UInt64: (sql: String, positions: [Int])?] = [:]
 
   init(
     connection: SQLiteConnection, tables: [String: SQLiteTable], layouts: [String: EntitySchema],
@@ -194,6 +192,7 @@ final class SQLiteApplier {
     reshape = try RowReshaper(layouts[entity], storedAs: table.schema, store: store)
     current = (entity, table)
     for index in statements.indices { statements[index] = nil }
+    partialUpdates.removeAll(keepingCapacity: true)
     return table
   }
 
@@ -255,11 +254,11 @@ final class SQLiteApplier {
     guard let unchanged else { return false }
     guard unchanged != 0 else { return try updateAll(row, table) }
     let partial: (sql: String, positions: [Int])?
-    if let known = partialUpdates[unchanged], known.serial == table.serial {
-      partial = known.update
+    if let known = partialUpdates[unchanged] {
+      partial = known
     } else {
       partial = table.partialUpdate(keeping: unchanged)
-      partialUpdates[unchanged] = (table.serial, partial)
+      partialUpdates[unchanged] = partial
     }
     // Every column is indexed and none changes: the row stays as it is.
     guard let partial else { return true }
