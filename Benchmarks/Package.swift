@@ -15,6 +15,8 @@ let package = Package(
     // compared with beside raw libpq.
     .package(url: "https://github.com/vapor/fluent-kit", exact: "1.57.0"),
     .package(url: "https://github.com/vapor/fluent-postgres-driver", exact: "2.14.0"),
+    // Fluent over SQLite: what the sqlite backend is compared with in the ticket workload.
+    .package(url: "https://github.com/vapor/fluent-sqlite-driver", exact: "4.9.0"),
     .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
   ],
@@ -34,6 +36,7 @@ let package = Package(
         .product(name: "FluentKit", package: "fluent-kit"),
         .product(name: "FluentSQL", package: "fluent-kit"),
         .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
+        .product(name: "FluentSQLiteDriver", package: "fluent-sqlite-driver"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "Logging", package: "swift-log"),

@@ -45,6 +45,7 @@ enum TicketBenchmark {
     Pair(system: "Coffer lmdb", baseline: "Coffer sqlite", goal: 1.0, strict: false),
     Pair(system: "Coffer memory", baseline: "Coffer lmdb", goal: 1.0, strict: false),
     Pair(system: "Coffer lmdb", baseline: "raw C liblmdb", goal: 1.5, strict: false),
+    Pair(system: "Coffer sqlite", baseline: "Fluent SQLite", goal: 1.0, strict: true),
   ]
 
   static func makeSystems() -> [any TicketSystem] {
@@ -55,6 +56,7 @@ enum TicketBenchmark {
       RawSQLiteTicketSystem(),
       GRDBTicketSystem(),
       RawLMDBTicketSystem(),
+      FluentTicketSystem(),
     ]
   }
 
@@ -304,7 +306,10 @@ enum TicketBenchmark {
         + "each ticket in compact row bytes under its 16 id bytes and the same indexes in three more "
         + "databases (`key` → id; sorted duplicates for (`projectID`, `status`) → id and `assignee` → id), "
         + "reads single fields in place, and rewrites a closed ticket's row and moves its index entry; Coffer "
-        + "writes the changed values back, as an app holding them does; GRDB uses `update(_:columns:)`. "
+        + "writes the changed values back, as an app holding them does; GRDB uses `update(_:columns:)`; "
+        + "Fluent SQLite (FluentKit with fluent-sqlite-driver, in WAL mode like the others) uses a `Model`, "
+        + "the query builder (`filter`, `sort`, `range`, `count`, `sum`), `create` on arrays of models and "
+        + "query-builder updates of the two fields, and stores UUIDs as text and dates as seconds. "
         + "\(load.sentence) Machine: \(machineDescription()).",
       "",
     ]
