@@ -24,12 +24,19 @@ extension ConformanceSuite {
   /// The child side of the multi-process checks: opens `URL` with `registry` and commits
   /// `COUNT` rows one at a time, ids `FIRST`, `FIRST + 1`, … — or, when `FIRST` is `transfer`,
   /// makes `COUNT` transfers between the accounts of `multiprocess.transfer-invariant`; when it
-  /// is `migrate`, runs the plan of `migration.killed-process-leaves-steps-whole`. A
+  /// is `migrate`, runs the plan of `migration.killed-process-leaves-steps-whole`; when it is
+  /// `readers-beside-writer`, runs the readers and the writer of
+  /// `concurrency.writer-progresses-while-readers-read` with `COUNT` writes. A
   /// program named in ``ConformanceTarget/ChildProgram`` calls this with its last three arguments.
   ///
   /// - Throws: ``Coffer/CofferError/Code/invalidConfiguration`` for arguments that are not
   ///   `URL FIRST COUNT`, or whatever opening and writing the store throws.
   public static func runChild(arguments: [String], registry: BackendRegistry) async throws {
+    if arguments.count == 3, arguments[1] == readersBesideWriter, let writes = Int(arguments[2]), writes > 0 {
+      // The child side of concurrency.writer-progresses-while-readers-read.
+      try await runReadersBesideWriter(url: arguments[0], registry: registry, writes: writes)
+      return
+    }
     if arguments.count == 3, arguments[1] == "migrate" {
       // The child side of migration.killed-process-leaves-steps-whole.
       try await runMigrationChild(url: arguments[0], registry: registry)
@@ -160,7 +167,7 @@ extension ConformanceSuite {
   }
 
   /// Starts the child program with `arguments` after its own, its output going to `log`.
-  private static func startChild(
+  static func startChild(
     _ child: ConformanceTarget.ChildProgram, _ arguments: [String], log: String
   ) throws -> ChildProcess {
     guard FileManager.default.createFile(atPath: log, contents: nil) else {

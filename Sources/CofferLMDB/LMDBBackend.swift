@@ -107,3 +107,7 @@ public final class LMDBBackend: StorageBackend {
     if closed.load(ordering: .acquiring) { throw environment.closedError() }
   }
 }
+
+extension LMDBBackend: QueuedWrites {
+  package var writeQueue: BlockingQueue { environment.writeQueue }
+}

@@ -205,6 +205,9 @@ final class LMDBEnvironment: @unchecked Sendable {
     }
   }
 
+  /// The queue whose thread runs the environment's writes.
+  var writeQueue: BlockingQueue { blocking }
+
   /// ``write(_:committed:)`` on the environment's writer thread, while the calling task waits.
   @discardableResult
   func writeOffPool<R: Sendable>(

@@ -230,3 +230,7 @@ public final class PlistBackend: StorageBackend {
     CofferError(.closed, "This store was closed. Open it again to use it.", store: name, path: path)
   }
 }
+
+extension PlistBackend: QueuedWrites {
+  package var writeQueue: BlockingQueue { blocking }
+}

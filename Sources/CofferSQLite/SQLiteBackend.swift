@@ -352,3 +352,7 @@ struct SQLiteSnapshot: StorageSnapshot {
     try lock.withLock { try backend.count(query, on: reader) }
   }
 }
+
+extension SQLiteBackend: QueuedWrites {
+  package var writeQueue: BlockingQueue { blocking }
+}

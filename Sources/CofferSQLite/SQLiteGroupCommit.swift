@@ -25,19 +25,22 @@ final class SQLiteGroupCommit: Sendable {
     _ changes: ChangeSet, on queue: BlockingQueue,
     _ applyTurn: @escaping @Sendable ([ChangeSet]) -> [Result<ChangeSummary, any Error>]
   ) async throws -> ChangeSummary {
-    try await withCheckedThrowingContinuation { caller in
+    defer { queue.wokeUp() }
+    return try await withCheckedThrowingContinuation { caller in
       let schedule = state.withLock { state in
         state.waiting.append(Waiting(changes: changes, caller: caller))
         defer { state.turnScheduled = true }
         return !state.turnScheduled
       }
-      if schedule { queue.schedule { self.runTurn(applyTurn) } }
+      if schedule { queue.schedule { self.runTurn(on: queue, applyTurn) } }
     }
   }
 
   /// Takes every batch waiting and applies them, then answers their callers. Runs on the
   /// queue's thread; a batch that arrives meanwhile schedules the next turn.
-  private func runTurn(_ applyTurn: ([ChangeSet]) -> [Result<ChangeSummary, any Error>]) {
+  private func runTurn(
+    on queue: BlockingQueue, _ applyTurn: ([ChangeSet]) -> [Result<ChangeSummary, any Error>]
+  ) {
     let turn = state.withLock { state in
       state.turnScheduled = false
       defer { state.waiting = [] }
@@ -45,6 +48,6 @@ final class SQLiteGroupCommit: Sendable {
     }
     if turn.isEmpty { return }
     let results = applyTurn(turn.map(\.changes))
-    for (waiting, result) in zip(turn, results) { waiting.caller.resume(with: result) }
+    for (waiting, result) in zip(turn, results) { queue.wake(waiting.caller, with: result) }
   }
 }

@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 /// A serial queue of a store's own for work that blocks — `fsync`, file writes, waiting for a
 /// lock another process holds — so that it never runs on the Swift concurrency pool.
@@ -10,8 +11,11 @@ import Dispatch
 /// queue, one at a time, in the order they were asked for.
 ///
 /// Like ``LockedState``, this is plumbing for the backends of this package (`package` access).
+@usableFromInline
 package final class BlockingQueue: Sendable {
   private let queue: DispatchQueue
+  /// Tasks whose work this queue has finished and which wait for a pool thread to go on.
+  @usableFromInline let waking = Atomic<Int>(0)
 
   /// A queue; `label` names its thread in debuggers and crash reports.
   package init(label: String) { queue = DispatchQueue(label: label) }
@@ -19,13 +23,31 @@ package final class BlockingQueue: Sendable {
   /// Runs `body` on the queue's thread while the calling task waits, and returns its result or
   /// rethrows its error.
   package func run<R: Sendable>(_ body: @Sendable () throws -> R) async throws -> R {
-    try await withoutActuallyEscaping(body) { escapable in
+    defer { wokeUp() }
+    return try await withoutActuallyEscaping(body) { escapable in
       let job = Job(escapable)
       return try await withCheckedThrowingContinuation { continuation in
-        queue.async { continuation.resume(with: job.run()) }
+        queue.async { self.wake(continuation, with: job.run()) }
       }
     }
   }
+
+  /// Whether a task whose work this queue finished waits for a pool thread: a store's reads
+  /// give way to it (see ``ReadTurns``).
+  @inlinable
+  package var hasWakingTask: Bool { waking.load(ordering: .relaxed) > 0 }
+
+  /// Resumes a task waiting for work of this queue, counting it as waking until it calls
+  /// ``wokeUp()``.
+  package func wake<R: Sendable>(
+    _ continuation: CheckedContinuation<R, any Error>, with result: Result<R, any Error>
+  ) {
+    waking.add(1, ordering: .relaxed)
+    continuation.resume(with: result)
+  }
+
+  /// Called by a task ``wake(_:with:)`` resumed, once it runs again.
+  package func wokeUp() { waking.subtract(1, ordering: .relaxed) }
 
   /// Runs `body` on the queue's thread, after the work already asked for, without waiting.
   package func schedule(_ body: @escaping @Sendable () -> Void) { queue.async(execute: body) }

@@ -82,7 +82,7 @@ extension Store {
   public func get<T: Storable>(_ type: T.Type, id: T.ID) async throws -> T? {
     let codec = try await codec(for: type)
     var value: T?
-    try await rethrowing {
+    try await readInTurn {
       try await backend.read(Query(lookingUp: id.storedValue, in: codec.schema)) {
         value = try codec.decode($0)
       }
@@ -106,14 +106,14 @@ extension Store {
     let query = Query(lookingUp: stored, in: codec.schema)
     if stored.count == 1 {
       var values: [T] = []
-      try await rethrowing { try await backend.read(query) { values.append(try codec.decode($0)) } }
+      try await readInTurn { try await backend.read(query) { values.append(try codec.decode($0)) } }
       return values
     }
     // Rows come in id order: decode each as it is read, then put them in the order asked.
     let idPosition = codec.schema.idPosition
     var byID: [Value: T] = [:]
     byID.reserveCapacity(stored.count)
-    try await rethrowing {
+    try await readInTurn {
       try await backend.read(query) { byID[try $0.value(at: idPosition)] = try codec.decode($0) }
     }
     return stored.compactMap { byID[$0] }
@@ -125,6 +125,14 @@ extension Store {
   @inlinable
   public func all<T: Storable>(_ type: T.Type) async throws -> [T] {
     try await query(type).fetch()
+  }
+
+  /// Runs a backend read: first lets other tasks have the thread when the store's reads have
+  /// kept it for a while (see ``ReadTurns``), then adds this store's name to a ``CofferError``.
+  @inlinable
+  func readInTurn<R>(_ body: () async throws -> R) async throws -> R {
+    await turns.take()
+    return try await rethrowing(body)
   }
 
   /// Runs a backend call, adding this store's name to a ``CofferError``.

@@ -119,7 +119,7 @@ extension StoreQuery {
           do {
             let codec = try await store.codec(for: T.self)
             let query = try unchecked.validated(for: codec)
-            let rows = try await store.rethrowing { try await store.backend.fetch(query) }
+            let rows = try await store.readInTurn { try await store.backend.fetch(query) }
             if rows == last { continue }
             last = rows
             continuation.yield(try rows.map(codec.decode))

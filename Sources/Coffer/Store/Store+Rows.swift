@@ -134,7 +134,7 @@ extension Store {
   public func fetchRows(_ query: Query) async throws -> [Row] {
     let schema = try preparedSchema(query.entity)
     let checked = try rethrowing { try QueryValidator.validate(query, schema: schema) }
-    return try await rethrowing { try await backend.fetch(checked) }
+    return try await readInTurn { try await backend.fetch(checked) }
   }
 
   /// The number of rows a query selects, after checking it against the prepared schema.
@@ -151,7 +151,7 @@ extension Store {
     whole.sort = []
     whole.offset = 0
     whole.limit = nil
-    let total = try await rethrowing { try await backend.count(whole) }
+    let total = try await readInTurn { try await backend.count(whole) }
     return checked.slice(ofCount: total)
   }
 
@@ -159,7 +159,7 @@ extension Store {
   public func getRows(entity: String, ids: [Value]) async throws -> [Row] {
     let schema = try preparedSchema(entity)
     let checked = try rethrowing { try ids.map { try QueryValidator.validate(id: $0, schema: schema) } }
-    return try await rethrowing { try await backend.get(entity: schema, ids: checked) }
+    return try await readInTurn { try await backend.get(entity: schema, ids: checked) }
   }
 
   /// Applies a batch through `body`, logging it at `trace` and a failure at `debug` (its

@@ -52,11 +52,14 @@ public final class Store: Sendable {
   let gate = TransactionGate()
   /// The references among the stored entities, once read (see `ReferenceMap.swift`).
   let references = LockedState<ReferenceMap?>(nil)
+  /// When reads last let other tasks have their thread (see ``ReadTurns``).
+  @usableFromInline let turns: ReadTurns
 
   /// A store over a backend, logging to `logger` (nothing when `nil`).
   public init(backend: any StorageBackend, logger: Logger? = nil) {
     self.backend = backend
     self.logger = (logger ?? .disabled).forStore(backend.name)
+    self.turns = ReadTurns(for: backend)
   }
 
   /// Opens the store a URL names, with the backends of a registry. The store and its backend

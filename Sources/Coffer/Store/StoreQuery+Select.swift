@@ -147,7 +147,7 @@ extension Store {
       return position
     }
     var rows: [Row] = []
-    try await rethrowing {
+    try await readInTurn {
       try await backend.read(checked) { stored in
         rows.append(Row(try positions.map { try stored.value(at: $0) }))
       }

@@ -17,7 +17,7 @@ public struct StoreSnapshot: Sendable {
   public func get<T: Storable>(_ type: T.Type, id: T.ID) async throws -> T? {
     let codec = try await store.codec(for: type)
     var value: T?
-    try await store.rethrowing {
+    try await store.readInTurn {
       try await reader.read(Query(lookingUp: id.storedValue, in: codec.schema)) {
         value = try codec.decode($0)
       }
@@ -33,7 +33,7 @@ public struct StoreSnapshot: Sendable {
     let stored = ids.map(\.storedValue)
     var byID: [Value: T] = [:]
     let idPosition = codec.schema.idPosition
-    try await store.rethrowing {
+    try await store.readInTurn {
       try await reader.read(Query(lookingUp: stored, in: codec.schema)) {
         byID[try $0.value(at: idPosition)] = try codec.decode($0)
       }
@@ -65,7 +65,7 @@ extension Store {
     guard backend.capabilities.contains(.snapshots) else {
       throw CofferError(.unsupported, "This backend cannot read a consistent snapshot.", store: backend.name)
     }
-    return try await rethrowing {
+    return try await readInTurn {
       try await backend.withSnapshot { reader in try await body(StoreSnapshot(store: self, reader: reader)) }
     }
   }

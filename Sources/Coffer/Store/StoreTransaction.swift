@@ -94,7 +94,7 @@ public final class StoreTransaction: Sendable {
   private func committedRow(entity: String, id: Value, schema: EntitySchema) async throws -> Row? {
     if let read = state.withLock({ $0.reads[entity]?.rows[id] }) { return read }
     var found: Row?
-    try await store.rethrowing {
+    try await store.readInTurn {
       try await store.backend.read(Query(lookingUp: id, in: schema)) { found = try Row($0) }
     }
     state.withLock { state in
@@ -107,14 +107,14 @@ public final class StoreTransaction: Sendable {
   /// Runs a checked query on the store, remembering what it selected.
   func read(_ checked: Query, _ visit: (any StoredFields) throws -> Void) async throws {
     var rows: [Row] = []
-    try await store.rethrowing { try await store.backend.read(checked) { rows.append(try Row($0)) } }
+    try await store.readInTurn { try await store.backend.read(checked) { rows.append(try Row($0)) } }
     state.withLock { $0.queries.append(ChangeSet.Precondition(checked, .rows(rows))) }
     try RowFields.handOver(rows, to: visit)
   }
 
   /// Counts a checked query's filter on the store, remembering the number.
   func count(_ whole: Query) async throws -> Int {
-    let total = try await store.rethrowing { try await store.backend.count(whole) }
+    let total = try await store.readInTurn { try await store.backend.count(whole) }
     state.withLock { $0.queries.append(ChangeSet.Precondition(whole, .count(total))) }
     return total
   }
@@ -277,7 +277,7 @@ extension Store {
     // One value: the transaction's bookkeeping is one row and one precondition.
     return try await retrying(retries: retries) {
       var stored: Row?
-      try await rethrowing {
+      try await readInTurn {
         try await backend.read(Query(lookingUp: key, in: codec.schema)) { stored = try Row($0) }
       }
       guard let stored else { throw nothingToModify(T.self, id: key) }
