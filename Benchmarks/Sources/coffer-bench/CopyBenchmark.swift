@@ -167,9 +167,7 @@ enum CopyBenchmark {
   /// Runs the pairs, prints every figure and writes DIR/Copy.md.
   static func run(_ arguments: [String]) async throws {
     let settings = try Settings(arguments)
-    let command =
-      "swift run -c release --package-path Benchmarks coffer-bench \(flag)"
-      + (arguments.isEmpty ? "" : " " + arguments.joined(separator: " "))
+    let command = benchCommand(flag, arguments)
     let load = MachineLoad()
     say(
       "coffer-bench: copy, \(settings.rows.formatted()) messages, "

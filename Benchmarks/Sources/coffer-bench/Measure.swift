@@ -59,3 +59,9 @@ func writeReport(_ text: String, named name: String, to output: String?) throws 
   try text.write(toFile: path, atomically: true, encoding: .utf8)
   say("wrote \(path)")
 }
+
+/// The command line that runs a benchmark with `arguments`, for the first line of its report.
+func benchCommand(_ flag: String, _ arguments: [String]) -> String {
+  "swift run -c release --package-path Benchmarks coffer-bench \(flag)"
+    + (arguments.isEmpty ? "" : " " + arguments.joined(separator: " "))
+}

@@ -71,9 +71,7 @@ enum MigrationBenchmark {
       default: throw UsageError(message: "unknown argument \(argument) for \(flag)")
       }
     }
-    let command =
-      "swift run -c release --package-path Benchmarks coffer-bench \(flag)"
-      + (arguments.isEmpty ? "" : " " + arguments.joined(separator: " "))
+    let command = benchCommand(flag, arguments)
     let load = MachineLoad()
     say("coffer-bench: migration, \(rows.formatted()) messages, engines \(engines.joined(separator: ", "))")
     let messages = Workload.messages(rows)

@@ -66,9 +66,7 @@ enum QueryModelBenchmark {
       default: throw UsageError(message: "unknown argument \(argument) for \(flag)")
       }
     }
-    let command =
-      "swift run -c release --package-path Benchmarks coffer-bench \(flag)"
-      + (arguments.isEmpty ? "" : " " + arguments.joined(separator: " "))
+    let command = benchCommand(flag, arguments)
     let load = MachineLoad()
     say("coffer-bench: query model, \(rows.formatted()) messages, \(repetitions) repetitions")
     let messages = Workload.messages(rows)

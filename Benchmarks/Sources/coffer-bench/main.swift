@@ -8,7 +8,8 @@ import Foundation
 /// or `coffer-bench --copy …` for the copy benchmark (see ``CopyBenchmark``),
 /// or `coffer-bench --migration …` for the migration benchmark (see ``MigrationBenchmark``),
 /// or `coffer-bench --queries …` for aggregates and eager loading (see ``QueryModelBenchmark``),
-/// or `coffer-bench --tickets …` for the second workload, issue-tracker tickets (see ``TicketBenchmark``).
+/// or `coffer-bench --tickets …` for the second workload, issue-tracker tickets (see ``TicketBenchmark``),
+/// or `coffer-bench --readers …` for readers beside a writer, and opening a store (see ``ReadersBenchmark``).
 ///
 /// Runs the cross-system suite, the property-list suite and the row-codec comparison, prints every figure, and writes
 /// DIR/Performance.md, DIR/performance.csv and DIR/performance-ratios.svg (DIR defaults to the
@@ -127,6 +128,10 @@ do {
   }
   if arguments.first == TicketBenchmark.flag {
     try await TicketBenchmark.run(Array(arguments.dropFirst()))
+    exit(0)
+  }
+  if arguments.first == ReadersBenchmark.flag {
+    try await ReadersBenchmark.run(Array(arguments.dropFirst()))
     exit(0)
   }
   if arguments.first == ContentionBenchmark.flag {

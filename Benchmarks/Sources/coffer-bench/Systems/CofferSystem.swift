@@ -18,6 +18,8 @@ final class CofferSystem: BenchSystem {
   private var database: PostgresDatabase?
   private var store: Store?
   private var path = ""
+  /// The URL the store was made with, to open it again.
+  private var url = ""
 
   /// The row codec the store uses for `ChatMessage`: the one `@Storable` generates, or the
   /// one derived from `Codable`.
@@ -66,6 +68,7 @@ final class CofferSystem: BenchSystem {
       self.database = database
       url = database.url
     }
+    self.url = url
     // The store picks its codec for a type when the type is prepared, and keeps it.
     store = try await RowCodecChoice.$current.withValue(codec) {
       let store = try await Store.open(url: url, registry: .makeBuiltIn())
@@ -78,10 +81,7 @@ final class CofferSystem: BenchSystem {
 
   func get(_ id: Int64) async throws -> ChatMessage? { try await open.get(ChatMessage.self, id: id) }
 
-  func threadPage(_ thread: Int64) async throws -> [ChatMessage] {
-    try await open.query(ChatMessage.self).filter(\.threadID == thread).sort(\.date, .descending)
-      .limit(50).fetch()
-  }
+  func threadPage(_ thread: Int64) async throws -> [ChatMessage] { try await Self.page(thread, in: open) }
 
   func scan() async throws -> [ChatMessage] { try await open.all(ChatMessage.self) }
 
@@ -117,5 +117,65 @@ final class CofferSystem: BenchSystem {
   func close() async throws {
     if let store { try await store.close() }
     store = nil
+  }
+}
+
+extension CofferSystem: ReadWriteSystem {
+  func readWhileWriting(_ plans: [ReadPlan], writes: [ChatMessage], until deadline: ContinuousClock.Instant)
+    async throws -> ReadWriteTally
+  {
+    let store = try open
+    return try await withThrowingTaskGroup(of: (Int, ReaderTally?, [Double]).self) { group in
+      group.addTask {
+        var seconds: [Double] = []
+        guard !writes.isEmpty else { return (-1, nil, seconds) }
+        let clock = ContinuousClock()
+        var index = 0
+        while clock.now < deadline {
+          let start = clock.now
+          try await store.update(writes[index])
+          seconds.append(Measure.seconds(clock.now - start))
+          index = (index + 1) % writes.count
+        }
+        return (-1, nil, seconds)
+      }
+      for (number, plan) in plans.enumerated() {
+        group.addTask {
+          var tally = ReaderTally()
+          while !(tally.checksClock && ContinuousClock.now >= deadline) {
+            let position = tally.calls % plan.ids.count
+            if ReadPlan.isPage(tally.calls) {
+              tally.count(page: try await Self.page(plan.threads[position], in: store))
+            } else {
+              tally.count(message: try await store.get(ChatMessage.self, id: plan.ids[position]))
+            }
+          }
+          return (number, tally, [])
+        }
+      }
+      var readers = [ReaderTally](repeating: ReaderTally(), count: plans.count)
+      var commits: [Double] = []
+      for try await (number, tally, seconds) in group {
+        if let tally { readers[number] = tally } else { commits = seconds }
+      }
+      return ReadWriteTally(readers: readers, commits: commits)
+    }
+  }
+
+  func reopen(readingThread thread: Int64) async throws -> [ChatMessage] {
+    try await close()
+    let store = try await RowCodecChoice.$current.withValue(codec) {
+      let store = try await Store.open(url: url, registry: .makeBuiltIn())
+      try await store.prepare([ChatMessage.self])
+      return store
+    }
+    self.store = store
+    return try await Self.page(thread, in: store)
+  }
+
+  /// The newest 50 messages of a thread: the suite's thread page.
+  private static func page(_ thread: Int64, in store: Store) async throws -> [ChatMessage] {
+    try await store.query(ChatMessage.self).filter(\.threadID == thread).sort(\.date, .descending)
+      .limit(50).fetch()
   }
 }

@@ -15,17 +15,24 @@ final class RawLMDBSystem: BenchSystem {
   private var reader: OpaquePointer?
   private var path = ""
 
+  private var databases: Databases { Databases(rows: rows, byThread: byThread) }
+
   func create(in folder: String) async throws {
     try await close()
     path = folder + "/raw-lmdb"
     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    try check(mdb_env_create(&environment), "mdb_env_create")
-    try check(mdb_env_set_maxdbs(environment, 4), "mdb_env_set_maxdbs")
-    try check(mdb_env_set_mapsize(environment, 16 << 30), "mdb_env_set_mapsize")
-    try check(mdb_env_open(environment, path, UInt32(MDB_NOTLS), 0o644), "mdb_env_open")
+    try openEnvironment()
+  }
+
+  /// Opens the environment at `path` and its two databases, making them when they are new.
+  private func openEnvironment() throws {
+    try checkLMDB(mdb_env_create(&environment), "mdb_env_create")
+    try checkLMDB(mdb_env_set_maxdbs(environment, 4), "mdb_env_set_maxdbs")
+    try checkLMDB(mdb_env_set_mapsize(environment, 16 << 30), "mdb_env_set_mapsize")
+    try checkLMDB(mdb_env_open(environment, path, UInt32(MDB_NOTLS), 0o644), "mdb_env_open")
     try writing { transaction in
-      try check(mdb_dbi_open(transaction, "ChatMessage", UInt32(MDB_CREATE), &rows), "mdb_dbi_open")
-      try check(
+      try checkLMDB(mdb_dbi_open(transaction, "ChatMessage", UInt32(MDB_CREATE), &rows), "mdb_dbi_open")
+      try checkLMDB(
         mdb_dbi_open(transaction, "ChatMessage.threadID_date", UInt32(MDB_CREATE | MDB_DUPSORT), &byThread),
         "mdb_dbi_open")
     }
@@ -33,61 +40,20 @@ final class RawLMDBSystem: BenchSystem {
 
   func bulkInsert(_ messages: [ChatMessage]) async throws {
     try writing { transaction in
-      for message in messages { try put(message, in: transaction, replacing: false) }
+      for message in messages { try databases.put(message, in: transaction, replacing: false) }
     }
   }
 
-  func get(_ id: Int64) async throws -> ChatMessage? {
-    try reading { transaction in
-      var key = Key(id)
-      return try key.withValue { value in
-        var key = value
-        var data = MDB_val()
-        let status = mdb_get(transaction, rows, &key, &data)
-        if status == MDB_NOTFOUND { return nil }
-        try check(status, "mdb_get")
-        return Row.decode(id: id, data)
-      }
-    }
-  }
+  func get(_ id: Int64) async throws -> ChatMessage? { try reading { try databases.get(id, in: $0) } }
 
   func threadPage(_ thread: Int64) async throws -> [ChatMessage] {
-    try reading { transaction in
-      var cursor: OpaquePointer?
-      try check(mdb_cursor_open(transaction, byThread, &cursor), "mdb_cursor_open")
-      defer { mdb_cursor_close(cursor) }
-      var ids: [Int64] = []
-      ids.reserveCapacity(50)
-      var seek = Key(thread, Int64.max)
-      try seek.withValue { seek in
-        var key = seek
-        var data = MDB_val()
-        var status = mdb_cursor_get(cursor, &key, &data, MDB_SET_RANGE)
-        status =
-          status == MDB_NOTFOUND
-          ? mdb_cursor_get(cursor, &key, &data, MDB_LAST) : mdb_cursor_get(cursor, &key, &data, MDB_PREV)
-        while status == 0, ids.count < 50, Key.leadingInt64(key) == thread {
-          ids.append(Key.leadingInt64(data))
-          status = mdb_cursor_get(cursor, &key, &data, MDB_PREV)
-        }
-        if status != 0 && status != MDB_NOTFOUND { try check(status, "mdb_cursor_get") }
-      }
-      return try ids.map { id in
-        var key = Key(id)
-        return try key.withValue { value in
-          var key = value
-          var data = MDB_val()
-          try check(mdb_get(transaction, rows, &key, &data), "mdb_get")
-          return Row.decode(id: id, data)
-        }
-      }
-    }
+    try reading { try databases.page(thread, in: $0) }
   }
 
   func scan() async throws -> [ChatMessage] {
     try reading { transaction in
       var cursor: OpaquePointer?
-      try check(mdb_cursor_open(transaction, rows, &cursor), "mdb_cursor_open")
+      try checkLMDB(mdb_cursor_open(transaction, rows, &cursor), "mdb_cursor_open")
       defer { mdb_cursor_close(cursor) }
       var all: [ChatMessage] = []
       var key = MDB_val()
@@ -97,19 +63,19 @@ final class RawLMDBSystem: BenchSystem {
         all.append(Row.decode(id: Key.leadingInt64(key), data))
         status = mdb_cursor_get(cursor, &key, &data, MDB_NEXT)
       }
-      if status != MDB_NOTFOUND { try check(status, "mdb_cursor_get") }
+      if status != MDB_NOTFOUND { try checkLMDB(status, "mdb_cursor_get") }
       return all
     }
   }
 
   func update(_ messages: [ChatMessage]) async throws {
     try writing { transaction in
-      for message in messages { try put(message, in: transaction, replacing: true) }
+      for message in messages { try databases.put(message, in: transaction, replacing: true) }
     }
   }
 
   func commit(_ message: ChatMessage) async throws {
-    try writing { transaction in try put(message, in: transaction, replacing: true) }
+    try writing { transaction in try databases.put(message, in: transaction, replacing: true) }
   }
 
   func fileSize() -> Int64 { diskUsage(path) }
@@ -136,7 +102,7 @@ final class RawLMDBSystem: BenchSystem {
   /// filled again with text keys — one transaction.
   func convertThreadToText() throws {
     try writing { transaction in
-      try check(mdb_drop(transaction, byThread, 0), "mdb_drop")
+      try checkLMDB(mdb_drop(transaction, byThread, 0), "mdb_drop")
       var indexKey: [UInt8] = []
       var id: [UInt8] = []
       try rewritingEveryRow(in: transaction) { transaction, key, data, row in
@@ -155,7 +121,7 @@ final class RawLMDBSystem: BenchSystem {
           try id.withUnsafeMutableBytes { idBytes in
             var indexValue = MDB_val(mv_size: keyBytes.count, mv_data: keyBytes.baseAddress)
             var idValue = MDB_val(mv_size: idBytes.count, mv_data: idBytes.baseAddress)
-            try check(mdb_put(transaction, byThread, &indexValue, &idValue, 0), "mdb_put")
+            try checkLMDB(mdb_put(transaction, byThread, &indexValue, &idValue, 0), "mdb_put")
           }
         }
       }
@@ -169,7 +135,7 @@ final class RawLMDBSystem: BenchSystem {
     _ body: (OpaquePointer?, MDB_val, MDB_val, inout [UInt8]) throws -> Void
   ) throws {
     var cursor: OpaquePointer?
-    try check(mdb_cursor_open(transaction, rows, &cursor), "mdb_cursor_open")
+    try checkLMDB(mdb_cursor_open(transaction, rows, &cursor), "mdb_cursor_open")
     defer { mdb_cursor_close(cursor) }
     var key = MDB_val()
     var data = MDB_val()
@@ -180,18 +146,129 @@ final class RawLMDBSystem: BenchSystem {
       try body(transaction, key, data, &row)
       try row.withUnsafeMutableBytes { bytes in
         var value = MDB_val(mv_size: bytes.count, mv_data: bytes.baseAddress)
-        try check(mdb_cursor_put(cursor, &key, &value, UInt32(MDB_CURRENT)), "mdb_cursor_put")
+        try checkLMDB(mdb_cursor_put(cursor, &key, &value, UInt32(MDB_CURRENT)), "mdb_cursor_put")
       }
       status = mdb_cursor_get(cursor, &key, &data, MDB_NEXT)
     }
-    if status != MDB_NOTFOUND { try check(status, "mdb_cursor_get") }
+    if status != MDB_NOTFOUND { try checkLMDB(status, "mdb_cursor_get") }
   }
 
   // MARK: - Plumbing
 
+  private func writing<T>(_ body: (OpaquePointer?) throws -> T) throws -> T {
+    try RawLMDBTransactions.writing(in: environment, body)
+  }
+
+  private func reading<T>(_ body: (OpaquePointer?) throws -> T) throws -> T {
+    try RawLMDBTransactions.reading(in: environment, with: &reader, body)
+  }
+}
+
+extension RawLMDBSystem: ReadWriteSystem {
+  /// Each reader and the writer on a thread of its own, with transactions of its own, in the
+  /// one environment (opened with `MDB_NOTLS`, so a read transaction is not tied to a thread).
+  func readWhileWriting(_ plans: [ReadPlan], writes: [ChatMessage], until deadline: ContinuousClock.Instant)
+    async throws -> ReadWriteTally
+  {
+    let shared = SharedEnvironment(pointer: environment)
+    let databases = databases
+    return try await onSideThreads(readers: plans.count) { side in
+      switch side {
+      case .writer:
+        let commits = try commitLoop(writes, until: deadline) { message in
+          try RawLMDBTransactions.writing(in: shared.pointer) { transaction in
+            try databases.put(message, in: transaction, replacing: true)
+          }
+        }
+        return (nil, commits)
+      case .reader(let index):
+        var reader: OpaquePointer?
+        defer { if let reader { mdb_txn_abort(reader) } }
+        let tally = try readLoop(
+          plans[index], until: deadline,
+          get: { id in
+            try RawLMDBTransactions.reading(in: shared.pointer, with: &reader) {
+              try databases.get(id, in: $0)
+            }
+          },
+          page: { thread in
+            try RawLMDBTransactions.reading(in: shared.pointer, with: &reader) {
+              try databases.page(thread, in: $0)
+            }
+          })
+        return (tally, [])
+      }
+    }
+  }
+
+  func reopen(readingThread thread: Int64) async throws -> [ChatMessage] {
+    try await close()
+    try openEnvironment()
+    return try reading { try databases.page(thread, in: $0) }
+  }
+}
+
+/// The environment's handle, handed to the benchmark's threads: liblmdb lets every thread use
+/// one environment, and each thread here begins transactions of its own in it.
+private struct SharedEnvironment: @unchecked Sendable {
+  let pointer: OpaquePointer?
+}
+
+/// The two databases by handle, and the reads and writes the system's calls and its threads
+/// share. Handles are plain numbers, valid in every transaction of the environment.
+private struct Databases: Sendable {
+  var rows: MDB_dbi
+  var byThread: MDB_dbi
+
+  /// One row by id, in `transaction`.
+  func get(_ id: Int64, in transaction: OpaquePointer?) throws -> ChatMessage? {
+    var key = Key(id)
+    return try key.withValue { value in
+      var key = value
+      var data = MDB_val()
+      let status = mdb_get(transaction, rows, &key, &data)
+      if status == MDB_NOTFOUND { return nil }
+      try checkLMDB(status, "mdb_get")
+      return Row.decode(id: id, data)
+    }
+  }
+
+  /// The newest 50 messages of a thread, in `transaction`: the index walked backwards from the
+  /// thread's end, then each row got by id.
+  func page(_ thread: Int64, in transaction: OpaquePointer?) throws -> [ChatMessage] {
+    var cursor: OpaquePointer?
+    try checkLMDB(mdb_cursor_open(transaction, byThread, &cursor), "mdb_cursor_open")
+    defer { mdb_cursor_close(cursor) }
+    var ids: [Int64] = []
+    ids.reserveCapacity(50)
+    var seek = Key(thread, Int64.max)
+    try seek.withValue { seek in
+      var key = seek
+      var data = MDB_val()
+      var status = mdb_cursor_get(cursor, &key, &data, MDB_SET_RANGE)
+      status =
+        status == MDB_NOTFOUND
+        ? mdb_cursor_get(cursor, &key, &data, MDB_LAST) : mdb_cursor_get(cursor, &key, &data, MDB_PREV)
+      while status == 0, ids.count < 50, Key.leadingInt64(key) == thread {
+        ids.append(Key.leadingInt64(data))
+        status = mdb_cursor_get(cursor, &key, &data, MDB_PREV)
+      }
+      if status != 0 && status != MDB_NOTFOUND { try checkLMDB(status, "mdb_cursor_get") }
+    }
+    return try ids.map { id in
+      var key = Key(id)
+      return try key.withValue { value in
+        var key = value
+        var data = MDB_val()
+        try checkLMDB(mdb_get(transaction, rows, &key, &data), "mdb_get")
+        return Row.decode(id: id, data)
+      }
+    }
+  }
+
   /// Writes a row and its index entry; when replacing, first removes the old index entry if the
   /// thread or date changed.
-  private func put(_ message: ChatMessage, in transaction: OpaquePointer?, replacing: Bool) throws {
+  func put(_ message: ChatMessage, in transaction: OpaquePointer?, replacing: Bool) throws {
     var key = Key(message.id)
     var indexKey = Key(message.threadID, Row.microseconds(message.date))
     var bytes = Row.encode(message)
@@ -199,53 +276,25 @@ final class RawLMDBSystem: BenchSystem {
       var idValue = key
       if replacing {
         var old = MDB_val()
-        try check(mdb_get(transaction, rows, &idValue, &old), "mdb_get")
+        try checkLMDB(mdb_get(transaction, rows, &idValue, &old), "mdb_get")
         let previous = Row.decode(id: message.id, old)
         if previous.threadID != message.threadID || previous.date != message.date {
           var oldIndex = Key(previous.threadID, Row.microseconds(previous.date))
           try oldIndex.withValue { oldIndex in
             var indexValue = oldIndex
-            try check(mdb_del(transaction, byThread, &indexValue, &idValue), "mdb_del")
+            try checkLMDB(mdb_del(transaction, byThread, &indexValue, &idValue), "mdb_del")
           }
         }
       }
       try bytes.withUnsafeMutableBytes { bytes in
         var data = MDB_val(mv_size: bytes.count, mv_data: bytes.baseAddress)
-        try check(mdb_put(transaction, rows, &idValue, &data, 0), "mdb_put")
+        try checkLMDB(mdb_put(transaction, rows, &idValue, &data, 0), "mdb_put")
       }
       try indexKey.withValue { indexKey in
         var indexValue = indexKey
-        try check(mdb_put(transaction, byThread, &indexValue, &idValue, 0), "mdb_put")
+        try checkLMDB(mdb_put(transaction, byThread, &indexValue, &idValue, 0), "mdb_put")
       }
     }
-  }
-
-  private func writing<T>(_ body: (OpaquePointer?) throws -> T) throws -> T {
-    var transaction: OpaquePointer?
-    try check(mdb_txn_begin(environment, nil, 0, &transaction), "mdb_txn_begin")
-    do {
-      let result = try body(transaction)
-      try check(mdb_txn_commit(transaction), "mdb_txn_commit")
-      return result
-    } catch {
-      mdb_txn_abort(transaction)
-      throw error
-    }
-  }
-
-  /// Runs `body` in a new read transaction: the cached handle renewed, then reset.
-  private func reading<T>(_ body: (OpaquePointer?) throws -> T) throws -> T {
-    if let reader {
-      try check(mdb_txn_renew(reader), "mdb_txn_renew")
-    } else {
-      try check(mdb_txn_begin(environment, nil, UInt32(MDB_RDONLY), &reader), "mdb_txn_begin")
-    }
-    defer { mdb_txn_reset(reader) }
-    return try body(reader)
-  }
-
-  private func check(_ status: Int32, _ call: String) throws {
-    guard status == 0 else { throw BenchError("\(call): \(String(cString: mdb_strerror(status)))") }
   }
 }
 

@@ -2,7 +2,8 @@ import Foundation
 import RawSQLite
 
 /// A libsqlite3 connection as the raw C systems use it: opened in WAL mode with the run's
-/// synchronous setting, each statement prepared once and then reused.
+/// synchronous setting and a five-second busy timeout, each statement prepared once and then
+/// reused.
 final class RawSQLiteConnection {
   private(set) var handle: OpaquePointer?
   private var statements: [String: OpaquePointer] = [:]
@@ -14,6 +15,8 @@ final class RawSQLiteConnection {
       handle = nil
       throw BenchError("sqlite3_open_v2 \(path) failed")
     }
+    // As long as Coffer's SQLite backend waits for a lock another connection holds.
+    sqlite3_busy_timeout(handle, 5_000)
     try execute("PRAGMA journal_mode = WAL")
     try execute("PRAGMA synchronous = \(SQLiteSettings.synchronous)")
   }

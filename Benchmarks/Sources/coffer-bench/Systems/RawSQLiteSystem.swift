@@ -28,25 +28,29 @@ final class RawSQLiteSystem: BenchSystem {
   func bulkInsert(_ messages: [ChatMessage]) async throws {
     try execute("BEGIN IMMEDIATE")
     let insert = try statement("INSERT INTO \"ChatMessage\" (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?)")
-    for message in messages { try write(message, with: insert, idIndex: 1, firstField: 2) }
+    for message in messages { try Self.write(message, with: insert, on: open(), idIndex: 1, firstField: 2) }
     try execute("COMMIT")
   }
 
-  func get(_ id: Int64) async throws -> ChatMessage? {
-    let select = try statement("SELECT \(Self.columns) FROM \"ChatMessage\" WHERE id = ?")
+  func get(_ id: Int64) async throws -> ChatMessage? { try Self.get(id, on: open()) }
+
+  func threadPage(_ thread: Int64) async throws -> [ChatMessage] { try Self.page(thread, on: open()) }
+
+  private static func get(_ id: Int64, on connection: RawSQLiteConnection) throws -> ChatMessage? {
+    let select = try connection.statement("SELECT \(columns) FROM \"ChatMessage\" WHERE id = ?")
     defer { sqlite3_reset(select) }
     sqlite3_bind_int64(select, 1, id)
-    return try step(select) ? Self.message(select) : nil
+    return try connection.step(select) ? message(select) : nil
   }
 
-  func threadPage(_ thread: Int64) async throws -> [ChatMessage] {
-    let select = try statement(
-      "SELECT \(Self.columns) FROM \"ChatMessage\" WHERE threadID = ? ORDER BY date DESC, id LIMIT 50")
+  private static func page(_ thread: Int64, on connection: RawSQLiteConnection) throws -> [ChatMessage] {
+    let select = try connection.statement(
+      "SELECT \(columns) FROM \"ChatMessage\" WHERE threadID = ? ORDER BY date DESC, id LIMIT 50")
     defer { sqlite3_reset(select) }
     sqlite3_bind_int64(select, 1, thread)
     var page: [ChatMessage] = []
     page.reserveCapacity(50)
-    while try step(select) { page.append(Self.message(select)) }
+    while try connection.step(select) { page.append(message(select)) }
     return page
   }
 
@@ -66,10 +70,12 @@ final class RawSQLiteSystem: BenchSystem {
 
   func commit(_ message: ChatMessage) async throws { try replace(message) }
 
-  private func replace(_ message: ChatMessage) throws {
-    let update = try statement(
+  private func replace(_ message: ChatMessage) throws { try Self.replace(message, on: open()) }
+
+  private static func replace(_ message: ChatMessage, on connection: RawSQLiteConnection) throws {
+    let update = try connection.statement(
       "UPDATE \"ChatMessage\" SET threadID = ?, sender = ?, text = ?, date = ?, isRead = ? WHERE id = ?")
-    try write(message, with: update, idIndex: 6, firstField: 1)
+    try write(message, with: update, on: connection, idIndex: 6, firstField: 1)
   }
 
   func fileSize() -> Int64 { sqliteSize(path) }
@@ -177,9 +183,10 @@ final class RawSQLiteSystem: BenchSystem {
   private func step(_ statement: OpaquePointer) throws -> Bool { try open().step(statement) }
 
   /// Binds a message's fields (the id at `idIndex`, the others from `firstField` on) and runs the statement.
-  private func write(_ message: ChatMessage, with statement: OpaquePointer, idIndex: Int32, firstField: Int32)
-    throws
-  {
+  private static func write(
+    _ message: ChatMessage, with statement: OpaquePointer, on connection: RawSQLiteConnection, idIndex: Int32,
+    firstField: Int32
+  ) throws {
     defer { sqlite3_reset(statement) }
     sqlite3_bind_int64(statement, idIndex, message.id)
     sqlite3_bind_int64(statement, firstField, message.threadID)
@@ -191,9 +198,7 @@ final class RawSQLiteSystem: BenchSystem {
       try text.withUTF8 { text in
         sqlite3_bind_text(statement, firstField + 1, sender.baseAddress, Int32(sender.count), nil)
         sqlite3_bind_text(statement, firstField + 2, text.baseAddress, Int32(text.count), nil)
-        guard sqlite3_step(statement) == SQLITE_DONE else {
-          throw try open().failure()
-        }
+        guard sqlite3_step(statement) == SQLITE_DONE else { throw connection.failure() }
       }
     }
   }
@@ -210,6 +215,35 @@ final class RawSQLiteSystem: BenchSystem {
     guard let bytes = sqlite3_column_text(statement, column) else { return "" }
     let count = Int(sqlite3_column_bytes(statement, column))
     return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
+  }
+}
+
+extension RawSQLiteSystem: ReadWriteSystem {
+  /// Each reader and the writer on a thread with a connection of its own, as a C program would.
+  func readWhileWriting(_ plans: [ReadPlan], writes: [ChatMessage], until deadline: ContinuousClock.Instant)
+    async throws -> ReadWriteTally
+  {
+    let path = path
+    return try await onSideThreads(readers: plans.count) { side in
+      let connection = try RawSQLiteConnection(path: path)
+      defer { connection.close() }
+      switch side {
+      case .writer:
+        return (nil, try commitLoop(writes, until: deadline) { try Self.replace($0, on: connection) })
+      case .reader(let index):
+        let tally = try readLoop(
+          plans[index], until: deadline, get: { try Self.get($0, on: connection) },
+          page: { try Self.page($0, on: connection) })
+        return (tally, [])
+      }
+    }
+  }
+
+  func reopen(readingThread thread: Int64) async throws -> [ChatMessage] {
+    try await close()
+    let connection = try RawSQLiteConnection(path: path)
+    self.connection = connection
+    return try Self.page(thread, on: connection)
   }
 }
 

@@ -281,27 +281,11 @@ final class RawLMDBTicketSystem: TicketSystem {
   // MARK: - Plumbing
 
   private func writing<T>(_ body: (OpaquePointer?) throws -> T) throws -> T {
-    var transaction: OpaquePointer?
-    try check(mdb_txn_begin(environment, nil, 0, &transaction), "mdb_txn_begin")
-    do {
-      let result = try body(transaction)
-      try check(mdb_txn_commit(transaction), "mdb_txn_commit")
-      return result
-    } catch {
-      mdb_txn_abort(transaction)
-      throw error
-    }
+    try RawLMDBTransactions.writing(in: environment, body)
   }
 
-  /// Runs `body` in a new read transaction: the cached handle renewed, then reset.
   private func reading<T>(_ body: (OpaquePointer?) throws -> T) throws -> T {
-    if let reader {
-      try check(mdb_txn_renew(reader), "mdb_txn_renew")
-    } else {
-      try check(mdb_txn_begin(environment, nil, UInt32(MDB_RDONLY), &reader), "mdb_txn_begin")
-    }
-    defer { mdb_txn_reset(reader) }
-    return try body(reader)
+    try RawLMDBTransactions.reading(in: environment, with: &reader, body)
   }
 
   private func check(_ status: Int32, _ call: String) throws {

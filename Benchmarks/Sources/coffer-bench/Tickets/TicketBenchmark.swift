@@ -88,9 +88,7 @@ enum TicketBenchmark {
       default: throw UsageError(message: "unknown argument \(argument) for \(flag)")
       }
     }
-    let command =
-      "swift run -c release --package-path Benchmarks coffer-bench \(flag)"
-      + (arguments.isEmpty ? "" : " " + arguments.joined(separator: " "))
+    let command = benchCommand(flag, arguments)
     let load = MachineLoad()
     var tables: [String] = []
     for rows in sizes {
