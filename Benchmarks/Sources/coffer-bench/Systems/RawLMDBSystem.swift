@@ -52,18 +52,10 @@ final class RawLMDBSystem: BenchSystem {
 
   func scan() async throws -> [ChatMessage] {
     try reading { transaction in
-      var cursor: OpaquePointer?
-      try checkLMDB(mdb_cursor_open(transaction, rows, &cursor), "mdb_cursor_open")
-      defer { mdb_cursor_close(cursor) }
       var all: [ChatMessage] = []
-      var key = MDB_val()
-      var data = MDB_val()
-      var status = mdb_cursor_get(cursor, &key, &data, MDB_FIRST)
-      while status == 0 {
+      try RawLMDBTransactions.walk(rows, in: transaction) { key, data in
         all.append(Row.decode(id: Key.leadingInt64(key), data))
-        status = mdb_cursor_get(cursor, &key, &data, MDB_NEXT)
       }
-      if status != MDB_NOTFOUND { try checkLMDB(status, "mdb_cursor_get") }
       return all
     }
   }

@@ -30,6 +30,23 @@ enum RawLMDBTransactions {
     defer { mdb_txn_reset(reader) }
     return try body(reader)
   }
+
+  /// Calls `body` with each key and value of `database` in key order, in `transaction`.
+  static func walk(
+    _ database: MDB_dbi, in transaction: OpaquePointer?, _ body: (MDB_val, MDB_val) throws -> Void
+  ) throws {
+    var cursor: OpaquePointer?
+    try checkLMDB(mdb_cursor_open(transaction, database, &cursor), "mdb_cursor_open")
+    defer { mdb_cursor_close(cursor) }
+    var key = MDB_val()
+    var data = MDB_val()
+    var status = mdb_cursor_get(cursor, &key, &data, MDB_FIRST)
+    while status == 0 {
+      try body(key, data)
+      status = mdb_cursor_get(cursor, &key, &data, MDB_NEXT)
+    }
+    if status != MDB_NOTFOUND { try checkLMDB(status, "mdb_cursor_get") }
+  }
 }
 
 /// Throws a liblmdb status other than success as an error naming the call.

@@ -175,18 +175,10 @@ final class RawLMDBTicketSystem: TicketSystem {
 
   func scan() async throws -> [Ticket] {
     try reading { transaction in
-      var cursor: OpaquePointer?
-      try check(mdb_cursor_open(transaction, rows, &cursor), "mdb_cursor_open")
-      defer { mdb_cursor_close(cursor) }
       var all: [Ticket] = []
-      var key = MDB_val()
-      var data = MDB_val()
-      var status = mdb_cursor_get(cursor, &key, &data, MDB_FIRST)
-      while status == 0 {
+      try RawLMDBTransactions.walk(rows, in: transaction) { key, data in
         all.append(TicketRow.decode(id: Self.uuid(key), data))
-        status = mdb_cursor_get(cursor, &key, &data, MDB_NEXT)
       }
-      if status != MDB_NOTFOUND { try check(status, "mdb_cursor_get") }
       return all
     }
   }
