@@ -104,10 +104,11 @@ public final class StoreTransaction: Sendable {
     return found
   }
 
-  /// Runs a checked query on the store, remembering what it selected.
+  /// Runs a checked query on the store, remembering what it selected. Its callers (a query's
+  /// read, an aggregate) have already taken the read's turn (see ``ReadTurns``).
   func read(_ checked: Query, _ visit: (any StoredFields) throws -> Void) async throws {
     var rows: [Row] = []
-    try await store.readInTurn { try await store.backend.read(checked) { rows.append(try Row($0)) } }
+    try await store.rethrowing { try await store.backend.read(checked) { rows.append(try Row($0)) } }
     state.withLock { $0.queries.append(ChangeSet.Precondition(checked, .rows(rows))) }
     try RowFields.handOver(rows, to: visit)
   }
