@@ -6,13 +6,16 @@
 /// schema before it reaches the backend, so a backend may assume values are of their fields'
 /// kinds, never NaN, with dates already rounded to the microsecond.
 ///
-/// Twelve requirements, one per thing a store does: its ``name`` and ``capabilities``,
+/// Fifteen requirements, one per thing a store does: its ``name`` and ``capabilities``,
 /// ``prepare(_:)`` (which also lists what is stored), one read path ``read(_:_:)``, ``count(_:)``,
 /// ``aggregate(_:)`` for sums, extremes, averages and groups, ``apply(_:)`` for every change
-/// including bulk inserts and conditional batches, ``close()``, ``withSnapshot(_:)`` for several
-/// reads of one state, ``commitMarker()`` to notice commits made elsewhere, and for the tools
-/// ``describeStorage()`` and ``checkStorage()``. ``aggregate(_:)`` and the last four have
-/// defaults. Everything else a
+/// including bulk inserts and conditional batches, ``modifyInPlace(_:id:_:)`` for a
+/// read-and-write under a lock the backend holds anyway, ``close()``, ``withSnapshot(_:)`` for
+/// several reads of one state, ``commitMarker()`` to notice commits made elsewhere,
+/// ``editSchema(_:)`` for migration steps, ``releaseCachedMemory()``, and for the tools
+/// ``describeStorage()`` and ``checkStorage()``. Seven need an implementation: ``name``,
+/// ``capabilities``, ``prepare(_:)``, ``read(_:_:)``, ``count(_:)``, ``apply(_:)`` and
+/// ``close()``; the other eight have defaults. Everything else a
 /// caller of the SPI uses — ``fetch(_:)``, ``get(entity:ids:)``, ``insert(into:count:row:)``,
 /// ``storedSchemas()`` — is built on them in this module, once for every backend. A backend
 /// keeps its own fast paths inside the requirements: a lookup by id arrives as a ``Query``
@@ -38,6 +41,7 @@
 /// - ``count(_:)``
 /// - ``aggregate(_:)``
 /// - ``apply(_:)``
+/// - ``modifyInPlace(_:id:_:)``
 /// - ``close()``
 /// - ``withSnapshot(_:)``
 /// - ``commitMarker()``
