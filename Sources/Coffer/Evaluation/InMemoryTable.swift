@@ -10,10 +10,14 @@ struct InMemoryTable: Sendable {
   let uniquePositions: [[Int]]
   /// One map per field that leads an index and whose values are equal exactly when they hash
   /// alike (bools, integers, strings, UUIDs): each value to the ids of the rows holding it, so
-  /// an equality filter on the field reads only those rows instead of every row.
-  var lookups: [[Value: Set<Value>]]
+  /// an equality filter on the field reads only those rows instead of every row (and, for a
+  /// large bucket, to the orders its rows were read in: `InMemoryTable+BucketOrder.swift`).
+  var lookups: [[Value: LookupBucket]]
   /// The field position each of ``lookups`` covers.
   let lookupPositions: [Int]
+  /// For each of ``lookups``, whether its field alone is unique, so that no bucket ever holds
+  /// more than one id, nor orders to keep (see `InMemoryTable+BucketOrder.swift`).
+  let lookupIsUnique: [Bool]
   /// The ids in ascending order, once a read has needed them (see `InMemoryTable+IDOrder.swift`).
   var idOrder = IDOrder()
 
@@ -31,6 +35,9 @@ struct InMemoryTable: Sendable {
       leading.append(position)
     }
     self.lookupPositions = leading
+    self.lookupIsUnique = leading.map { position in
+      schema.uniqueIndexes.contains { $0.fields == [schema.fields[position].name] }
+    }
     self.lookups = Array(repeating: [:], count: leading.count)
   }
 
@@ -41,11 +48,11 @@ struct InMemoryTable: Sendable {
     switch filter {
     case .compare(let field, .equal, let value) where !value.isNull:
       guard let lookup = lookup(of: field) else { return nil }
-      return (lookups[lookup][value] ?? []).compactMap { rows[$0] }
+      return (lookups[lookup][value]?.ids ?? []).compactMap { rows[$0] }
     case .isIn(let field, let values) where !values.contains(where: \.isNull):
       guard let lookup = lookup(of: field) else { return nil }
       var ids = Set<Value>()
-      for value in Set(values) { ids.formUnion(lookups[lookup][value] ?? []) }
+      for value in Set(values) { ids.formUnion(lookups[lookup][value]?.ids ?? []) }
       return ids.compactMap { rows[$0] }
     case .and(let parts):
       return parts.lazy.compactMap { candidates(for: $0) }.first
@@ -60,10 +67,10 @@ struct InMemoryTable: Sendable {
     switch filter {
     case .compare(let field, .equal, let value) where !value.isNull:
       guard let lookup = lookup(of: field) else { return nil }
-      return lookups[lookup][value]?.count ?? 0
+      return lookups[lookup][value]?.ids.count ?? 0
     case .isIn(let field, let values) where !values.contains(where: \.isNull):
       guard let lookup = lookup(of: field) else { return nil }
-      return Set(values).reduce(0) { $0 + (lookups[lookup][$1]?.count ?? 0) }
+      return Set(values).reduce(0) { $0 + (lookups[lookup][$1]?.ids.count ?? 0) }
     case .and(let parts):
       return parts.lazy.compactMap { candidateCount(for: $0) }.first
     default:
@@ -71,7 +78,7 @@ struct InMemoryTable: Sendable {
     }
   }
 
-  private func lookup(of field: String) -> Int? {
+  func lookup(of field: String) -> Int? {
     guard !lookupPositions.isEmpty, let position = schema.position(of: field) else { return nil }
     return lookupPositions.firstIndex(of: position)
   }
@@ -118,12 +125,16 @@ struct InMemoryTable: Sendable {
       let position = lookupPositions[lookup]
       let before = old?[position]
       let after = row?[position]
-      if before == after { continue }
+      if before == after {
+        // The bucket keeps its ids, but the row's other fields may sort it elsewhere.
+        if let after, !after.isNull, !lookupIsUnique[lookup] { lookups[lookup][after]?.rowsChanged() }
+        continue
+      }
       if let before, !before.isNull {
         lookups[lookup][before]?.remove(id)
-        if lookups[lookup][before]?.isEmpty == true { lookups[lookup][before] = nil }
+        if lookups[lookup][before]?.ids.isEmpty == true { lookups[lookup][before] = nil }
       }
-      if let after, !after.isNull { lookups[lookup][after, default: []].insert(id) }
+      if let after, !after.isNull { lookups[lookup][after, default: LookupBucket()].add(id) }
     }
     for index in unique.indices {
       if let old, let key = uniqueKey(old, index: index), unique[index][key] == id {

@@ -70,7 +70,13 @@
         lookups[lookup][row[position], default: []].append(id)
       }
     }
-    table.lookups = lookups.map { $0.mapValues { Set($0) } }
+    table.lookups = lookups.map { buckets in
+      buckets.mapValues { ids in
+        var bucket = LookupBucket(ids: Set(ids))
+        bucket.rowsChanged()
+        return bucket
+      }
+    }
     tables[entity] = table
   }
 
@@ -193,7 +199,9 @@
   /// The rows a query selects (see ``StorageBackend/read(_:_:)``).
   public func fetch(_ query: Query) throws -> [Row] {
     let table = try table(query.entity)
-    if let slice = try table.idOrderedSlice(query) { return try reshaped(slice, of: table, as: query.layout) }
+    if let slice = try table.idOrderedSlice(query) ?? table.bucketOrderedSlice(query) {
+      return try reshaped(slice, of: table, as: query.layout)
+    }
     let ordering = try RowOrdering(query.sort, schema: table.schema)
     let rows = ordering.orderedSlice(
       try matching(query.filter, in: table), offset: query.offset, limit: query.limit)
