@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A table's ids in ascending order, sorted at the first read that needs them and kept until
 /// the table gains an id: replacing a row leaves the order as it was, and a removed id stays in
 /// it, skipped by the walks (which look each id up).
@@ -7,6 +9,9 @@
 /// and a snapshot keeps the box that matches its rows.
 final class IDOrder: Sendable {
   private let sorted = LockedState<[Value]?>(nil)
+  /// Whether the order is known, so that forgetting an order not worked out (at each insert
+  /// of a bulk insert) costs no lock.
+  private let filled = Atomic<Bool>(false)
 
   /// The ids of `rows` in ascending order: sorted on the first call, then as sorted.
   func ids(of rows: [Value: Row]) -> [Value] {
@@ -14,15 +19,22 @@ final class IDOrder: Sendable {
       if let cached { return cached }
       let ids = rows.keys.sorted { ValueOrder.compare($0, $1) < 0 }
       cached = ids
+      filled.store(true, ordering: .releasing)
       return ids
     }
   }
 
   /// Forgets the order.
-  func clear() { sorted.withLock { $0 = nil } }
+  func clear() {
+    guard filled.load(ordering: .acquiring) else { return }
+    sorted.withLock { sorted in
+      sorted = nil
+      filled.store(false, ordering: .releasing)
+    }
+  }
 
   /// Whether the order is known.
-  var isFilled: Bool { sorted.withLock { $0 != nil } }
+  var isFilled: Bool { filled.load(ordering: .acquiring) }
 }
 
 extension InMemoryTable {

@@ -129,7 +129,11 @@
     switch operation {
     case .insertMany(_, let rows):
       // Each row is made, checked and stored before the next is asked for, so the first
-      // failing row decides the error.
+      // failing row decides the error. Room for them all first: growing the table step by
+      // step would hash every id again at each step.
+      if let stored = tables[entity]?.rows.count {
+        tables[entity]?.rows.reserveCapacity(stored + rows.count)
+      }
       for position in 0..<rows.count {
         try apply(
           .insert(entity: entity, row: try rows.row(at: position)), schema: schema, reshape: reshape,
