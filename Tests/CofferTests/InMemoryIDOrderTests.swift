@@ -88,6 +88,36 @@ import Testing
     #expect(try tables.fetch(page).map { $0[0] } == ["k0", "k1", "k4"].map { Value.string($0) })
   }
 
+  /// A full read hands over the rows the last one gathered only while no row changed: an
+  /// update, an insert and a removal each show in the next full read, and a snapshot taken
+  /// after a full read keeps reading its own rows.
+  @Test func aFullReadSeesEveryChangeSinceTheLastOne() throws {
+    var tables = InMemoryTables()
+    try tables.prepare([schema])
+    var changes = ChangeSet()
+    for key in 0..<5 { changes.upsert(Row([.string("k\(key)"), .int(Int64(key))]), in: "Keyed") }
+    _ = try tables.apply(changes)
+    let scan = Query(entity: "Keyed")
+    func numbers(_ tables: InMemoryTables) throws -> [Value] { try tables.fetch(scan).map { $0[1] } }
+    #expect(try numbers(tables) == [0, 1, 2, 3, 4].map { Value.int($0) })
+    #expect(try numbers(tables) == [0, 1, 2, 3, 4].map { Value.int($0) })
+    let snapshot = tables
+    var update = ChangeSet()
+    update.upsert(Row([.string("k1"), .int(10)]), in: "Keyed")
+    _ = try tables.apply(update)
+    #expect(try numbers(tables) == [0, 10, 2, 3, 4].map { Value.int($0) })
+    #expect(try numbers(snapshot) == [0, 1, 2, 3, 4].map { Value.int($0) })
+    var insert = ChangeSet()
+    insert.upsert(Row([.string("k5"), .int(5)]), in: "Keyed")
+    _ = try tables.apply(insert)
+    #expect(try numbers(tables) == [0, 10, 2, 3, 4, 5].map { Value.int($0) })
+    var removal = ChangeSet()
+    removal.delete(id: .string("k0"), from: "Keyed")
+    _ = try tables.apply(removal)
+    #expect(try numbers(tables) == [10, 2, 3, 4, 5].map { Value.int($0) })
+    #expect(try numbers(snapshot) == [0, 1, 2, 3, 4].map { Value.int($0) })
+  }
+
   /// An equality on a unique field, with a limit, finds its row through the field's lookup, and
   /// a count of an equality is the lookup's size: both agree with every row tested by hand.
   @Test func aNarrowLookupAndItsCountAgreeWithTheRows() throws {

@@ -69,6 +69,18 @@ extension InMemoryTable {
       let walked = over || overflow ? rows.count : Swift.min(rows.count, visits / Swift.max(narrowed, 1))
       if 2 * narrowed < walked { return nil }
     }
+    // A read of every row (a scan) hands over the rows the last one gathered, while no row
+    // has changed since.
+    if ascending, case .all = query.filter, query.limit == nil, query.offset == 0 {
+      return try scanOrder.rows { try walk(query, ascending: true) }
+    }
+    return try walk(query, ascending: ascending)
+  }
+
+  /// The rows of ``idOrderedSlice(_:)``, found by the walk.
+  private func walk(_ query: Query, ascending: Bool) throws -> [Row] {
+    let idField = schema.idField.name
+    let limit = query.limit ?? Int.max
     let ids = idOrder.ids(of: rows)
     let compiled = try CompiledFilter(query.filter, schema: schema)
     var position = ascending ? 0 : ids.count - 1

@@ -20,6 +20,8 @@ struct InMemoryTable: Sendable {
   let lookupIsUnique: [Bool]
   /// The ids in ascending order, once a read has needed them (see `InMemoryTable+IDOrder.swift`).
   var idOrder = IDOrder()
+  /// Every row in id order, once a full read has gathered them (see `InMemoryTable+ScanOrder.swift`).
+  var scanOrder = ScanOrder()
 
   init(schema: EntitySchema) {
     self.schema = schema
@@ -116,6 +118,7 @@ struct InMemoryTable: Sendable {
   @discardableResult
   mutating func put(_ id: Value, _ row: Row?) -> Row? {
     let old = row.map { rows.updateValue($0, forKey: id) } ?? rows.removeValue(forKey: id)
+    scanChanged()
     if old == nil, row != nil {
       rowsChanged()
     } else if row == nil, old != nil {

@@ -57,6 +57,7 @@
     var table = try table(entity)
     table.rows = Dictionary(minimumCapacity: rows.count)
     table.rowsChanged()
+    table.scanChanged()
     table.unique = table.unique.map { _ in Dictionary(minimumCapacity: rows.count) }
     var lookups = table.lookupPositions.map { _ in [Value: [Value]]() }
     for row in rows {
