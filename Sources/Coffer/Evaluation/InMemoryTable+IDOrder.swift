@@ -1,54 +1,16 @@
-import Synchronization
-
-/// A table's ids in ascending order, sorted at the first read that needs them and kept until
-/// the table gains an id: replacing a row leaves the order as it was, and a removed id stays in
-/// it, skipped by the walks (which look each id up).
-///
-/// A table is a value (a copy is a snapshot), so the order lives in a box that copies share:
-/// a table that gains an id gets a box of its own (or empties its box when no copy shares it),
-/// and a snapshot keeps the box that matches its rows.
-final class IDOrder: Sendable {
-  private let sorted = LockedState<[Value]?>(nil)
-  /// Whether the order is known, so that forgetting an order not worked out (at each insert
-  /// of a bulk insert) costs no lock.
-  private let filled = Atomic<Bool>(false)
-
-  /// The ids of `rows` in ascending order: sorted on the first call, then as sorted.
-  func ids(of rows: [Value: Row]) -> [Value] {
-    sorted.withLock { cached in
-      if let cached { return cached }
-      let ids = rows.keys.sorted { ValueOrder.compare($0, $1) < 0 }
-      cached = ids
-      filled.store(true, ordering: .releasing)
-      return ids
-    }
-  }
-
-  /// Forgets the order.
-  func clear() {
-    guard filled.load(ordering: .acquiring) else { return }
-    sorted.withLock { sorted in
-      sorted = nil
-      filled.store(false, ordering: .releasing)
-    }
-  }
-
-  /// Whether the order is known.
-  var isFilled: Bool { filled.load(ordering: .acquiring) }
-}
-
 extension InMemoryTable {
   /// Forgets the id order: called when ``rows`` gains an id. Replacing a row keeps the order,
   /// and so does removing one (see ``idRemoved()``): a walk skips the ids it finds no row for.
-  mutating func rowsChanged() {
-    if isKnownUniquelyReferenced(&idOrder) { idOrder.clear() } else { idOrder = IDOrder() }
-  }
+  mutating func rowsChanged() { KeptValue.forget(&idOrder) }
+
+  /// Forgets the rows of the last full read: called at every change of a row.
+  mutating func scanChanged() { KeptValue.forget(&scanOrder) }
 
   /// Called when ``rows`` loses an id. The order, when known, holds every id of this table and
   /// of the copies that share it. An order not yet known and shared with a copy is left to the
   /// copy: this table could otherwise make it without ids the copy still has.
   mutating func idRemoved() {
-    if !isKnownUniquelyReferenced(&idOrder), !idOrder.isFilled { idOrder = IDOrder() }
+    if !isKnownUniquelyReferenced(&idOrder), !idOrder.isFilled { idOrder = KeptValue() }
   }
 
   /// The rows of a query ordered by id alone (no sort keys, or only the id's), found by walking
@@ -72,7 +34,7 @@ extension InMemoryTable {
     // A read of every row (a scan) hands over the rows the last one gathered, while no row
     // has changed since.
     if ascending, case .all = query.filter, query.limit == nil, query.offset == 0 {
-      return try scanOrder.rows { try walk(query, ascending: true) }
+      return try scanOrder.value { try walk(query, ascending: true) }
     }
     return try walk(query, ascending: ascending)
   }
@@ -81,7 +43,7 @@ extension InMemoryTable {
   private func walk(_ query: Query, ascending: Bool) throws -> [Row] {
     let idField = schema.idField.name
     let limit = query.limit ?? Int.max
-    let ids = idOrder.ids(of: rows)
+    let ids = idOrder.value { rows.keys.sorted { ValueOrder.compare($0, $1) < 0 } }
     let compiled = try CompiledFilter(query.filter, schema: schema)
     var position = ascending ? 0 : ids.count - 1
     if ascending, case .compare(idField, let op, let bound) = query.filter,

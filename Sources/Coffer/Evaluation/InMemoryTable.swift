@@ -18,10 +18,13 @@ struct InMemoryTable: Sendable {
   /// For each of ``lookups``, whether its field alone is unique, so that no bucket ever holds
   /// more than one id, nor orders to keep (see `InMemoryTable+BucketOrder.swift`).
   let lookupIsUnique: [Bool]
-  /// The ids in ascending order, once a read has needed them (see `InMemoryTable+IDOrder.swift`).
-  var idOrder = IDOrder()
-  /// Every row in id order, once a full read has gathered them (see `InMemoryTable+ScanOrder.swift`).
-  var scanOrder = ScanOrder()
+  /// The ids in ascending order, sorted at the first read that needs them and kept until the
+  /// table gains an id: replacing a row leaves the order as it was, and a removed id stays in
+  /// it, skipped by the walks, which look each id up (see `InMemoryTable+IDOrder.swift`).
+  var idOrder = KeptValue<[Value]>()
+  /// Every row in id order as the last full read gathered them, kept until any row changes, so
+  /// that reading a whole unchanged table again looks no id up.
+  var scanOrder = KeptValue<[Row]>()
 
   init(schema: EntitySchema) {
     self.schema = schema
