@@ -172,6 +172,8 @@ do {
   if options.systems.contains(where: SystemCatalog.postgresKeys.contains) {
     lines.append("PostgreSQL: \(PostgresServer.describe()).")
   }
+  let headerEnd = lines.count
+  let load = MachineLoad()
   lines.append("")
   var csv = ["suite,operation,system,rows,value,unit"]
   var svg: String?
@@ -209,6 +211,9 @@ do {
       "codec,\($0.operation),\($0.system),\(options.codecRows),\(Measure.seconds($0.median)),seconds"
     }
   }
+  let measuresServer = options.suite && options.systems.contains(where: SystemCatalog.postgresKeys.contains)
+  let serverNote = measuresServer ? " Other processes include the PostgreSQL server this run measures." : ""
+  lines.insert(load.finish().sentence + serverNote, at: headerEnd)
   let markdown = lines.joined(separator: "\n")
   say(markdown)
   if options.write {
