@@ -11,9 +11,10 @@ extension PlistBackend {
   /// `change` gets the tables and, on its first run, the row cache (`nil` on the replay). It
   /// returns how many operations it applied (they count towards
   /// ``Persistence/everyChanges(_:)``) and whether it changed anything at all. With
-  /// `replaying` false the change runs once and the writer shares the published copy instead
-  /// (for changes that must not run twice); with `writing` true the file is written whatever
-  /// the policy.
+  /// `replaying` false, or when it changed half the rows or more, the change runs once and the
+  /// writer shares the published copy instead (for changes that must not run twice, and those
+  /// that would cost more to replay than the copy its next change makes); with `writing` true
+  /// the file is written whatever the policy.
   func mutate<R>(
     replaying: Bool = true, writing: Bool = false,
     _ change: (inout InMemoryTables, inout [String: [Value: EncodedRow]]?) throws -> (
@@ -55,10 +56,14 @@ extension PlistBackend {
         published.tables = state.working
         return previous
       }
+      let rowCount = state.working.schemas.keys.reduce(0) { $0 + state.working.rowCount($1) }
       state.working = InMemoryTables()
       var noCache: [String: [Value: EncodedRow]]? = nil
-      if !replaying {
-        // The writer shares the published tables until its next change copies them.
+      if !replaying || 2 * outcome.operations >= rowCount {
+        // The writer shares the published tables until its next change copies them: what it
+        // changes, entity by entity. A change of half the rows or more (a bulk insert into a
+        // new store) would cost as much to replay as that copy, and hold a second copy of
+        // every table at once.
         state.working = published.withLock { $0.tables }
       } else if (try? change(&previous, &noCache)) != nil {
         state.working = previous
@@ -139,6 +144,7 @@ extension PlistBackend {
       var cached = state.cache[name] ?? [:]
       state.cache[name] = nil
       if cached.count != state.working.rowCount(name) {
+        cached.reserveCapacity(state.working.rowCount(name))
         for row in state.working.allRows(name) where cached[row[schema.idPosition]] == nil {
           cached[row[schema.idPosition]] = RowFragments.encode(row, schema: schema, format: format)
         }
@@ -146,12 +152,18 @@ extension PlistBackend {
       state.cache[name] = cached
       entities.append(StoreWriter.Entity(schema: schema, rows: cached.values))
     }
-    let bytes = StoreWriter.file(entities, migrations: state.working.migrations, format: format)
-    try file.replace(with: bytes)
+    var bytes = 0
+    let migrations = state.working.migrations
+    try file.replace { write in
+      try StoreWriter.write(entities, migrations: migrations, format: format) { piece in
+        try write(piece)
+        bytes += piece.count
+      }
+    }
     logger.debug(
       "Wrote the property-list file",
       metadata: [
-        "coffer.bytes": .stringConvertible(bytes.count),
+        "coffer.bytes": .stringConvertible(bytes),
         "coffer.entities": .stringConvertible(entities.count),
         "coffer.unsavedOperations": .stringConvertible(state.unsavedOperations),
       ])

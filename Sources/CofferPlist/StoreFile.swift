@@ -130,9 +130,11 @@ struct StoreFile: Sendable {
     close(descriptor)
   }
 
-  /// Replaces the file with `bytes` atomically and durably. On any failure the existing file is
-  /// untouched and the temporary file removed.
-  func replace(with bytes: [UInt8]) throws {
+  /// Replaces the file with what `body` writes, atomically and durably: `body` hands its bytes
+  /// over in pieces to the function it is given, so the new file never needs to be whole in
+  /// memory. On any failure, `body`'s included, the existing file is untouched and the temporary
+  /// file removed.
+  func replace(writing body: (_ write: (UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
     let temporary = "\(path).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
     // O_EXCL: a new file of our own (never one planted there, nor a link's target); the store
     // may hold private data, so only its owner may read it.
@@ -146,7 +148,7 @@ struct StoreFile: Sendable {
       if !closed { close(descriptor) }
     }
     do {
-      try bytes.withUnsafeBytes { buffer in
+      try body { buffer in
         var offset = 0
         while offset < buffer.count {
           let written = write(descriptor, buffer.baseAddress?.advanced(by: offset), buffer.count - offset)

@@ -64,6 +64,53 @@ import Testing
     try await store.close()
   }
 
+  /// The file is written in pieces of about a megabyte: a store of several pieces, with null
+  /// fields, long ASCII and UTF-16 strings and one value larger than a piece, read back whole by
+  /// plistlib (which checks every offset and reference) and by Coffer, after the bulk insert and
+  /// after a commit that takes most rows from the writer's cache.
+  @Test(arguments: PlistBackend.Format.allCases)
+  func aFileWrittenInManyPiecesReadsBackWhole(format: PlistBackend.Format) async throws {
+    let folder = try TemporaryFolder()
+    let path = folder.file("store.plist")
+    let url = "plist://\(path)?format=\(format.rawValue)"
+    var posts = (1...3000).map { id in
+      var post = samplePost(Int64(id))
+      post.text = String(repeating: id % 2 == 0 ? "é" : "x", count: 10 + id % 700)
+      return post
+    }
+    posts[10].blob = Data((0..<1_500_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+    let program = """
+      import plistlib, sys
+      rows = plistlib.load(open(sys.argv[1], 'rb'))['entities']['Post']
+      print(len(rows), sum(len(r['text']) for r in rows), sum(1 for r in rows if 'read' not in r),
+            max(len(r['blob']) for r in rows))
+      """
+    func expected() -> String {
+      "\(posts.count) \(posts.reduce(0) { $0 + $1.text.count }) \(posts.filter { $0.read == nil }.count) 1500000"
+    }
+
+    var store = try await Store.open(url: url, registry: plistRegistry())
+    try await store.insert(posts)
+    try await store.close()
+    #expect(try python(program, [path]).trimmingCharacters(in: .whitespacesAndNewlines) == expected())
+    store = try await Store.open(url: url, registry: plistRegistry())
+    #expect(try await store.all(Post.self) == posts)
+
+    for index in [0, 11, 1500, 2999] {
+      posts[index].read = posts[index].read == nil ? false : nil
+      posts[index].text += " — changed"
+    }
+    let changed = [posts[0], posts[11], posts[1500], posts[2999]]
+    try await store.batch { batch in
+      for post in changed { try batch.update(post) }
+    }
+    try await store.close()
+    #expect(try python(program, [path]).trimmingCharacters(in: .whitespacesAndNewlines) == expected())
+    store = try await Store.open(url: url, registry: plistRegistry())
+    #expect(try await store.all(Post.self) == posts)
+    try await store.close()
+  }
+
   @Test func formatIsDetectedOnOpenAndConvertedWhenAnotherIsAskedFor() async throws {
     let folder = try TemporaryFolder()
     let path = folder.file("store.plist")

@@ -1,114 +1,221 @@
+@_spi(Backend) import Coffer
 import Foundation
 
-/// Writes binary property lists (`bplist00`).
+/// Writes binary property lists (`bplist00`), handing the bytes over in pieces as they are made.
 ///
 /// Objects are appended one at a time and referred to by number; every reference is four bytes
 /// (any reader accepts a fixed size), so a row's encoded value objects can be kept and copied
 /// into the next file unchanged. Offsets take four bytes, or eight past 4 GiB.
+///
+/// The offset table at the end of the file lists every object: for rows, several objects each,
+/// the offsets are worked out again from the rows when the table is written, rather than kept
+/// for the whole write (a store of a million rows has millions of objects).
 struct BinaryPlistWriter {
   static let referenceSize = 4
-  private(set) var bytes: [UInt8] = Array("bplist00".utf8)
-  private(set) var offsets: [Int] = []
+  /// How many bytes the writer gathers before handing them over.
+  static let pieceSize = 1 << 20
+  /// Where the bytes go, a piece at a time, in order.
+  typealias Output = (UnsafeRawBufferPointer) throws -> Void
+  typealias Rows = Dictionary<Value, EncodedRow>.Values
+
+  /// Rows appended by ``appendRows(_:fieldKeys:to:)``: their objects come after the first
+  /// `precededBy` objects of ``offsets``, from `base` in the file.
+  private struct RowRun {
+    var precededBy: Int
+    var rows: Rows
+    var base: Int
+  }
+
+  /// Bytes made but not handed over yet.
+  private var bytes: [UInt8] = Array("bplist00".utf8)
+  /// How many bytes were handed over before ``bytes``.
+  private var handedOver = 0
+  /// The offsets of the objects not in a run of rows, in order.
+  private var offsets: [Int] = []
+  private var runs: [RowRun] = []
+  /// How many objects there are so far: the number the next one gets.
+  private var objectCount = 0
+
+  /// The offset in the file of the next byte.
+  var position: Int { handedOver + bytes.count }
+
+  /// Hands the bytes made so far to `output`.
+  mutating func flush(to output: Output) throws {
+    guard !bytes.isEmpty else { return }
+    try bytes.withUnsafeBytes(output)
+    handedOver += bytes.count
+    bytes.removeAll(keepingCapacity: true)
+  }
+
+  /// The bytes a row takes: its dictionary object, then its value objects.
+  private static func size(of shape: EncodedRow.Shape) -> Int {
+    1 + (shape.count < 15 ? 0 : 9) + 2 * referenceSize * shape.count + shape.valueBytes
+  }
 
   /// Appends rows: for each, its dictionary object (keys from `fieldKeys`, values numbered
-  /// right after it) and then its cached value objects. Returns the dictionaries' numbers.
+  /// right after it) and then its cached value objects, skipping the nulls (see ``EncodedRow``).
+  /// Returns the dictionaries' numbers.
   ///
-  /// The hot path of every commit: sizes are computed first and bytes are stored through one
-  /// pointer, with no allocation per row.
-  mutating func appendRows(_ rows: some Collection<EncodedRow>, fieldKeys: [Int]) -> [Int] {
-    // No rows, no region: an array made with zero capacity is the shared empty array, whose count
-    // the initializer would write from several threads at once (a race ThreadSanitizer reports).
-    if rows.isEmpty { return [] }
-    var size = 0
-    var objects = 0
-    for row in rows {
-      size +=
-        1 + (row.fields.count < 15 ? 0 : 9) + 2 * Self.referenceSize * row.fields.count + row.bytes.count
-      objects += 1 + row.fields.count
-    }
+  /// The hot path of every commit: rows go in pieces of about ``pieceSize`` bytes, each sized
+  /// first and stored through one pointer, with no allocation per row.
+  mutating func appendRows(_ rows: Rows, fieldKeys: [Int], to output: Output) throws -> [Int] {
+    try flush(to: output)
+    runs.append(RowRun(precededBy: offsets.count, rows: rows, base: position))
     var numbers: [Int] = []
     numbers.reserveCapacity(rows.count)
-    let base = bytes.count
-    offsets.reserveCapacity(offsets.count + objects)
-    let region = [UInt8](unsafeUninitializedCapacity: size) { uninitialized, initialized in
-      let buffer = UnsafeMutableRawBufferPointer(uninitialized)
-      var position = 0
-      for row in rows {
-        let dictionary = offsets.count
-        numbers.append(dictionary)
-        offsets.append(base + position)
-        let count = row.fields.count
-        if count < 15 {
-          buffer[position] = 0xD0 | UInt8(count)
-          position += 1
-        } else {
-          buffer[position] = 0xDF
-          buffer[position + 1] = 0x13
-          buffer.storeBytes(of: UInt64(count).bigEndian, toByteOffset: position + 2, as: UInt64.self)
-          position += 10
-        }
-        for field in row.fields {
-          buffer.storeBytes(
-            of: UInt32(fieldKeys[Int(field)]).bigEndian, toByteOffset: position, as: UInt32.self)
-          position += 4
-        }
-        for index in 0..<count {
-          buffer.storeBytes(
-            of: UInt32(dictionary + 1 + index).bigEndian, toByteOffset: position, as: UInt32.self)
-          position += 4
-        }
-        var objectStart = base + position
-        for length in row.lengths {
-          offsets.append(objectStart)
-          objectStart += Int(length)
-        }
-        row.bytes.withUnsafeBytes { source in
-          if let from = source.baseAddress, let to = buffer.baseAddress {
-            (to + position).copyMemory(from: from, byteCount: source.count)
-          }
-        }
-        position += row.bytes.count
+    var start = rows.startIndex
+    while start != rows.endIndex {
+      var end = start
+      var size = 0
+      while end != rows.endIndex, size < Self.pieceSize {
+        size += Self.size(of: EncodedRow.Shape(rows[end].bytes))
+        rows.formIndex(after: &end)
       }
-      initialized = position
+      let piece = [UInt8](unsafeUninitializedCapacity: size) { uninitialized, initialized in
+        initialized = write(
+          rows[start..<end], fieldKeys: fieldKeys, into: UnsafeMutableRawBufferPointer(uninitialized),
+          numbers: &numbers)
+      }
+      try piece.withUnsafeBytes(output)
+      handedOver += piece.count
+      start = end
     }
-    bytes.append(contentsOf: region)
     return numbers
+  }
+
+  /// Writes rows' objects into `buffer`, sized for them, and returns how many bytes they took.
+  private mutating func write(
+    _ rows: Rows.SubSequence, fieldKeys: [Int], into buffer: UnsafeMutableRawBufferPointer,
+    numbers: inout [Int]
+  ) -> Int {
+    var cursor = 0
+    for row in rows {
+      row.bytes.withUnsafeBytes { source in
+        let count = EncodedRow.Shape(row.bytes).count
+        let dictionary = objectCount
+        numbers.append(dictionary)
+        objectCount += 1 + count
+        if count < 15 {
+          buffer[cursor] = 0xD0 | UInt8(count)
+          cursor += 1
+        } else {
+          buffer[cursor] = 0xDF
+          buffer[cursor + 1] = 0x13
+          buffer.storeBytes(of: UInt64(count).bigEndian, toByteOffset: cursor + 2, as: UInt64.self)
+          cursor += 10
+        }
+        // The keys' references, then the values', then the value objects themselves.
+        let valueReferences = cursor + count * Self.referenceSize
+        var objectStart = valueReferences + count * Self.referenceSize
+        var field = 0
+        var offset = 0
+        var number = 0
+        while offset < source.count {
+          let length = EncodedRow.objectLength(source, at: offset)
+          if source[offset] != EncodedRow.null {
+            buffer.storeBytes(
+              of: UInt32(fieldKeys[field]).bigEndian, toByteOffset: cursor + number * Self.referenceSize,
+              as: UInt32.self)
+            buffer.storeBytes(
+              of: UInt32(dictionary + 1 + number).bigEndian,
+              toByteOffset: valueReferences + number * Self.referenceSize, as: UInt32.self)
+            if let from = source.baseAddress, let to = buffer.baseAddress {
+              (to + objectStart).copyMemory(from: from + offset, byteCount: length)
+            }
+            objectStart += length
+            number += 1
+          }
+          offset += length
+          field += 1
+        }
+        cursor = objectStart
+      }
+    }
+    return cursor
   }
 
   /// Appends an object already encoded (see ``BinaryPlistObjects``) and returns its number.
   @discardableResult
   mutating func appendObject(_ encoded: [UInt8]) -> Int {
-    offsets.append(bytes.count)
+    offsets.append(position)
     bytes.append(contentsOf: encoded)
-    return offsets.count - 1
+    objectCount += 1
+    return objectCount - 1
   }
 
-  /// Appends the offset table and trailer; `top` is the root object's number.
-  mutating func finish(top: Int) -> [UInt8] {
-    let tableOffset = bytes.count
+  /// Appends the offset table and trailer, handing everything left to `output`; `top` is the root
+  /// object's number.
+  mutating func finish(top: Int, to output: Output) throws {
+    try flush(to: output)
+    let tableOffset = position
     let offsetSize = tableOffset <= Int(UInt32.max) ? 4 : 8
-    let table = [UInt8](unsafeUninitializedCapacity: offsets.count * offsetSize) {
-      uninitialized, initialized in
-      let buffer = UnsafeMutableRawBufferPointer(uninitialized)
-      var position = 0
-      for offset in offsets {
-        if offsetSize == 4 {
-          buffer.storeBytes(of: UInt32(offset).bigEndian, toByteOffset: position, as: UInt32.self)
-        } else {
-          buffer.storeBytes(of: UInt64(offset).bigEndian, toByteOffset: position, as: UInt64.self)
+    var table = OffsetTable(offsetSize: offsetSize)
+    var listed = 0
+    for run in runs {
+      try table.append(offsets[listed..<run.precededBy], to: output)
+      listed = run.precededBy
+      // The offsets `write(_:fieldKeys:into:numbers:)` gave the run's objects, worked out again.
+      var cursor = run.base
+      for row in run.rows {
+        try row.bytes.withUnsafeBytes { source in
+          let shape = EncodedRow.Shape(row.bytes)
+          try table.append(cursor, to: output)
+          var objectStart = cursor + Self.size(of: shape) - shape.valueBytes
+          var offset = 0
+          while offset < source.count {
+            let length = EncodedRow.objectLength(source, at: offset)
+            if source[offset] != EncodedRow.null {
+              try table.append(objectStart, to: output)
+              objectStart += length
+            }
+            offset += length
+          }
+          cursor = objectStart
         }
-        position += offsetSize
       }
-      initialized = position
     }
-    bytes.append(contentsOf: table)
+    try table.append(offsets[listed...], to: output)
+    try table.flush(to: output)
+    handedOver += table.written
     bytes.append(contentsOf: [0, 0, 0, 0, 0, 0])
     bytes.append(UInt8(offsetSize))
     bytes.append(UInt8(Self.referenceSize))
-    BinaryPlistObjects.appendBigEndian(UInt64(offsets.count), size: 8, to: &bytes)
+    BinaryPlistObjects.appendBigEndian(UInt64(objectCount), size: 8, to: &bytes)
     BinaryPlistObjects.appendBigEndian(UInt64(top), size: 8, to: &bytes)
     BinaryPlistObjects.appendBigEndian(UInt64(tableOffset), size: 8, to: &bytes)
-    return bytes
+    try flush(to: output)
+  }
+
+  /// The offset table, made and handed over a piece at a time.
+  private struct OffsetTable {
+    let offsetSize: Int
+    var piece: [UInt8] = []
+    var written = 0
+
+    init(offsetSize: Int) {
+      self.offsetSize = offsetSize
+      piece.reserveCapacity(BinaryPlistWriter.pieceSize)
+    }
+
+    mutating func append(_ offset: Int, to output: Output) throws {
+      if offsetSize == 4 {
+        withUnsafeBytes(of: UInt32(offset).bigEndian) { piece.append(contentsOf: $0) }
+      } else {
+        withUnsafeBytes(of: UInt64(offset).bigEndian) { piece.append(contentsOf: $0) }
+      }
+      if piece.count >= BinaryPlistWriter.pieceSize { try flush(to: output) }
+    }
+
+    mutating func append(_ offsets: ArraySlice<Int>, to output: Output) throws {
+      for offset in offsets { try append(offset, to: output) }
+    }
+
+    mutating func flush(to output: Output) throws {
+      guard !piece.isEmpty else { return }
+      try piece.withUnsafeBytes(output)
+      written += piece.count
+      piece.removeAll(keepingCapacity: true)
+    }
   }
 
   /// Appends a whole value tree, children first, and returns the number of its root.

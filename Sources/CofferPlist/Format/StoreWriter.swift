@@ -1,6 +1,7 @@
 @_spi(Backend) import Coffer
 
-/// Assembles a whole store file from schemas and encoded rows, in either format.
+/// Writes a whole store file from schemas and encoded rows, in either format, handing the bytes
+/// over in pieces of about a megabyte, so the file is never whole in memory.
 ///
 /// Rows come already encoded (``EncodedRow``), so writing a file is mostly copying bytes.
 enum StoreWriter {
@@ -9,24 +10,40 @@ enum StoreWriter {
     var rows: Dictionary<Value, EncodedRow>.Values
   }
 
+  /// Writes the file to `output`, a piece at a time, in order.
+  static func write(
+    _ entities: [Entity], migrations: [MigrationRecord], format: PlistBackend.Format,
+    to output: BinaryPlistWriter.Output
+  ) throws {
+    switch format {
+    case .xml: try xml(entities, header: StoreLayout.header(migrations: migrations), to: output)
+    case .binary: try binary(entities, header: StoreLayout.header(migrations: migrations), to: output)
+    }
+  }
+
+  /// The whole file in one array.
   static func file(_ entities: [Entity], migrations: [MigrationRecord], format: PlistBackend.Format)
     -> [UInt8]
   {
-    switch format {
-    case .xml: xml(entities, header: StoreLayout.header(migrations: migrations))
-    case .binary: binary(entities, header: StoreLayout.header(migrations: migrations))
-    }
+    var bytes: [UInt8] = []
+    // Gathering bytes in memory cannot fail.
+    try? write(entities, migrations: migrations, format: format) { bytes.append(contentsOf: $0) }
+    return bytes
   }
 
   private static func schemas(_ entities: [Entity]) -> PlistValue {
     .dict(entities.map { ($0.schema.name, StoreLayout.plist($0.schema)) })
   }
 
-  private static func xml(_ entities: [Entity], header: PlistValue) -> [UInt8] {
+  private static func xml(_ entities: [Entity], header: PlistValue, to output: BinaryPlistWriter.Output)
+    throws
+  {
     var writer = XMLPlistWriter()
-    let rowBytes = entities.reduce(0) { total, entity in total + entity.rows.reduce(0) { $0 + $1.bytes.count }
+    func flushIfFull() throws {
+      guard writer.bytes.count >= BinaryPlistWriter.pieceSize else { return }
+      try writer.bytes.withUnsafeBytes(output)
+      writer.bytes.removeAll(keepingCapacity: true)
     }
-    writer.bytes.reserveCapacity(rowBytes + 4096)
     writer.bytes.append(contentsOf: XMLPlistWriter.header)
     writer.append("<dict>\n")
     writer.indent(1)
@@ -52,7 +69,10 @@ enum StoreWriter {
           continue
         }
         writer.append("<array>\n")
-        for row in entity.rows { writer.bytes.append(contentsOf: row.bytes) }
+        for row in entity.rows {
+          writer.bytes.append(contentsOf: row.bytes)
+          try flushIfFull()
+        }
         writer.indent(2)
         writer.append("</array>\n")
       }
@@ -61,10 +81,14 @@ enum StoreWriter {
     }
     writer.append("</dict>\n")
     writer.bytes.append(contentsOf: XMLPlistWriter.footer)
-    return writer.bytes
+    try writer.bytes.withUnsafeBytes(output)
   }
 
-  private static func binary(_ entities: [Entity], header headerValue: PlistValue) -> [UInt8] {
+  private static func binary(
+    _ entities: [Entity], header headerValue: PlistValue, to output: BinaryPlistWriter.Output
+  )
+    throws
+  {
     var writer = BinaryPlistWriter()
     let header = writer.append(headerValue)
     let schemaObject = writer.append(schemas(entities))
@@ -73,7 +97,7 @@ enum StoreWriter {
     for entity in entities {
       entityKeys.append(writer.appendObject(BinaryPlistObjects.string(entity.schema.name)))
       let fieldKeys = entity.schema.fields.map { writer.appendObject(BinaryPlistObjects.string($0.name)) }
-      let rowObjects = writer.appendRows(entity.rows, fieldKeys: fieldKeys)
+      let rowObjects = try writer.appendRows(entity.rows, fieldKeys: fieldKeys, to: output)
       entityArrays.append(
         writer.appendObject(
           BinaryPlistObjects.container(marker: 0xA0, count: rowObjects.count, references: rowObjects)))
@@ -87,6 +111,6 @@ enum StoreWriter {
     let root = writer.appendObject(
       BinaryPlistObjects.container(
         marker: 0xD0, count: 3, references: rootKeys + [header, schemaObject, entitiesObject]))
-    return writer.finish(top: root)
+    try writer.finish(top: root, to: output)
   }
 }
