@@ -116,6 +116,34 @@ struct InMemoryTable: Sendable {
     }
   }
 
+  /// Whether a row's id must be stored already: an insert's must not, an update's must.
+  enum Presence {
+    case absent, present, either
+  }
+
+  /// What ``put(_:id:requiring:store:)`` did.
+  enum PutOutcome {
+    /// Nothing: the id was stored already (`existed`), or was not, against the presence asked.
+    case refused(existed: Bool)
+    /// The row is stored; this row was there before, if any.
+    case stored(Row?)
+  }
+
+  /// Stores `row` under `id` when the id's presence is as `presence` asks and no other row holds
+  /// its unique values (which throws ``CofferError/Code/uniqueViolation``), in one access to the
+  /// table.
+  mutating func put(_ row: Row, id: Value, requiring presence: Presence, store: String?) throws -> PutOutcome
+  {
+    let exists = rows[id] != nil
+    switch presence {
+    case .absent where exists: return .refused(existed: true)
+    case .present where !exists: return .refused(existed: false)
+    default: break
+    }
+    try checkUnique(row, store: store)
+    return .stored(put(id, row))
+  }
+
   /// Stores or removes the row with an id, keeping unique indexes in step; returns the row that
   /// was there.
   @discardableResult

@@ -113,9 +113,9 @@
   mutating func insert(_ row: Row, into entity: String) throws {
     let schema = try table(entity).schema
     let id = row[schema.idPosition]
-    if tables[entity]?.rows[id] != nil { throw duplicate(schema, id) }
-    try tables[entity]?.checkUnique(row, store: storeName)
-    _ = tables[entity]?.put(id, row)
+    if case .refused = try tables[entity]?.put(row, id: id, requiring: .absent, store: storeName) {
+      throw duplicate(schema, id)
+    }
   }
 
   private mutating func rollBack(_ undo: [(entity: String, id: Value, row: Row?)]) {
@@ -144,17 +144,22 @@
     case .insert(_, let made), .update(_, let made), .upsert(_, let made):
       let row = reshape(made)
       let id = row[schema.idPosition]
-      let exists = tables[entity]?.rows[id] != nil
-      switch operation {
-      case .insert where exists: throw duplicate(schema, id)
-      case .update where !exists:
+      let presence: InMemoryTable.Presence =
+        switch operation {
+        case .insert: .absent
+        case .update: .present
+        default: .either
+        }
+      // One access to the table: reading it through the dictionary's getter would copy it.
+      switch try tables[entity]?.put(row, id: id, requiring: presence, store: storeName) {
+      case .refused(existed: true): throw duplicate(schema, id)
+      case .refused(existed: false):
         throw CofferError.nothingToUpdate(entity: schema.name, id: id, store: storeName)
-      default: break
+      case .stored(let old):
+        undo.append((entity, id, old))
+        if old != nil { summary.updated += 1 } else { summary.inserted += 1 }
+      case nil: break
       }
-      try tables[entity]?.checkUnique(row, store: storeName)
-      let old = tables[entity]?.put(id, row)
-      undo.append((entity, id, old))
-      if exists { summary.updated += 1 } else { summary.inserted += 1 }
     case .delete(_, let id):
       if let old = tables[entity]?.put(id, nil) {
         undo.append((entity, id, old))
