@@ -107,26 +107,19 @@ struct BinaryPlistWriter {
         // The keys' references, then the values', then the value objects themselves.
         let valueReferences = cursor + count * Self.referenceSize
         var objectStart = valueReferences + count * Self.referenceSize
-        var field = 0
-        var offset = 0
         var number = 0
-        while offset < source.count {
-          let length = EncodedRow.objectLength(source, at: offset)
-          if source[offset] != EncodedRow.null {
-            buffer.storeBytes(
-              of: UInt32(fieldKeys[field]).bigEndian, toByteOffset: cursor + number * Self.referenceSize,
-              as: UInt32.self)
-            buffer.storeBytes(
-              of: UInt32(dictionary + 1 + number).bigEndian,
-              toByteOffset: valueReferences + number * Self.referenceSize, as: UInt32.self)
-            if let from = source.baseAddress, let to = buffer.baseAddress {
-              (to + objectStart).copyMemory(from: from + offset, byteCount: length)
-            }
-            objectStart += length
-            number += 1
+        EncodedRow.forEachValue(in: source) { field, offset, length in
+          buffer.storeBytes(
+            of: UInt32(fieldKeys[field]).bigEndian, toByteOffset: cursor + number * Self.referenceSize,
+            as: UInt32.self)
+          buffer.storeBytes(
+            of: UInt32(dictionary + 1 + number).bigEndian,
+            toByteOffset: valueReferences + number * Self.referenceSize, as: UInt32.self)
+          if let from = source.baseAddress, let to = buffer.baseAddress {
+            (to + objectStart).copyMemory(from: from + offset, byteCount: length)
           }
-          offset += length
-          field += 1
+          objectStart += length
+          number += 1
         }
         cursor = objectStart
       }
@@ -161,14 +154,9 @@ struct BinaryPlistWriter {
           let shape = EncodedRow.Shape(row.bytes)
           try table.append(cursor, to: output)
           var objectStart = cursor + Self.size(of: shape) - shape.valueBytes
-          var offset = 0
-          while offset < source.count {
-            let length = EncodedRow.objectLength(source, at: offset)
-            if source[offset] != EncodedRow.null {
-              try table.append(objectStart, to: output)
-              objectStart += length
-            }
-            offset += length
+          try EncodedRow.forEachValue(in: source) { _, _, length in
+            try table.append(objectStart, to: output)
+            objectStart += length
           }
           cursor = objectStart
         }

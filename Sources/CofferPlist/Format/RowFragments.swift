@@ -37,23 +37,36 @@ struct EncodedRow: Sendable {
     }
   }
 
+  /// Calls `body` with the field number, offset and length of each object of a binary row's
+  /// bytes that is not ``null``, in field order.
+  @inline(__always)
+  static func forEachValue(
+    in source: UnsafeRawBufferPointer, _ body: (_ field: Int, _ offset: Int, _ length: Int) throws -> Void
+  ) rethrows {
+    var offset = 0
+    var field = 0
+    while offset < source.count {
+      let length = objectLength(source, at: offset)
+      if source[offset] != null { try body(field, offset, length) }
+      offset += length
+      field += 1
+    }
+  }
+
   /// How many fields of a binary row are not null, and the bytes their objects take.
   struct Shape {
     var count = 0
     var valueBytes = 0
 
     init(_ bytes: [UInt8]) {
+      var (count, valueBytes) = (0, 0)
       bytes.withUnsafeBytes { source in
-        var offset = 0
-        while offset < source.count {
-          let length = EncodedRow.objectLength(source, at: offset)
-          if source[offset] != EncodedRow.null {
-            count += 1
-            valueBytes += length
-          }
-          offset += length
+        EncodedRow.forEachValue(in: source) { _, _, length in
+          count += 1
+          valueBytes += length
         }
       }
+      (self.count, self.valueBytes) = (count, valueBytes)
     }
   }
 }
