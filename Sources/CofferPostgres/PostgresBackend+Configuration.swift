@@ -176,3 +176,33 @@ extension PostgresBackend {
     var address: String { hosts.map(\.description).joined(separator: ",") }
   }
 }
+
+extension PostgresBackend.Configuration: CustomStringConvertible, CustomDebugStringConvertible,
+  CustomReflectable
+{
+  /// The servers, database, schema and options, and whether a password is set; never the
+  /// password itself, so that a configuration printed or logged whole gives nothing away.
+  public var description: String {
+    var parts = [
+      "pool \(poolSize)", "tls \(tls.rawValue)", "connectTimeout \(connectTimeout)",
+      password == nil ? "no password" : "a password (not shown)",
+    ]
+    if let statementTimeout { parts.insert("statementTimeout \(statementTimeout)", at: 3) }
+    return "\(storeName) (\(parts.joined(separator: ", ")))"
+  }
+
+  /// The same as ``description``.
+  public var debugDescription: String { description }
+
+  /// Every setting but the password, whose place says only whether one is set: what `dump`
+  /// and other reflection show.
+  public var customMirror: Mirror {
+    Mirror(
+      self,
+      children: [
+        "hosts": hosts, "user": user, "password": password == nil ? "none" : "(set, not shown)",
+        "database": database, "schema": schema, "poolSize": poolSize, "tls": tls,
+        "connectTimeout": connectTimeout, "statementTimeout": statementTimeout as Any,
+      ], displayStyle: .struct)
+  }
+}

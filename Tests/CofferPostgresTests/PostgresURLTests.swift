@@ -147,6 +147,31 @@ import Testing
     #expect(!fromEnvironment.storeName.contains(secret))
   }
 
+  @Test func aConfigurationPrintedOrDumpedNeverShowsThePassword() throws {
+    let secret = "Sup3r-s3cret-\(UUID().uuidString)"
+    let url = try StoreURL(
+      "postgres://app:\(secret)@db1:5433,db2/chat?schema=tenant_7&pool=3&statementTimeout=2")
+    let configuration = try Configuration(url: url, environment: [:])
+    var dumped = ""
+    dump(configuration, to: &dumped)
+    var dumpedURL = ""
+    dump(url, to: &dumpedURL)
+    for (what, text) in [
+      ("description", "\(configuration)"), ("debugDescription", String(reflecting: configuration)),
+      ("dump", dumped), ("URL dump", dumpedURL), ("URL", "\(url)"),
+    ] {
+      #expect(
+        !text.contains(secret),
+        "\(what) shows the password: \(text.replacingOccurrences(of: secret, with: "…"))")
+    }
+    #expect("\(configuration)".hasPrefix("postgres://app@db1:5433,db2:5432/chat?schema=tenant_7 (pool 3"))
+    #expect("\(configuration)".contains("a password (not shown)"))
+    #expect(dumped.contains("tenant_7") && dumped.contains("(set, not shown)"))
+    #expect(dumpedURL.contains("db2") && dumpedURL.contains("(set, not shown)"))
+    let none = try Configuration(url: StoreURL("postgres://app@h/d"), environment: [:])
+    #expect("\(none)".contains("no password"))
+  }
+
   @Test func anInvalidURLErrorNeverHoldsThePassword() {
     let secret = "Sup3r-s3cret-\(UUID().uuidString)"
     for url in [

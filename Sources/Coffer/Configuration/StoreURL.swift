@@ -15,7 +15,7 @@ import Foundation
 /// File paths may also be relative: `sqlite:app.sqlite`. Write a space or another reserved
 /// character in a path percent-encoded (`%20`); ``path`` holds it decoded. A password in a URL
 /// is accepted but never kept in ``description`` or error messages; prefer the environment.
-public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
+public struct StoreURL: Sendable, Hashable, CustomStringConvertible, CustomReflectable {
   /// The backend's scheme, lowercased: `memory`, `sqlite`, …
   public let scheme: String
   /// The user, for network stores.
@@ -112,6 +112,17 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
     self.user = user
     self.password = password
     self.options = options
+  }
+
+  /// The URL's parts, with the password's place saying only whether one is set: what `dump`
+  /// and other reflection show.
+  public var customMirror: Mirror {
+    Mirror(
+      self,
+      children: [
+        "scheme": scheme, "user": user as Any, "password": password == nil ? "none" : "(set, not shown)",
+        "hosts": hosts, "path": path, "options": options,
+      ], displayStyle: .struct)
   }
 
   /// The URL as text, without its password, percent-encoding what needs it (a space in a path is
