@@ -143,6 +143,45 @@ extension ConformanceSuite {
         throw error
       }
     },
+    ConformanceCheck(
+      "multiprocess.observer-sees-other-process", requires: [.multiProcess, .observesOtherHandles],
+      "A query observed in this process sees the commits another process makes to the same store, "
+        + "one row at a time faster than the observer reads, up to the last of them."
+    ) { context in
+      let child = try childProgram(of: context)
+      let url = context.target.scratchURL(in: context.directory, name: "\(context.checkID)-shared")
+      let log = context.directory + "/child.log"
+      let store = Store(backend: try await context.target.open(url))
+      let seen = LockedState<[ProcessRecord]?>(nil)
+      let reader = Task {
+        for try await records in store.query(ProcessRecord.self).observe() { seen.withLock { $0 = records } }
+      }
+      do {
+        try await store.prepare([ProcessRecord.self])
+        try await waitFor("the first, empty result", { seen.withLock { $0 } == [] })
+        let process = try startChild(
+          child, [url.description, String(childFirstID), String(processCommits)], log: log)
+        let termination = await process.waitUntilExit()
+        guard termination == .exited(0) else {
+          let printed = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+          throw CheckFailure("The child process failed with \(termination): \(show(printed))")
+        }
+        let expected = (0..<Int64(processCommits)).map {
+          ProcessRecord(id: childFirstID + $0, writer: "child", step: $0)
+        }
+        try await waitFor(
+          "the last of \(processCommits) rows another process committed", { seen.withLock { $0 } == expected }
+        )
+        reader.cancel()
+        try await store.close()
+        await context.target.removeScratch(url)
+      } catch {
+        reader.cancel()
+        try? await store.close()
+        await context.target.removeScratch(url)
+        throw error
+      }
+    },
   ]
 
   /// How many accounts the multi-process transfer check moves amounts between, and how many

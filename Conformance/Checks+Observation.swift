@@ -54,7 +54,7 @@ extension ConformanceSuite {
   /// Waits up to 60 s for `condition`, checking every 10 ms. A generous bound: in a full test run
   /// on two cores, other tests' work can hold the observer's task back for seconds; the bound
   /// only tells a missed commit from a slow one.
-  private static func waitFor(_ what: String, _ condition: @Sendable () -> Bool) async throws {
+  static func waitFor(_ what: String, _ condition: @Sendable () -> Bool) async throws {
     let clock = ContinuousClock()
     let deadline = clock.now + .seconds(60)
     while !condition() {

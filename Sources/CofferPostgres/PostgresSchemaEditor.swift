@@ -1,5 +1,6 @@
 @_spi(Backend) import Coffer
 import Foundation
+import NIOCore
 import PostgresNIO
 
 /// The ``Coffer/SchemaEditor`` of a PostgreSQL store: runs on the thread of a migration step's
@@ -104,6 +105,36 @@ final class PostgresSchemaEditor: SchemaEditor {
       let applier = PostgresApplier(
         connection: connection, tables: [entity: table], changes: ChangeSet(), store: store)
       return try await applier.explain(row, in: table, inserting: true)
+    }
+  }
+
+  /// One `INSERT … SELECT` on the server, for the conversions whose result PostgreSQL's casts
+  /// give exactly as ``Coffer/FieldConversion`` does: a `bigint` as decimal text and a
+  /// `boolean` as 0 or 1. Any other conversion is left to the rows' pass through the step.
+  func copyRows(
+    from source: String, into target: String, converting conversions: [Int: FieldConversion.BuiltIn]
+  ) throws -> Int? {
+    let from = try table(source)
+    let into = try table(target)
+    guard from.kinds.count == into.kinds.count else { return nil }
+    var expressions: [String] = []
+    for position in from.kinds.indices {
+      let column = from.columns[position]
+      let (old, new) = (from.kinds[position], into.kinds[position])
+      switch conversions[position] {
+      case nil where old == new: expressions.append(column)
+      case .intToString where old == .int && new == .string: expressions.append("\(column)::text")
+      case .boolToInt where old == .bool && new == .int: expressions.append("\(column)::integer")
+      default: return nil
+      }
+    }
+    let sql =
+      "INSERT INTO \(into.table) (\(into.selectList)) SELECT \(expressions.joined(separator: ", ")) FROM \(from.table)"
+    return try link.wait(while: "copying \(source)", entity: source) { [connection] in
+      guard !connection.isClosed else { throw ChannelError.ioOnClosedChannel }
+      let metadata = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: .disabled) { _ in }
+        .get()
+      return metadata.rows ?? 0
     }
   }
 

@@ -8,13 +8,24 @@ import Testing
 /// The chat example's plan takes a store the first release wrote to this release's model on
 /// every backend, and leaves a store this release made as it is.
 @Suite struct ChatMigrationTests {
-  @Test(arguments: ["memory", "sqlite", "lmdb", "plist"])
+  @Test(arguments: ["memory", "sqlite", "lmdb", "plist", "postgres"])
   func aVersionOneStoreOpensWithTheNewModel(scheme: String) async throws {
     let folder = try TemporaryFolder("coffer-chat-migration-\(scheme)")
-    let url =
-      scheme == "memory"
-      ? "memory:chat-migration-\(UUID().uuidString)"
-      : "\(scheme)://" + folder.file(scheme == "lmdb" ? "store" : "store.\(scheme)")
+    let url: String
+    var removeScratch: (@Sendable (StoreURL) async -> Void)?
+    switch scheme {
+    case "memory": url = "memory:chat-migration-\(UUID().uuidString)"
+    case "postgres":
+      // A schema of its own on the test server, dropped afterwards.
+      guard let server = TestServers.postgresURL else {
+        try Test.cancel("Skipped: \(TestServers.postgresMissing)")
+      }
+      let base = try StoreURL(server)
+      let entry = try BackendRegistry.builtIn.entry(for: base)
+      url = entry.scratchURL(base, "cli-tests", "chat-migration-\(UUID().uuidString)").description
+      removeScratch = entry.removeScratch
+    default: url = "\(scheme)://" + folder.file(scheme == "lmdb" ? "store" : "store.\(scheme)")
+    }
     let created = Date(timeIntervalSince1970: 1_714_557_600)
     let lunch = ChatThreadVersion1(title: "Lunch | plans", createdAt: created)
     let old = [
@@ -44,6 +55,7 @@ import Testing
     #expect(unread.map(\.key) == [lunch.id] && unread.map(\.value) == [1])
     #expect(try await store.migrations().map(\.name) == ChatMigrations.plan.steps.map(\.name))
     try await store.close()
+    if let removeScratch { await removeScratch(try StoreURL(url)) }
   }
 
   @Test func aNewStoreIsMarkedMigratedAndKeepsItsValues() async throws {

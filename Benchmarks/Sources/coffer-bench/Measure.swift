@@ -62,6 +62,14 @@ func writeReport(_ text: String, named name: String, to output: String?) throws 
 
 /// The command line that runs a benchmark with `arguments`, for the first line of its report.
 func benchCommand(_ flag: String, _ arguments: [String]) -> String {
-  "swift run -c release --package-path Benchmarks coffer-bench \(flag)"
-    + (arguments.isEmpty ? "" : " " + arguments.joined(separator: " "))
+  benchCommand([flag] + arguments)
+}
+
+/// The command line that runs `coffer-bench` with `arguments`. A server URL may hold a
+/// password: the line names the option, never its value.
+func benchCommand(_ arguments: [String]) -> String {
+  let shown = arguments.enumerated().map { index, argument in
+    index > 0 && arguments[index - 1] == "--postgres-url" ? "URL" : argument
+  }
+  return "swift run -c release --package-path Benchmarks coffer-bench" + shown.map { " " + $0 }.joined()
 }

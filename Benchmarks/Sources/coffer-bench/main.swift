@@ -155,13 +155,7 @@ do {
     exit(0)
   }
   let options = try Options(arguments)
-  // The server URL holds a password: the page names the option, never its value.
-  let shownArguments = arguments.enumerated().map { index, argument in
-    index > 0 && arguments[index - 1] == "--postgres-url" ? "URL" : argument
-  }
-  let command =
-    "swift run -c release --package-path Benchmarks coffer-bench"
-    + (arguments.isEmpty ? "" : " " + shownArguments.joined(separator: " "))
+  let command = benchCommand(arguments)
   var lines = [
     "# Performance",
     "",

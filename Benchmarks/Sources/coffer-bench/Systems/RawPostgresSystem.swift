@@ -55,6 +55,25 @@ final class RawPostgresSystem: BenchSystem {
     self.connection = connection
   }
 
+  /// The migration benchmark's rename: `ALTER TABLE … RENAME COLUMN` in a transaction of its own.
+  func renameColumn(_ from: String, to: String) throws {
+    let connection = try open
+    try connection.execute("BEGIN")
+    try connection.execute(#"ALTER TABLE "ChatMessage" RENAME COLUMN "# + "\(from) TO \(to)")
+    try connection.execute("COMMIT")
+  }
+
+  /// The migration benchmark's kind change, `threadID` from bigint to text, the way PostgreSQL
+  /// changes a column's type: `ALTER COLUMN … TYPE … USING`, which rewrites the table and its
+  /// indexes, in a transaction of its own.
+  func convertThreadToText() throws {
+    let connection = try open
+    try connection.execute("BEGIN")
+    try connection.execute(
+      #"ALTER TABLE "ChatMessage" ALTER COLUMN "threadID" TYPE text COLLATE "C" USING "threadID"::text"#)
+    try connection.execute("COMMIT")
+  }
+
   /// Prepares the statements the reads run on `connection`.
   private static func prepareReads(_ connection: PQConnection) throws {
     try connection.prepare("get", #"SELECT \#(columns) FROM "ChatMessage" WHERE id = $1"#)
