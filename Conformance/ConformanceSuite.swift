@@ -18,7 +18,8 @@ public enum ConformanceSuite {
   public static let checks: [ConformanceCheck] =
     crudChecks + batchChecks + filterChecks + stringFilterChecks + sortChecks + pagingChecks
     + valueChecks + identityChecks + errorChecks + schemaChecks + durabilityChecks
-    + concurrencyChecks + multiProcessChecks + scaleChecks + readChecks + schemaRaceChecks
+    + concurrencyChecks + multiProcessChecks + scaleChecks + readChecks + typedAccessorChecks
+    + schemaRaceChecks
     + blockingChecks + secretChecks + loggingChecks + differentialChecks + transactionChecks
     + observationChecks + toolChecks + aggregateChecks + caseFoldingChecks + fieldCompareChecks
     + existsChecks + selectChecks + pageChecks + referenceChecks + eagerLimitChecks + migrationChecks

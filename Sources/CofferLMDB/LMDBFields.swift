@@ -94,4 +94,12 @@ final class LMDBFields: StoredFields {
     let slot = slot(position)
     return slot.tag == 7 ? Value.date(microsecondsSince1970: RowCodec.unzigzag(slot.number)) : nil
   }
+
+  func uuid(at position: Int) -> UUID? {
+    let slot = slot(position)
+    guard slot.tag == 8, slot.length == 16 else { return nil }
+    return UUID(
+      uuid: UnsafeRawBufferPointer(rebasing: bytes[slot.start..<(slot.start + 16)]).loadUnaligned(
+        as: uuid_t.self))
+  }
 }

@@ -64,6 +64,14 @@ final class PostgresFields: StoredFields {
     return PostgresText.string(cell)
   }
 
+  func uuid(at position: Int) -> UUID? {
+    guard position < count, kinds[position] == .uuid, let cell = cells[position], cell.readableBytes == 16
+    else {
+      return nil
+    }
+    return cell.withUnsafeReadableBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
+  }
+
   func date(at position: Int) -> Date? {
     guard position < count, kinds[position] == .date, case .date(let date)? = try? value(at: position) else {
       return nil

@@ -63,4 +63,15 @@ final class SQLiteFields: StoredFields {
   func date(at position: Int) -> Date? {
     declared(.date, at: position) ? number(at: position).map(Value.date(microsecondsSince1970:)) : nil
   }
+
+  /// The column's 16 bytes, or `nil` for a null or a blob of another size, which ``value(at:)``
+  /// then reads (and reports as damage).
+  func uuid(at position: Int) -> UUID? {
+    guard declared(.uuid, at: position) else { return nil }
+    let column = Int32(position)
+    guard let base = sqlite3_column_blob(handle, column), sqlite3_column_bytes(handle, column) == 16 else {
+      return nil
+    }
+    return UUID(uuid: UnsafeRawPointer(base).loadUnaligned(as: uuid_t.self))
+  }
 }

@@ -34,6 +34,8 @@ public protocol StoredFields: AnyObject {
   func string(at position: Int) -> String?
   /// The date at a position, or `nil` if the field holds anything else or null.
   func date(at position: Int) -> Date?
+  /// The UUID at a position, or `nil` if the field holds anything else or null.
+  func uuid(at position: Int) -> UUID?
   /// The fields as a ``Row`` when they are one (``RowFields`` hands
   /// over rows), so that a decoder can read the values directly; `nil` (the default) otherwise.
   var row: Row? { get }
@@ -72,6 +74,11 @@ extension StoredFields {
   public func date(at position: Int) -> Date? {
     guard case .date(let date) = valueIfAny(at: position) else { return nil }
     return date
+  }
+  /// Reads the value as a UUID.
+  public func uuid(at position: Int) -> UUID? {
+    guard case .uuid(let uuid) = valueIfAny(at: position) else { return nil }
+    return uuid
   }
 }
 

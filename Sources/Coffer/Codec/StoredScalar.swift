@@ -118,6 +118,10 @@ extension UUID: StoredScalar {
     guard case .uuid(let v) = storedScalar else { return nil }
     self = v
   }
+  /// ``StoredFields/uuid(at:)``.
+  @inlinable public static func read(from fields: some StoredFields, at position: Int) -> UUID? {
+    fields.uuid(at: position)
+  }
 }
 
 extension Data: StoredScalar {

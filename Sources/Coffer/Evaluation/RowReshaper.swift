@@ -174,4 +174,13 @@ import Foundation
     }
     return fields.date(at: source)
   }
+
+  /// The UUID at a position.
+  public func uuid(at position: Int) -> UUID? {
+    guard let (fields, source) = stored(position) else {
+      guard case .uuid(let uuid) = fills[position] else { return nil }
+      return uuid
+    }
+    return fields.uuid(at: source)
+  }
 }
