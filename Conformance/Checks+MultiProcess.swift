@@ -122,11 +122,7 @@ extension ConformanceSuite {
             }
             try expectEqual(sum, total, "the sum of all balances in a snapshot while both processes transfer")
           }
-          let termination = await process.waitUntilExit()
-          guard termination == .exited(0) else {
-            let printed = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            throw CheckFailure("The child process failed with \(termination): \(show(printed))")
-          }
+          try await waitForChild(process, log: log)
         } catch {
           process.kill()
           _ = await process.waitUntilExit()
@@ -161,11 +157,7 @@ extension ConformanceSuite {
         try await waitFor("the first, empty result", { seen.withLock { $0 } == [] })
         let process = try startChild(
           child, [url.description, String(childFirstID), String(processCommits)], log: log)
-        let termination = await process.waitUntilExit()
-        guard termination == .exited(0) else {
-          let printed = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-          throw CheckFailure("The child process failed with \(termination): \(show(printed))")
-        }
+        try await waitForChild(process, log: log)
         let expected = (0..<Int64(processCommits)).map {
           ProcessRecord(id: childFirstID + $0, writer: "child", step: $0)
         }
@@ -243,6 +235,11 @@ extension ConformanceSuite {
       }
       try await Task.sleep(for: .milliseconds(10))
     }
+    try await waitForChild(process, log: log)
+  }
+
+  /// Waits for the child to end; throws with what it printed unless it exited with 0.
+  static func waitForChild(_ process: ChildProcess, log: String) async throws {
     let termination = await process.waitUntilExit()
     guard termination == .exited(0) else {
       let printed = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""

@@ -116,18 +116,16 @@ final class PostgresSchemaEditor: SchemaEditor {
   ) throws -> Int? {
     let from = try table(source)
     let into = try table(target)
-    guard from.kinds.count == into.kinds.count else { return nil }
-    var expressions: [String] = []
-    for position in from.kinds.indices {
-      let column = from.columns[position]
-      let (old, new) = (from.kinds[position], into.kinds[position])
-      switch conversions[position] {
-      case nil where old == new: expressions.append(column)
-      case .intToString where old == .int && new == .string: expressions.append("\(column)::text")
-      case .boolToInt where old == .bool && new == .int: expressions.append("\(column)::integer")
-      default: return nil
+    let list = InEngineCopy.selectList(
+      columns: from.columns, from: from.kinds, to: into.kinds, converting: conversions
+    ) { conversion, old, new, column in
+      switch conversion {
+      case .intToString where old == .int && new == .string: "\(column)::text"
+      case .boolToInt where old == .bool && new == .int: "\(column)::integer"
+      default: nil
       }
     }
+    guard let expressions = list else { return nil }
     let sql =
       "INSERT INTO \(into.table) (\(into.selectList)) SELECT \(expressions.joined(separator: ", ")) FROM \(from.table)"
     return try link.wait(while: "copying \(source)", entity: source) { [connection] in

@@ -142,43 +142,25 @@ enum MigrationBenchmark {
     switch engine {
     case "sqlite":
       let raw = RawSQLiteSystem()
-      try await raw.create(in: folder.path)
-      try await raw.bulkInsert(messages)
-      var times: [Double] = []
-      for number in 0..<renameCount {
-        let (from, to) = number.isMultiple(of: 2) ? ("text", "body") : ("body", "text")
-        times.append(try await CopyBenchmark.seconds { try raw.renameColumn(from, to: to) })
-      }
-      (result.rawRename, result.rawFirstRename) = (median(times), times[0])
-      result.rawConvert = try await CopyBenchmark.seconds { try raw.convertThreadToText() }
-      try await raw.close()
+      try await timeRaw(
+        raw, messages, in: folder.path, into: &result, rename: raw.renameColumn(_:to:),
+        convert: raw.convertThreadToText)
       result.baseline =
         "raw C libsqlite3: `ALTER TABLE RENAME COLUMN`, one transaction each; new table + `INSERT … SELECT CAST(threadID AS TEXT)` + "
         + "`DROP TABLE` + `ALTER TABLE RENAME` + `CREATE INDEX`, one transaction each"
     case "lmdb":
       let raw = RawLMDBSystem()
-      try await raw.create(in: folder.path)
-      try await raw.bulkInsert(messages)
-      var times: [Double] = []
-      for _ in 0..<renameCount { times.append(try await CopyBenchmark.seconds { try raw.rewriteRows() }) }
-      (result.rawRename, result.rawFirstRename) = (median(times), times[0])
-      result.rawConvert = try await CopyBenchmark.seconds { try raw.convertThreadToText() }
-      try await raw.close()
+      try await timeRaw(
+        raw, messages, in: folder.path, into: &result, rename: { _, _ in try raw.rewriteRows() },
+        convert: raw.convertThreadToText)
       result.baseline =
         "raw C liblmdb: every row rewritten in place (rename); every row re-encoded in place and the (thread, "
         + "date) index emptied and filled again (conversion), one transaction each"
     case "postgres":
       let raw = RawPostgresSystem()
-      try await raw.create(in: folder.path)
-      try await raw.bulkInsert(messages)
-      var times: [Double] = []
-      for number in 0..<renameCount {
-        let (from, to) = number.isMultiple(of: 2) ? ("text", "body") : ("body", "text")
-        times.append(try await CopyBenchmark.seconds { try raw.renameColumn(from, to: to) })
-      }
-      (result.rawRename, result.rawFirstRename) = (median(times), times[0])
-      result.rawConvert = try await CopyBenchmark.seconds { try raw.convertThreadToText() }
-      try await raw.close()
+      try await timeRaw(
+        raw, messages, in: folder.path, into: &result, rename: raw.renameColumn(_:to:),
+        convert: raw.convertThreadToText)
       result.baseline =
         "raw C libpq: `ALTER TABLE RENAME COLUMN`, one transaction each; `ALTER COLUMN threadID TYPE text USING "
         + "threadID::text` (the table and its indexes rewritten by the server), one transaction"
@@ -189,6 +171,24 @@ enum MigrationBenchmark {
       say(String(format: "%@: raw C rename %.4f s (median), convert %.2f s", engine, rawRename, rawConvert))
     }
     return result
+  }
+
+  /// Fills a raw C system with the messages (not timed), then times its renames of `text` to
+  /// `body` and back, as many as Coffer's, and its conversion, into `result`.
+  static func timeRaw(
+    _ raw: some BenchSystem, _ messages: [ChatMessage], in folder: String, into result: inout Result,
+    rename: (String, String) throws -> Void, convert: () throws -> Void
+  ) async throws {
+    try await raw.create(in: folder)
+    try await raw.bulkInsert(messages)
+    var times: [Double] = []
+    for number in 0..<renameCount {
+      let (from, to) = number.isMultiple(of: 2) ? ("text", "body") : ("body", "text")
+      times.append(try await CopyBenchmark.seconds { try rename(from, to) })
+    }
+    (result.rawRename, result.rawFirstRename) = (median(times), times[0])
+    result.rawConvert = try await CopyBenchmark.seconds { try convert() }
+    try await raw.close()
   }
 
   /// The middle value (of an odd count; the upper middle of an even one).
