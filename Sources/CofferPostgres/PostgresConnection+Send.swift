@@ -9,7 +9,7 @@ extension PostgresConnection {
   ///
   /// postgres-nio 1.33 never completes a statement written to a connection whose channel has
   /// closed: the write fails at the channel, and the statement's promise is dropped, so its
-  /// caller would wait forever. Every statement Coffer sends goes through one of the two `send`
+  /// caller would wait forever. Every statement Coffer sends goes through one of the `send`
   /// methods. Each call runs on its connection's event loop
   /// (``PostgresConnectionPool/withConnection(while:_:)``), where the channel closes too, so
   /// nothing can close it between this check and the write.
@@ -25,5 +25,12 @@ extension PostgresConnection {
   {
     guard !isClosed else { throw ChannelError.ioOnClosedChannel }
     return try await execute(statement, logger: logger)
+  }
+
+  /// Sends `query`, which returns no rows, and returns how many rows it wrote, unless the
+  /// connection has closed (see ``send(_:logger:)``).
+  func sendCountingRows(_ query: PostgresQuery, logger: Logger = .disabled) async throws -> Int {
+    guard !isClosed else { throw ChannelError.ioOnClosedChannel }
+    return try await self.query(query, logger: logger) { _ in }.get().rows ?? 0
   }
 }

@@ -1,6 +1,5 @@
 @_spi(Backend) import Coffer
 import Foundation
-import NIOCore
 import PostgresNIO
 
 /// The ``Coffer/SchemaEditor`` of a PostgreSQL store: runs on the thread of a migration step's
@@ -118,10 +117,10 @@ final class PostgresSchemaEditor: SchemaEditor {
     let into = try table(target)
     let list = InEngineCopy.selectList(
       columns: from.columns, from: from.kinds, to: into.kinds, converting: conversions
-    ) { conversion, old, new, column in
+    ) { conversion, column in
       switch conversion {
-      case .intToString where old == .int && new == .string: "\(column)::text"
-      case .boolToInt where old == .bool && new == .int: "\(column)::integer"
+      case .intToString: "\(column)::text"
+      case .boolToInt: "\(column)::integer"
       default: nil
       }
     }
@@ -129,10 +128,7 @@ final class PostgresSchemaEditor: SchemaEditor {
     let sql =
       "INSERT INTO \(into.table) (\(into.selectList)) SELECT \(expressions.joined(separator: ", ")) FROM \(from.table)"
     return try link.wait(while: "copying \(source)", entity: source) { [connection] in
-      guard !connection.isClosed else { throw ChannelError.ioOnClosedChannel }
-      let metadata = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: .disabled) { _ in }
-        .get()
-      return metadata.rows ?? 0
+      try await connection.sendCountingRows(PostgresQuery(unsafeSQL: sql))
     }
   }
 

@@ -116,10 +116,10 @@ final class SQLiteSchemaEditor: SchemaEditor {
     let into = try table(target)
     let list = InEngineCopy.selectList(
       columns: from.columns, from: from.kinds, to: into.kinds, converting: conversions
-    ) { conversion, old, new, column in
+    ) { conversion, column in
       switch conversion {
-      case .intToString where old == .int && new == .string: "CAST(\(column) AS TEXT)"
-      case .boolToInt where old == .bool && new == .int: column
+      case .intToString: "CAST(\(column) AS TEXT)"
+      case .boolToInt: column
       default: nil
       }
     }

@@ -37,6 +37,11 @@ public struct FieldConversion: Sendable {
     /// convert.
     public func convert(_ value: Value) throws -> Value { try conversion.convert(value) }
 
+    /// Whether it is the conversion from a field of kind `old` to one of kind `new`.
+    public func converts(_ old: FieldKind, to new: FieldKind) -> Bool {
+      FieldConversion.builtIn(from: old, to: new)?.builtIn == self
+    }
+
     /// Whether it converts every value of its input kind: such a conversion never fails a step.
     public var convertsEveryValue: Bool {
       switch self {
