@@ -51,14 +51,20 @@ extension ConformanceSuite {
     },
   ]
 
-  /// Waits up to 60 s for `condition`, checking every 10 ms. A generous bound: in a full test run
-  /// on two cores, other tests' work can hold the observer's task back for seconds; the bound
-  /// only tells a missed commit from a slow one.
+  /// Waits for `condition`, checking every 10 ms, and fails once 60 s have passed and it has
+  /// checked at least 3,000 times. A generous bound: in a full test run on two cores, other
+  /// tests' work can hold every pool thread for a minute, the observer's task and this one alike;
+  /// counting checks as well as time makes the wait longer only while the waiting task itself is
+  /// held back, so it still tells a missed commit from a slow one.
   static func waitFor(_ what: String, _ condition: @Sendable () -> Bool) async throws {
     let clock = ContinuousClock()
     let deadline = clock.now + .seconds(60)
+    var checks = 0
     while !condition() {
-      guard clock.now < deadline else { throw CheckFailure("The observer never saw \(what) (waited 60 s).") }
+      checks += 1
+      guard clock.now < deadline || checks < 3_000 else {
+        throw CheckFailure("The observer never saw \(what) (waited 60 s and checked \(checks) times).")
+      }
       try await Task.sleep(for: .milliseconds(10))
     }
   }

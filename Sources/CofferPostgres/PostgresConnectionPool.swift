@@ -40,6 +40,14 @@ final class PostgresConnectionPool: Sendable {
   /// The connection settings for each of ``hosts``, in the same order.
   let connectionConfigurations: [PostgresConnection.Configuration]
 
+  /// The TLS context of every pool in the process, made on first use. Making one reads and parses
+  /// the system's whole CA bundle: with one per store, that was 13 % of the CPU time of the
+  /// conformance suite against PostgreSQL (debug build). Its configuration is always the default
+  /// client one, so one serves every store.
+  private static let clientTLSContext = Result {
+    try NIOSSLContext(configuration: .makeClientConfiguration())
+  }
+
   init(configuration: PostgresBackend.Configuration, failure: PostgresFailure, logger: Logger) throws {
     self.configuration = configuration
     self.failure = failure
@@ -50,10 +58,10 @@ final class PostgresConnectionPool: Sendable {
     case .disable:
       tls = .disable
     case .prefer, .require:
-      do {
-        let context = try NIOSSLContext(configuration: .makeClientConfiguration())
+      switch Self.clientTLSContext {
+      case .success(let context):
         tls = configuration.tls == .prefer ? .prefer(context) : .require(context)
-      } catch {
+      case .failure(let error):
         throw CofferError(
           .invalidConfiguration,
           "TLS could not be set up on this machine (\(type(of: error))). Use tls=disable on a trusted network, "
