@@ -24,6 +24,37 @@ extension ConformanceSuite {
         "count(nickname == nil)")
     },
     ConformanceCheck(
+      "schema.old-rows-filtered-sorted-and-limited", requires: [.reopenable, .schemaEvolution],
+      "Rows stored before a field was added, mixed with rows stored after, are filtered, sorted, "
+        + "paged and counted as the same rows stored under the new schema would be."
+    ) { context in
+      let old = (1...40).map { PersonV1(id: $0, name: "person \(($0 * 7) % 40)", age: ($0 * 13) % 50) }
+      let store = try await context.reopen(try await context.store(with: old))
+      let new = (41...60).map {
+        PersonAddsOptional(id: $0, name: "person \(($0 * 7) % 40)", age: ($0 * 13) % 50, nickname: "n\($0)")
+      }
+      try await store.insert(new)
+      let all = old.map { PersonAddsOptional(id: $0.id, name: $0.name, age: $0.age) } + new
+      let adults = all.filter { $0.age >= 18 }
+      // Names descending, ties by id ascending.
+      let byName = adults.sorted { $0.name != $1.name ? $0.name > $1.name : $0.id < $1.id }
+      for (offset, limit) in [(0, 5), (3, 7), (0, 100), (30, 10)] {
+        let page = try await store.query(PersonAddsOptional.self).filter(FieldRef("age") >= 18)
+          .sort(\.name, .descending).offset(offset).limit(limit).fetch()
+        let expected = Array(byName.dropFirst(offset).prefix(limit))
+        try expectEqual(
+          page, expected, "age >= 18 sorted by name descending, offset \(offset), limit \(limit)")
+      }
+      let youngest = try await store.query(PersonAddsOptional.self).filter(FieldRef("age") < 18)
+        .sort(\.age).limit(3).fetch()
+      try expectEqual(
+        youngest, Array(all.filter { $0.age < 18 }.sorted { ($0.age, $0.id) < ($1.age, $1.id) }.prefix(3)),
+        "the 3 youngest under 18")
+      try expectEqual(
+        try await store.query(PersonAddsOptional.self).filter(FieldRef("age") >= 18).count(), adults.count,
+        "count(age >= 18)")
+    },
+    ConformanceCheck(
       "schema.added-default-field-reads-default", requires: [.reopenable, .schemaEvolution],
       "After reopening, a new field with a default in fieldDefaults reads as that default in old rows."
     ) { context in

@@ -62,7 +62,8 @@ extension LMDBBackend {
             summary.deleted += 1
           }
         case .deleteMatching(_, let filter):
-          let plan = try QueryPlan(Query(entity: handle.schema.name, filter: filter), handle: handle)
+          let plan = try plan(
+            Query(entity: handle.schema.name, filter: filter), handle: handle, in: transaction)
           var doomed: [[UInt8]] = []
           try scan(plan, handle: handle, in: transaction) { key, _ in
             doomed.append(Array(key))

@@ -21,18 +21,23 @@ extension LMDBBackend {
     if let ids = query.lookedUpIDs(in: handle.schema) {
       return try read(handle, ids: ids, as: query.layout, in: pinned, visit)
     }
-    let plan = try QueryPlan(query, handle: handle)
     // Rows in the layout the reader decodes with, should the entity have been prepared with
     // another schema since it validated the query.
     let view = try RowReshaper(reading: handle.schema, as: query.layout, store: name).makeView()
-    guard plan.isOrdered else {
-      let rows = try sortedRows(query, plan: plan, handle: handle, in: pinned)
-      guard let view else { return try RowFields.handOver(rows, to: visit) }
-      for row in rows { try visit(view.showing(RowFields(row))) }
-      return
+    if let limit = query.limit, limit <= 0 { return }
+    try environment.read(in: pinned) { transaction in
+      let plan = try plan(query, handle: handle, in: transaction)
+      guard plan.isOrdered else {
+        let rows = try sortedRows(query, plan: plan, handle: handle, in: transaction)
+        guard let view else { return try RowFields.handOver(rows, to: visit) }
+        for row in rows { try visit(view.showing(RowFields(row))) }
+        return
+      }
+      guard let view else {
+        return try readInOrder(query, plan: plan, handle: handle, in: transaction, visit)
+      }
+      try readInOrder(query, plan: plan, handle: handle, in: transaction) { try visit(view.showing($0)) }
     }
-    guard let view else { return try readInOrder(query, plan: plan, handle: handle, in: pinned, visit) }
-    try readInOrder(query, plan: plan, handle: handle, in: pinned) { try visit(view.showing($0)) }
   }
 
   /// Walks a plan that reads in the query's order, skipping its offset and stopping at its

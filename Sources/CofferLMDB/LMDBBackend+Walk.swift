@@ -31,29 +31,95 @@ extension LMDBBackend {
         }
       }
     } else {
-      let plan = try QueryPlan(query, handle: handle)
+      let plan = try plan(query, handle: handle, in: transaction)
       rows = try sortedRows(query, plan: plan, handle: handle, in: transaction)
     }
     let reshape = try RowReshaper(reading: handle.schema, as: query.layout, store: name)
     return reshape.isIdentity ? rows : rows.map { reshape($0) }
   }
 
-  /// Every match of a plan in `transaction`, sorted, then sliced.
+  /// Every match of a plan in `transaction`, sorted, then sliced. A small slice (a limit, and an
+  /// offset, of at most ``Coffer/RowOrdering/selectionLimit`` rows together) decodes only the
+  /// rows it keeps: see ``firstRows(_:of:ordering:handle:in:)``.
   func sortedRows(_ query: Query, plan: QueryPlan, handle: EntityHandle, in transaction: Transaction) throws
     -> [Row]
   {
+    let ordering = try RowOrdering(query.sort, schema: handle.schema)
+    let offset = max(0, query.offset)
+    if let limit = query.limit, limit <= RowOrdering.selectionLimit,
+      offset <= RowOrdering.selectionLimit - limit
+    {
+      let rows = try firstRows(offset + limit, of: plan, ordering: ordering, handle: handle, in: transaction)
+      return Array(rows.dropFirst(offset))
+    }
     var rows: [Row] = []
     try scan(plan, handle: handle, in: transaction) { _, values in
       rows.append(Row(values))
       return true
     }
-    let ordering = try RowOrdering(query.sort, schema: handle.schema)
-    return ordering.orderedSlice(rows, offset: max(0, query.offset), limit: query.limit)
+    return ordering.orderedSlice(rows, offset: offset, limit: query.limit)
+  }
+
+  /// The first `count` matches of a plan in `ordering`. Each row the walk offers is tested and
+  /// has its sort fields and id read in place; only the rows that stay among the first are
+  /// decoded, at the end, from their bytes in the memory map (valid for the transaction). A row
+  /// of another layout is decoded when offered, as it cannot be read in place.
+  private func firstRows(
+    _ count: Int, of plan: QueryPlan, ordering: RowOrdering, handle: EntityHandle, in transaction: Transaction
+  ) throws -> [Row] {
+    enum Source {
+      /// A row read in place: its id key (copied, as an `.ids` walk's key does not outlive the
+      /// offer) and its bytes.
+      case stored(key: [UInt8], bytes: UnsafeRawBufferPointer)
+      /// A row decoded when offered: the kept row is the whole row.
+      case decoded
+    }
+    var selection = FirstRows<Source>(count, in: ordering)
+    let positions = ordering.positions
+    var order = Row(Array(repeating: .null, count: handle.schema.fields.count))
+    try LMDBFields.with(handle, backend: self) { fields in
+      var probe = FilterProbe(plan: plan, handle: handle)
+      try walk(plan, handle: handle, in: transaction) { key, bytes in
+        if try probe.rejects(bytes, key: key, backend: self) { return true }
+        if try load(bytes, key: key, into: fields) {
+          // The probe tested the row, or the walk vouches for it.
+          for position in positions { order[position] = try fields.value(at: position) }
+          if selection.admits(order) { selection.keep(order, .stored(key: Array(key), bytes: bytes)) }
+        } else {
+          let row = Row(try decode(bytes, key: key, handle: handle, in: transaction))
+          guard plan.walkMatchesFilter || plan.filter.matches(row) else { return true }
+          if selection.admits(row) { selection.keep(row, .decoded) }
+        }
+        return true
+      }
+    }
+    return try selection.kept.map { row, source in
+      switch source {
+      case .decoded: return row
+      case .stored(let key, let bytes):
+        return Row(try key.withUnsafeBytes { try decode(bytes, key: $0, handle: handle, in: transaction) })
+      }
+    }
+  }
+
+  /// Loads a row into `fields` to be read in place; `false` for a row of another layout, which
+  /// must be decoded instead.
+  private func load(_ bytes: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, into fields: LMDBFields)
+    throws -> Bool
+  {
+    do {
+      try fields.load(bytes, key: key)
+      return true
+    } catch .otherLayout {
+      return false
+    } catch {
+      throw damage(error, key: key, schema: fields.schema)
+    }
   }
 
   /// The number of rows the query's filter selects; a query with no filter reads only the
-  /// entity's entry count, and a walk that alone decides which rows match counts entries
-  /// without decoding a row.
+  /// entity's entry count, a walk that alone decides which rows match counts entries without
+  /// reading a row, and any other walk tests rows in place without decoding them.
   public func count(_ query: Query) async throws -> Int {
     try count(query, in: nil)
   }
@@ -62,14 +128,23 @@ extension LMDBBackend {
   /// when it is `nil`.
   func count(_ query: Query, in pinned: Transaction?) throws -> Int {
     let handle = try handle(query.entity)
-    let plan = try QueryPlan(query, handle: handle)
+    let counting = try QueryPlan(query, handle: handle)
     return try environment.read(in: pinned) { transaction in
-      if plan.matchesAll { return try transaction.entryCount(handle.rows) }
-      if plan.walkMatchesFilter {
-        return try countWalked(plan, handle: handle, in: transaction)
+      if counting.matchesAll { return try transaction.entryCount(handle.rows) }
+      if counting.walkMatchesFilter {
+        return try countWalked(counting, handle: handle, in: transaction)
       }
+      // Rows must be read: the walk is weighed against one of every row, and each row is
+      // tested in place, decoded only when it is of another layout.
+      let plan = try plan(query, handle: handle, in: transaction)
       var count = 0
-      try scan(plan, handle: handle, in: transaction) { _, _ in
+      var probe = FilterProbe(plan: plan, handle: handle)
+      try walk(plan, handle: handle, in: transaction) { key, bytes in
+        if try probe.rejects(bytes, key: key, backend: self) { return true }
+        if !probe.tested && !plan.walkMatchesFilter {
+          let row = Row(try decode(bytes, key: key, handle: handle, in: transaction))
+          guard plan.filter.matches(row) else { return true }
+        }
         count += 1
         return true
       }
@@ -129,7 +204,8 @@ extension LMDBBackend {
 
   /// The number of entries a plan's walk visits, counted without reading or decoding a row:
   /// right when the walk alone decides which rows match (``QueryPlan/walkMatchesFilter``). An
-  /// index walk counts index entries and never looks a row up.
+  /// index walk counts index entries and never looks a row up; a walk of one key's duplicates
+  /// asks liblmdb for their number.
   private func countWalked(_ plan: QueryPlan, handle: EntityHandle, in transaction: Transaction) throws -> Int
   {
     var count = 0
@@ -148,6 +224,11 @@ extension LMDBBackend {
         try walk(&cursor, range, sortedDuplicates: false, visit: counted)
       }
     case .index(let index, var range):
+      if plan.visitsOneKey, let key = range.lower {
+        return try transaction.withCursor(index.database) { cursor in
+          try cursor.seek(key, MDB_SET_KEY) ? cursor.duplicateCount() : 0
+        }
+      }
       range.descending = false
       try transaction.withCursor(index.database) { cursor in
         try walk(&cursor, range, sortedDuplicates: false, visit: counted)
@@ -195,7 +276,7 @@ extension LMDBBackend {
   }
 
   /// Byte-wise comparison, shorter first on a common prefix: liblmdb's key order.
-  private func compare(_ key: UnsafeRawBufferPointer, _ bound: [UInt8]) -> Int {
+  func compare(_ key: UnsafeRawBufferPointer, _ bound: [UInt8]) -> Int {
     bound.withUnsafeBytes { bound in
       let common = min(key.count, bound.count)
       if common > 0, let a = key.baseAddress, let b = bound.baseAddress {

@@ -23,18 +23,25 @@ struct QueryPlan {
     var descending = false
   }
 
-  let access: Access
+  private(set) var access: Access
   /// Whether the walk yields rows in the query's order.
-  let isOrdered: Bool
+  private(set) var isOrdered: Bool
   let filter: CompiledFilter
   /// Whether the filter is `.all` (a count needs no rows).
   let matchesAll: Bool
   /// Whether every row the walk yields matches the filter, which then need not be evaluated:
   /// the filter is `.all`, or only equalities that the walk's key prefix pins.
-  let walkMatchesFilter: Bool
+  private(set) var walkMatchesFilter: Bool
   /// The positions of the fields the filter reads: a row is tested on these alone, read in
   /// place, before it is decoded whole.
   let filterPositions: [Int]
+  /// Whether the walk is of an index with every field pinned by an equality, so it visits the
+  /// duplicates of one key (its range's lower bound): counting them is one `mdb_cursor_count`.
+  private(set) var visitsOneKey = false
+  /// Whether a walk of every row would yield rows in the query's order (by id).
+  private let fullWalkIsOrdered: Bool
+  /// Whether a walk of every row goes backwards (the query sorts by id, descending).
+  private let fullWalkIsDescending: Bool
 
   init(_ query: Query, handle: EntityHandle) throws {
     let schema = handle.schema
@@ -46,6 +53,7 @@ struct QueryPlan {
     let idPosition = schema.idPosition
     let idAscending = sort.isEmpty
     let idDescending = sort.count == 1 && sort[0].position == idPosition && !sort[0].ascending
+    (fullWalkIsOrdered, fullWalkIsDescending) = (idAscending || idDescending, idDescending)
 
     let pinsOnly = constraints.onlyEqualities
     if let id = constraints.equal[idPosition], !id.isNull {
@@ -63,14 +71,14 @@ struct QueryPlan {
       return
     }
 
-    var best: (access: Access, ordered: Bool, score: Int, exact: Bool)?
+    var best: (access: Access, ordered: Bool, score: Int, exact: Bool, oneKey: Bool)?
     if let range = constraints.range(on: idPosition, component: false) {
       var range = range
       range.descending = idDescending
       let ordered = idAscending || idDescending
-      best = (.rows(range), ordered, 6 + (ordered ? 3 : 0), false)
+      best = (.rows(range), ordered, 6 + (ordered ? 3 : 0), false, false)
     }
-    var orderedFullWalk: (access: Access, ordered: Bool, score: Int, exact: Bool)?
+    var orderedFullWalk: (access: Access, ordered: Bool, score: Int, exact: Bool, oneKey: Bool)?
     for index in handle.indexes {
       let fields = index.positions
       var prefix: [UInt8] = []
@@ -101,20 +109,40 @@ struct QueryPlan {
       let score = bound * 10 + (narrowed ? 5 : 0) + (ordered ? 3 : 0)
       if bound == 0 && !narrowed {
         if ordered && !sort.isEmpty && query.limit != nil && orderedFullWalk == nil {
-          orderedFullWalk = (.index(index, range), true, 0, false)
+          orderedFullWalk = (.index(index, range), true, 0, false, false)
         }
         continue
       }
       let exact = pinsOnly && !narrowed && bound == constraints.equal.count
-      if score > (best?.score ?? 0) { best = (.index(index, range), ordered, score, exact) }
+      if score > (best?.score ?? 0) {
+        best = (.index(index, range), ordered, score, exact, !narrowed && bound == fields.count)
+      }
     }
     if let best = best ?? orderedFullWalk {
-      (access, isOrdered) = (best.access, best.ordered)
+      (access, isOrdered, visitsOneKey) = (best.access, best.ordered, best.oneKey)
       walkMatchesFilter = matchesAll || best.exact
     } else {
       (access, isOrdered) = (.rows(KeyRange(descending: idDescending)), idAscending || idDescending)
       walkMatchesFilter = matchesAll
     }
+  }
+
+  /// Whether the walk is of an index and must visit every entry of its range: its rows are
+  /// sorted afterwards, or the query has no limit to stop at. Such a walk looks every row up by
+  /// id, and may cost more than ``walkingEveryRow()``.
+  func walksWholeIndexRange(limit: Int?) -> (IndexHandle, KeyRange)? {
+    guard case .index(let index, let range) = access, !(isOrdered && limit != nil) else { return nil }
+    return (index, range)
+  }
+
+  /// This plan with a walk of every row instead, each tested in place.
+  func walkingEveryRow() -> QueryPlan {
+    var plan = self
+    plan.access = .rows(KeyRange(descending: fullWalkIsDescending))
+    plan.isOrdered = fullWalkIsOrdered
+    plan.walkMatchesFilter = matchesAll
+    plan.visitsOneKey = false
+    return plan
   }
 
   /// The sort keys that decide the order: those before the first key on the id (which makes the

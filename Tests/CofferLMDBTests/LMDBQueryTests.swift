@@ -102,6 +102,48 @@ import Testing
     try await backend.close()
   }
 
+  /// An index walk that must visit its whole range gives way to a walk of every row when the
+  /// range holds more than one row in ``LMDBBackend/rowsPerLookup``; a narrow range, or an
+  /// ordered walk that a limit stops early, keeps the index.
+  @Test func anIndexRangeHoldingMostRowsIsWalkedAsEveryRow() async throws {
+    let folder = try TemporaryFolder()
+    let backend = try LMDBBackend(path: folder.file("store"))
+    let schema = try EntitySchema(
+      name: "Item", fields: [Field("id", .int), Field("kind", .int), Field("size", .int)], idField: "id",
+      indexes: [.on("kind")])
+    try await backend.prepare([schema])
+    // Kind 0 on 90 rows of 100, kind 1 on the other 10.
+    try await backend.apply(
+      ChangeSet(
+        (0..<100).map { .insert(entity: "Item", row: Row([.int($0), .int($0 % 10 == 0 ? 1 : 0), .int($0)])) })
+    )
+    let handle = try backend.handle("Item")
+    func access(_ query: Query) throws -> String {
+      try backend.environment.read { transaction in
+        switch try backend.plan(query, handle: handle, in: transaction).access {
+        case .ids: "ids"
+        case .rows: "rows"
+        case .index: "index"
+        }
+      }
+    }
+    let common = Query(entity: "Item", filter: FieldRef("kind") == 0 && FieldRef("size") > 3)
+    let rare = Query(entity: "Item", filter: FieldRef("kind") == 1 && FieldRef("size") > 3)
+    #expect(try access(common) == "rows")
+    #expect(try access(rare) == "index")
+    #expect(try access(Query(entity: "Item", filter: FieldRef("kind") >= 0)) == "rows")
+    #expect(try access(Query(entity: "Item", filter: FieldRef("kind") >= 1)) == "index")
+    #expect(
+      try access(Query(entity: "Item", filter: FieldRef("kind") == 0, sort: [Sort("kind")], limit: 5))
+        == "index")
+    // Either walk gives the same rows.
+    let commonIDs = (4..<100).filter { $0 % 10 != 0 }
+    #expect(try await backend.fetch(common).map { $0[0] } == commonIDs.map { .int(Int64($0)) })
+    #expect(try await backend.count(common) == commonIDs.count)
+    #expect(try await backend.count(rare) == 9)
+    try await backend.close()
+  }
+
   @Test func aNewIndexIsBuiltOverStoredRows() async throws {
     let folder = try TemporaryFolder()
     let plain = try EntitySchema(

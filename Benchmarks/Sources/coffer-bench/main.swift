@@ -212,7 +212,8 @@ do {
   say(markdown)
   if options.write {
     let output = reportDirectory(options.output)
-    try markdown.write(toFile: output + "/Performance.md", atomically: true, encoding: .utf8)
+    try PerformanceSections.keepingTickets(markdown, in: output).write(
+      toFile: output + "/" + PerformanceSections.fileName, atomically: true, encoding: .utf8)
     try (csv.joined(separator: "\n") + "\n").write(
       toFile: output + "/performance.csv", atomically: true, encoding: .utf8)
     if let svg {

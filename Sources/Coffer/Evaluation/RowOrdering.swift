@@ -46,27 +46,56 @@
   }
 
   /// The largest slice end a bounded selection serves; a larger one sorts everything.
-  static let selectionLimit = 256
+  public static let selectionLimit = 256
 
-  /// The first `count` rows in order, found in one pass that keeps them in a sorted buffer:
-  /// most rows are turned away by one comparison with the buffer's last.
+  /// The positions of the fields the order reads: the sort keys', then the id's. A row that has
+  /// the right values at these compares as the whole row would.
+  public var positions: [Int] { keys.map(\.position) + [idPosition] }
+
+  /// The first `count` rows in order, found in one pass that keeps them in a sorted buffer.
   private func firstRows(_ count: Int, of rows: [Row]) -> [Row] {
-    var kept: [Row] = []
-    kept.reserveCapacity(count + 1)
-    for row in rows {
-      if kept.count == count {
-        guard let last = kept.last, compare(row, last) < 0 else { continue }
-        kept.removeLast()
-      }
-      // The first kept row that comes after this one: binary search.
-      var low = 0
-      var high = kept.count
-      while low < high {
-        let middle = (low + high) / 2
-        if compare(kept[middle], row) < 0 { low = middle + 1 } else { high = middle }
-      }
-      kept.insert(row, at: low)
+    var selection = FirstRows<Void>(count, in: self)
+    for row in rows where selection.admits(row) { selection.keep(row, ()) }
+    return selection.kept.map(\.row)
+  }
+}
+
+/// The first rows of a stream in a ``RowOrdering``, each with a payload, kept in a sorted
+/// buffer: most rows are turned away by one comparison with the buffer's last. A backend that
+/// reads rows in another order uses it to decode only the rows it keeps: it offers each row with
+/// only the fields of ``RowOrdering/positions`` filled, and where to find the rest as payload.
+@_spi(Backend) public struct FirstRows<Payload> {
+  /// How many rows the selection keeps at most.
+  public let count: Int
+  let ordering: RowOrdering
+  /// The rows kept so far, in order, at most ``count``.
+  public private(set) var kept: [(row: Row, payload: Payload)] = []
+
+  /// An empty selection of the first `count` rows in `ordering`.
+  public init(_ count: Int, in ordering: RowOrdering) {
+    self.count = max(0, count)
+    self.ordering = ordering
+    kept.reserveCapacity(self.count + 1)
+  }
+
+  /// Whether `row` would be kept if offered now: there is room, or it comes before the last
+  /// row kept.
+  public func admits(_ row: Row) -> Bool {
+    guard count > 0 else { return false }
+    guard kept.count == count, let last = kept.last else { return true }
+    return ordering.compare(row, last.row) < 0
+  }
+
+  /// Keeps a row that ``admits(_:)`` said would be kept, dropping the last one when full.
+  public mutating func keep(_ row: Row, _ payload: Payload) {
+    if kept.count == count { kept.removeLast() }
+    // The first kept row that comes after this one: binary search.
+    var low = 0
+    var high = kept.count
+    while low < high {
+      let middle = (low + high) / 2
+      if ordering.compare(kept[middle].row, row) < 0 { low = middle + 1 } else { high = middle }
     }
-    return kept
+    kept.insert((row, payload), at: low)
   }
 }

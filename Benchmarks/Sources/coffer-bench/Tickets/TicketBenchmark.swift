@@ -3,7 +3,8 @@ import Foundation
 /// `coffer-bench --tickets [--ticket-rows N,N,…] [--repetitions N] [--ticket-systems NAME,…]
 /// [--output DIR] [--no-write]`: the second workload, issue-tracker tickets, on each Coffer
 /// backend and on what it is measured against, all in one run. Every system answers every call,
-/// and the run stops when two systems answer a call differently. Writes Docs/Tickets.md.
+/// and the run stops when two systems answer a call differently. Writes the ticket part of
+/// Docs/Performance.md (see ``PerformanceSections``).
 enum TicketBenchmark {
   static let flag = "--tickets"
 
@@ -97,7 +98,7 @@ enum TicketBenchmark {
     }
     let text = report(tables, command: command, repetitions: repetitions, load: load.finish())
     print(text)
-    if write { try writeReport(text, named: "Tickets.md", to: output) }
+    if write { try PerformanceSections.writeTickets(text, to: reportDirectory(output)) }
   }
 
   /// Calls per repetition of the lookups measured per call.
@@ -242,7 +243,7 @@ enum TicketBenchmark {
     }
     let present = pairs.filter { systems.contains($0.system) && systems.contains($0.baseline) }
     var lines = [
-      "## \(rows.formatted()) tickets", "",
+      "### \(rows.formatted()) tickets", "",
       "Ratios (below 1: the Coffer backend is faster); **bold** where the goal is not met:", "",
       "| operation | "
         + present.map { "\($0.system) ÷ \($0.baseline) (goal \(goalText($0)))" }
@@ -290,10 +291,10 @@ enum TicketBenchmark {
     -> String
   {
     let header = [
-      "# Ticket workload",
+      "## Second workload: tickets",
       "",
       "Written by `\(command)`; every figure below was printed by that run. The second workload, next to the "
-        + "chat messages of Performance.md: an issue tracker's tickets with UUID ids and UUID fields, optional "
+        + "chat messages above: an issue tracker's tickets with UUID ids and UUID fields, optional "
         + "fields (one of them long text, on a third of the tickets), a unique index on `key`, an index on "
         + "(`projectID`, `status`) queried with a sort on `createdAt`, an index on `assignee`, a filter no "
         + "index covers, counts, sums, an update of two fields and a delete by filter. Each system does the "

@@ -1,0 +1,35 @@
+import CLMDB
+@_spi(Backend) import Coffer
+
+extension LMDBBackend {
+  /// How many rows, walked in key order and tested in place, cost about as much as one row
+  /// looked up by id from an index entry: a lookup descends the rows' B-tree from its root,
+  /// where a walk moves to the next entry of the page it is on.
+  static let rowsPerLookup = 4
+
+  /// The plan for a query in `transaction`: ``QueryPlan``'s choice of walk, weighed against a
+  /// walk of every row when that choice is an index walk that must visit its whole range. The
+  /// index walk looks each of its entries' rows up by id; the walk of every row reads each row
+  /// once, in order. So the index wins while its range holds fewer than one row in
+  /// ``rowsPerLookup``; the entries are counted up to that bound (a range of one key's
+  /// duplicates is counted by liblmdb at once), never further.
+  func plan(_ query: Query, handle: EntityHandle, in transaction: Transaction) throws -> QueryPlan {
+    let plan = try QueryPlan(query, handle: handle)
+    guard let (index, range) = plan.walksWholeIndexRange(limit: query.limit) else { return plan }
+    let bound = try transaction.entryCount(handle.rows) / Self.rowsPerLookup
+    let entries = try transaction.withCursor(index.database) { cursor in
+      if plan.visitsOneKey, let key = range.lower {
+        return try cursor.seek(key, MDB_SET_KEY) ? cursor.duplicateCount() : 0
+      }
+      var counted = 0
+      var found = try range.lower.map { try cursor.seek($0) } ?? cursor.move(MDB_FIRST)
+      while found, counted <= bound {
+        if let upper = range.upper, compare(cursor.key, upper) >= 0 { break }
+        counted += 1
+        found = try cursor.move(MDB_NEXT)
+      }
+      return counted
+    }
+    return entries > bound ? plan.walkingEveryRow() : plan
+  }
+}
