@@ -34,7 +34,7 @@ extension InMemoryTable {
     // A read of every row (a scan) hands over the rows the last one gathered, while no row
     // has changed since.
     if ascending, case .all = query.filter, query.limit == nil, query.offset == 0 {
-      return scanOrder.value { rowsInIDOrder() }
+      return try scanOrder.value { try rowsInIDOrder(query) }
     }
     return try walk(query, ascending: ascending)
   }
@@ -67,13 +67,17 @@ extension InMemoryTable {
     return slice
   }
 
-  /// Every row in id order, sorted with its id rather than found by it: a walk would look up
-  /// each id, a cache miss per row in a large table. Keeps the id order too, when not known yet.
-  private func rowsInIDOrder() -> [Row] {
+  /// Every row of `scan` (a query of every row in id order), sorted with its id rather than
+  /// found by it when the ids are integers: a walk would look up each id, a cache miss per row
+  /// in a large table. Other ids compare as values, several times slower than integers, so a
+  /// kept id order is walked instead of sorting them again. Keeps the id order too, when not
+  /// known yet.
+  private func rowsInIDOrder(_ scan: Query) throws -> [Row] {
     var integers: [(id: Int64, row: Row)] = []
     integers.reserveCapacity(rows.count)
     for (id, row) in rows {
       guard case .int(let number) = id else {
+        if idOrder.isFilled { return try walk(scan, ascending: true) }
         let sorted = rows.sorted { ValueOrder.compare($0.key, $1.key) < 0 }
         if !idOrder.isFilled { _ = idOrder.value { sorted.map(\.key) } }
         return sorted.map(\.value)
