@@ -1,4 +1,3 @@
-import CLMDB
 @_spi(Backend) import Coffer
 
 extension LMDBBackend {
@@ -17,19 +16,7 @@ extension LMDBBackend {
     let plan = try QueryPlan(query, handle: handle)
     guard let (index, range) = plan.walksWholeIndexRange(limit: query.limit) else { return plan }
     let bound = try transaction.entryCount(handle.rows) / Self.rowsPerLookup
-    let entries = try transaction.withCursor(index.database) { cursor in
-      if plan.visitsOneKey, let key = range.lower {
-        return try cursor.seek(key, MDB_SET_KEY) ? cursor.duplicateCount() : 0
-      }
-      var counted = 0
-      var found = try range.lower.map { try cursor.seek($0) } ?? cursor.move(MDB_FIRST)
-      while found, counted <= bound {
-        if let upper = range.upper, compare(cursor.key, upper) >= 0 { break }
-        counted += 1
-        found = try cursor.move(MDB_NEXT)
-      }
-      return counted
-    }
+    let entries = try indexEntries(index, range, oneKey: plan.visitsOneKey, upTo: bound, in: transaction)
     return entries > bound ? plan.walkingEveryRow() : plan
   }
 }

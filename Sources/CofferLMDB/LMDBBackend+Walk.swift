@@ -223,18 +223,32 @@ extension LMDBBackend {
       try transaction.withCursor(handle.rows) { cursor in
         try walk(&cursor, range, sortedDuplicates: false, visit: counted)
       }
-    case .index(let index, var range):
-      if plan.visitsOneKey, let key = range.lower {
-        return try transaction.withCursor(index.database) { cursor in
-          try cursor.seek(key, MDB_SET_KEY) ? cursor.duplicateCount() : 0
-        }
-      }
-      range.descending = false
-      try transaction.withCursor(index.database) { cursor in
-        try walk(&cursor, range, sortedDuplicates: false, visit: counted)
-      }
+    case .index(let index, let range):
+      count = try indexEntries(index, range, oneKey: plan.visitsOneKey, in: transaction)
     }
     return count
+  }
+
+  /// The number of an index's entries in a range, counted up to one past `bound` at most, which
+  /// is enough to tell that the range holds more: one `mdb_cursor_count` when the range is one
+  /// key's duplicates (`oneKey`), otherwise a walk of the entries.
+  func indexEntries(
+    _ index: IndexHandle, _ range: QueryPlan.KeyRange, oneKey: Bool, upTo bound: Int = .max,
+    in transaction: Transaction
+  ) throws -> Int {
+    try transaction.withCursor(index.database) { cursor in
+      if oneKey, let key = range.lower {
+        return try cursor.seek(key, MDB_SET_KEY) ? cursor.duplicateCount() : 0
+      }
+      var forward = range
+      forward.descending = false  // Order does not change a count.
+      var count = 0
+      try walk(&cursor, forward, sortedDuplicates: false) { _, _ in
+        count += 1
+        return count <= bound
+      }
+      return count
+    }
   }
 
   /// Visits the entries of a key range in key order (or backwards), with the duplicates of one
@@ -276,7 +290,7 @@ extension LMDBBackend {
   }
 
   /// Byte-wise comparison, shorter first on a common prefix: liblmdb's key order.
-  func compare(_ key: UnsafeRawBufferPointer, _ bound: [UInt8]) -> Int {
+  private func compare(_ key: UnsafeRawBufferPointer, _ bound: [UInt8]) -> Int {
     bound.withUnsafeBytes { bound in
       let common = min(key.count, bound.count)
       if common > 0, let a = key.baseAddress, let b = bound.baseAddress {
