@@ -23,7 +23,7 @@ public enum ConformanceSuite {
     + blockingChecks + secretChecks + loggingChecks + differentialChecks + transactionChecks
     + observationChecks + toolChecks + aggregateChecks + caseFoldingChecks + fieldCompareChecks
     + existsChecks + selectChecks + pageChecks + referenceChecks + eagerLimitChecks + migrationChecks
-    + groupOrderChecks
+    + groupOrderChecks + indexRangeChecks
 
   /// Runs one check on a target in a scratch folder of its own, removed afterwards.
   public static func run(_ check: ConformanceCheck, on target: ConformanceTarget) async -> ConformanceResult {

@@ -29,6 +29,25 @@ import Testing
     #expect(ValueOrder.compare(.uuid(low), .uuid(high)) < 0)
   }
 
+  @Test func uuidsCompareAsTheirSixteenBytes() {
+    // UUIDs that share leading bytes, so that every byte position decides some pairs.
+    var generator = SystemRandomNumberGenerator()
+    let uuids = (0..<400).map { _ in
+      var bytes = (0..<16).map { _ in UInt8.random(in: 0...3, using: &generator) }
+      bytes[Int.random(in: 0..<16, using: &generator)] = .random(in: 0...255, using: &generator)
+      return UUID(
+        uuid: (
+          bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
+          bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+        ))
+    }
+    func bytes(_ uuid: UUID) -> [UInt8] { withUnsafeBytes(of: uuid.uuid) { Array($0) } }
+    for (lhs, rhs) in zip(uuids, uuids.shuffled()) {
+      let expected = bytes(lhs).lexicographicallyPrecedes(bytes(rhs)) ? -1 : (lhs == rhs ? 0 : 1)
+      #expect(ValueOrder.compare(.uuid(lhs), .uuid(rhs)) == expected)
+    }
+  }
+
   @Test func datesCompareToTheMicrosecond() {
     let base = Date(timeIntervalSince1970: 1_000)
     #expect(Value.date(base) == Value.date(base.addingTimeInterval(0.000_000_4)))

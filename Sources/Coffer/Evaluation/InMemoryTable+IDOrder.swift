@@ -15,16 +15,17 @@ extension InMemoryTable {
 
   /// The rows of a query ordered by id alone (no sort keys, or only the id's), found by walking
   /// the ids in order until the slice is full — instead of sorting every matching row for each
-  /// read — or `nil` for any other query, and for one whose filter an equality lookup narrows to
+  /// read — or `nil` for any other query, and for one whose filter an index range narrows to
   /// so few rows that sorting them costs less than the walk would (a unique key, say). A keyset
-  /// page (`id > last`) starts its walk with a binary search.
-  func idOrderedSlice(_ query: Query) throws -> [Row]? {
+  /// page (`id > last`) starts its walk with a binary search. `narrowed` is how many rows the
+  /// narrowest index range for the filter holds, if one does.
+  func idOrderedSlice(_ query: Query, narrowed: Int?) throws -> [Row]? {
     let idField = schema.idField.name
     guard query.sort.allSatisfy({ $0.field == idField }) else { return nil }
     let ascending = query.sort.first?.ascending ?? true
     guard query.sort.allSatisfy({ $0.ascending == ascending }) else { return nil }
     let limit = query.limit ?? Int.max
-    if let narrowed = candidateCount(for: query.filter) {
+    if let narrowed {
       // The walk visits about (offset + limit) × rows / matches rows, and at most every row.
       let (wanted, over) = limit.addingReportingOverflow(query.offset)
       let (visits, overflow) = wanted.multipliedReportingOverflow(by: rows.count)

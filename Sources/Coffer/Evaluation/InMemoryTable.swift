@@ -1,5 +1,5 @@
-/// The rows of one entity held in memory, with its unique indexes and equality lookups kept up
-/// to date.
+/// The rows of one entity held in memory, with its unique indexes and index orders kept up to
+/// date.
 ///
 /// Part of ``InMemoryTables``; a value type, so a copy is a snapshot.
 struct InMemoryTable: Sendable {
@@ -8,16 +8,11 @@ struct InMemoryTable: Sendable {
   /// One map per unique index of the schema: the indexed values to the id that holds them.
   var unique: [[[Value]: Value]]
   let uniquePositions: [[Int]]
-  /// One map per field that leads an index and whose values are equal exactly when they hash
-  /// alike (bools, integers, strings, UUIDs): each value to the ids of the rows holding it, so
-  /// an equality filter on the field reads only those rows instead of every row (and, for a
-  /// large bucket, to the orders its rows were read in: `InMemoryTable+BucketOrder.swift`).
-  var lookups: [[Value: LookupBucket]]
-  /// The field position each of ``lookups`` covers.
-  let lookupPositions: [Int]
-  /// For each of ``lookups``, whether its field alone is unique, so that no bucket ever holds
-  /// more than one id, nor orders to keep (see `InMemoryTable+BucketOrder.swift`).
-  let lookupIsUnique: [Bool]
+  /// One order per index of the schema (two indexes on the same fields share one): every row
+  /// sorted by the index's fields, then id, so that a query that pins some of them reads only
+  /// its range, and one sorted by the next reads only the rows it returns (see
+  /// `InMemoryTable+Indexes.swift`).
+  var orders: [OrderedRows]
   /// The ids in ascending order, sorted at the first read that needs them and kept until the
   /// table gains an id: replacing a row leaves the order as it was, and a removed id stays in
   /// it, skipped by the walks, which look each id up (see `InMemoryTable+IDOrder.swift`).
@@ -31,61 +26,15 @@ struct InMemoryTable: Sendable {
     let positions = schema.uniqueIndexes.map { index in index.fields.compactMap { schema.position(of: $0) } }
     self.uniquePositions = positions
     self.unique = Array(repeating: [:], count: positions.count)
-    var leading: [Int] = []
+    var orderFields: [[Int]] = []
     for index in schema.indexes {
-      guard let first = index.fields.first, let position = schema.position(of: first),
-        position != schema.idPosition, !leading.contains(position),
-        [.bool, .int, .string, .uuid].contains(schema.fields[position].kind)
-      else { continue }
-      leading.append(position)
+      let fields = index.fields.compactMap { schema.position(of: $0) }
+      guard !fields.isEmpty, fields.count == index.fields.count, !orderFields.contains(fields) else {
+        continue
+      }
+      orderFields.append(fields)
     }
-    self.lookupPositions = leading
-    self.lookupIsUnique = leading.map { position in
-      schema.uniqueIndexes.contains { $0.fields == [schema.fields[position].name] }
-    }
-    self.lookups = Array(repeating: [:], count: leading.count)
-  }
-
-  /// The rows that can match `filter`, when an equality (or `isIn`) on a looked-up field narrows
-  /// them; `nil` when every row must be tested. Callers still test each row against the whole
-  /// filter.
-  func candidates(for filter: Filter) -> [Row]? {
-    switch filter {
-    case .compare(let field, .equal, let value) where !value.isNull:
-      guard let lookup = lookup(of: field) else { return nil }
-      return (lookups[lookup][value]?.ids ?? []).compactMap { rows[$0] }
-    case .isIn(let field, let values) where !values.contains(where: \.isNull):
-      guard let lookup = lookup(of: field) else { return nil }
-      var ids = Set<Value>()
-      for value in Set(values) { ids.formUnion(lookups[lookup][value]?.ids ?? []) }
-      return ids.compactMap { rows[$0] }
-    case .and(let parts):
-      return parts.lazy.compactMap { candidates(for: $0) }.first
-    default:
-      return nil
-    }
-  }
-
-  /// How many rows ``candidates(for:)`` would return (the same lookup, before the rest of the
-  /// filter is tested); `nil` when it returns `nil`.
-  func candidateCount(for filter: Filter) -> Int? {
-    switch filter {
-    case .compare(let field, .equal, let value) where !value.isNull:
-      guard let lookup = lookup(of: field) else { return nil }
-      return lookups[lookup][value]?.ids.count ?? 0
-    case .isIn(let field, let values) where !values.contains(where: \.isNull):
-      guard let lookup = lookup(of: field) else { return nil }
-      return Set(values).reduce(0) { $0 + (lookups[lookup][$1]?.ids.count ?? 0) }
-    case .and(let parts):
-      return parts.lazy.compactMap { candidateCount(for: $0) }.first
-    default:
-      return nil
-    }
-  }
-
-  func lookup(of field: String) -> Int? {
-    guard !lookupPositions.isEmpty, let position = schema.position(of: field) else { return nil }
-    return lookupPositions.firstIndex(of: position)
+    self.orders = orderFields.map { OrderedRows(fields: $0, idPosition: schema.idPosition) }
   }
 
   /// The key a row has in a unique index, or `nil` when any of its fields is null (exempt).
@@ -155,20 +104,19 @@ struct InMemoryTable: Sendable {
     } else if row == nil, old != nil {
       idRemoved()
     }
-    for lookup in lookups.indices {
-      let position = lookupPositions[lookup]
-      let before = old?[position]
-      let after = row?[position]
-      if before == after {
-        // The bucket keeps its ids, but the row's other fields may sort it elsewhere.
-        if let after, !after.isNull, !lookupIsUnique[lookup] { lookups[lookup][after]?.rowsChanged() }
-        continue
+    for order in orders.indices {
+      switch (old, row) {
+      case (nil, let new?): orders[order].insert(new)
+      case (let old?, nil): orders[order].remove(old)
+      case (let old?, let new?):
+        if orders[order].compare(old, new) == 0 {
+          orders[order].replace(with: new)
+        } else {
+          orders[order].remove(old)
+          orders[order].insert(new)
+        }
+      case (nil, nil): break
       }
-      if let before, !before.isNull {
-        lookups[lookup][before]?.remove(id)
-        if lookups[lookup][before]?.ids.isEmpty == true { lookups[lookup][before] = nil }
-      }
-      if let after, !after.isNull { lookups[lookup][after, default: LookupBucket()].add(id) }
     }
     for index in unique.indices {
       if let old, let key = uniqueKey(old, index: index), unique[index][key] == id {

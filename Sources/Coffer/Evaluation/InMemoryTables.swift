@@ -51,15 +51,14 @@
   /// Replaces the rows of an entity wholesale (used when loading a snapshot); checks unique
   /// constraints and duplicate ids.
   ///
-  /// Builds what `InMemoryTable.put(_:_:)` would, hashing each id once for the rows and once
-  /// per lookup: the lookups' id sets are made whole at the end, not grown row by row.
+  /// Builds what `InMemoryTable.put(_:_:)` would, hashing each id once: each index order is
+  /// sorted once and laid out whole, not grown row by row.
   public mutating func load(_ rows: [Row], into entity: String) throws {
     var table = try table(entity)
     table.rows = Dictionary(minimumCapacity: rows.count)
     table.rowsChanged()
     table.scanChanged()
     table.unique = table.unique.map { _ in Dictionary(minimumCapacity: rows.count) }
-    var lookups = table.lookupPositions.map { _ in [Value: [Value]]() }
     for row in rows {
       let id = row[table.schema.idPosition]
       if table.rows.updateValue(row, forKey: id) != nil { throw duplicate(table.schema, id) }
@@ -67,16 +66,11 @@
       for index in table.unique.indices {
         if let key = table.uniqueKey(row, index: index) { table.unique[index][key] = id }
       }
-      for (lookup, position) in table.lookupPositions.enumerated() where !row[position].isNull {
-        lookups[lookup][row[position], default: []].append(id)
-      }
     }
-    table.lookups = lookups.map { buckets in
-      buckets.mapValues { ids in
-        var bucket = LookupBucket(ids: Set(ids))
-        bucket.rowsChanged()
-        return bucket
-      }
+    table.orders = table.orders.map { order in
+      OrderedRows(
+        fields: Array(order.positions.dropLast()), idPosition: table.schema.idPosition,
+        sorted: rows.sorted { order.compare($0, $1) < 0 })
     }
     tables[entity] = table
   }
@@ -167,7 +161,7 @@
       }
     case .deleteMatching(_, let filter):
       let compiled = try CompiledFilter(filter, schema: schema)
-      let doomed = tables[entity]?.rows.filter { compiled.matches($0.value) }.map(\.key) ?? []
+      let doomed = try matching(filter, compiled, in: try table(entity)).map { $0[schema.idPosition] }
       for id in doomed {
         let old = tables[entity]?.put(id, nil)
         undo.append((entity, id, old))
@@ -177,7 +171,7 @@
       let compiled = try CompiledFilter(filter, schema: schema)
       let updates = try CompiledFieldUpdates(changes, schema: schema)
       // In id order, as every backend goes, so the same row fails first everywhere.
-      let matched = (tables[entity]?.rows.values.filter { compiled.matches($0) } ?? [])
+      let matched = try matching(filter, compiled, in: try table(entity))
         .sorted { ValueOrder.compare($0[schema.idPosition], $1[schema.idPosition]) < 0 }
       for row in matched {
         try apply(
@@ -209,7 +203,7 @@
   /// The rows a query selects (see ``StorageBackend/read(_:_:)``).
   public func fetch(_ query: Query) throws -> [Row] {
     let table = try table(query.entity)
-    if let slice = try table.idOrderedSlice(query) ?? table.bucketOrderedSlice(query) {
+    if let slice = try table.plannedSlice(query) {
       return try reshaped(slice, of: table, as: query.layout)
     }
     let ordering = try RowOrdering(query.sort, schema: table.schema)
@@ -239,17 +233,9 @@
       return table.rows[id] == nil ? 0 : 1
     case .isIn(idField, let ids):
       return Set(ids).count { table.rows[$0] != nil }
-    case .compare(_, .equal, _):
-      // An equality on a looked-up field alone: the lookup holds exactly the matching ids (the
-      // filter is still compiled, for the errors of a bad one).
-      if let count = table.candidateCount(for: filter) {
-        _ = try CompiledFilter(filter, schema: table.schema)
-        return count
-      }
-      fallthrough
     default:
       let compiled = try CompiledFilter(filter, schema: table.schema)
-      if let candidates = table.candidates(for: filter) { return candidates.count(where: compiled.matches) }
+      if let count = table.indexedCount(filter, compiled) { return count }
       return table.rows.values.count(where: compiled.matches)
     }
   }
@@ -264,10 +250,15 @@
     case .isIn(idField, let ids):
       return Set(ids).compactMap { table.rows[$0] }
     default:
-      let compiled = try CompiledFilter(filter, schema: table.schema)
-      if let candidates = table.candidates(for: filter) { return candidates.filter(compiled.matches) }
-      return table.rows.values.filter(compiled.matches)
+      return try matching(filter, try CompiledFilter(filter, schema: table.schema), in: table)
     }
+  }
+
+  /// The rows that match, read from the index range that holds them when one does.
+  private func matching(_ filter: Filter, _ compiled: CompiledFilter, in table: InMemoryTable) throws -> [Row]
+  {
+    if let candidates = table.candidates(for: filter) { return candidates.filter(compiled.matches) }
+    return table.rows.values.filter(compiled.matches)
   }
 
   private func table(_ entity: String) throws -> InMemoryTable {

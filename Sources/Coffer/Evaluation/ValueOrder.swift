@@ -59,8 +59,20 @@ import Foundation
     lhs.withUnsafeBytes { x in rhs.withUnsafeBytes { y in compareRaw(x, y) } }
   }
 
+  /// UUIDs by their 16 bytes: each half read as a big-endian integer, which orders as its bytes.
   static func compareUUID(_ lhs: UUID, _ rhs: UUID) -> Int {
-    withUnsafeBytes(of: lhs.uuid) { x in withUnsafeBytes(of: rhs.uuid) { y in compareRaw(x, y) } }
+    let (a, b) = (halves(lhs), halves(rhs))
+    if a.high != b.high { return a.high < b.high ? -1 : 1 }
+    return a.low == b.low ? 0 : (a.low < b.low ? -1 : 1)
+  }
+
+  private static func halves(_ uuid: UUID) -> (high: UInt64, low: UInt64) {
+    withUnsafeBytes(of: uuid.uuid) { bytes in
+      (
+        UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+        UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+      )
+    }
   }
 
   static func compareBuffers(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>) -> Int {

@@ -1,10 +1,10 @@
 @_spi(Backend) import Coffer
 import Testing
 
-/// Sorted reads of the rows one looked-up value picks out read the order `InMemoryTables` keeps
-/// for that value's bucket, once worked out: each is checked against the rows sorted by hand,
-/// through changes, and on snapshots that share a bucket's order with the table or not.
-@Suite struct InMemoryBucketOrderTests {
+/// Pages of a thread read in the index order `InMemoryTables` keeps for (thread, date): each is
+/// checked against the rows sorted by hand, through changes, and on snapshots whose nodes the
+/// table shares until it writes.
+@Suite struct InMemoryIndexOrderTests {
   let schema: EntitySchema
 
   init() throws {
@@ -28,8 +28,7 @@ import Testing
     return ids.prefix(limit).map { .int($0.key) }
   }
 
-  /// The ids a query returns, read twice (the second read finds the order the first one kept,
-  /// or worked out), which must agree.
+  /// The ids a query returns, read twice, which must agree.
   func twice(_ tables: InMemoryTables, _ query: Query) throws -> [Value] {
     let first = try tables.fetch(query).map { $0[0] }
     let second = try tables.fetch(query).map { $0[0] }
@@ -51,7 +50,7 @@ import Testing
     var rows: [Int64: (thread: Int64, date: Int64)] = [:]
     for id in Int64(1)...200 { rows[id] = (id % 2, id * 10) }
     try apply(rows, to: &tables)
-    // Read, so that the bucket's order is worked out, then share it with a snapshot.
+    // Read, then share the table's order with a snapshot.
     #expect(try twice(tables, page(0)) == expected(rows, thread: 0))
     let snapshot = tables
     let before = rows
@@ -61,7 +60,7 @@ import Testing
     try apply([2: (0, 5_000)], to: &tables)
     #expect(try twice(tables, page(0)) == expected(rows, thread: 0))
     #expect(try twice(snapshot, page(0)) == expected(before, thread: 0))
-    // A snapshot taken before the first read: each works out its own order.
+    // A snapshot taken before the first read.
     var fresh = InMemoryTables()
     try fresh.prepare([schema])
     try apply(before, to: &fresh)

@@ -1,9 +1,9 @@
 @_spi(Backend) import Coffer
 import Testing
 
-/// The equality lookups `InMemoryTables` keeps for indexed fields narrow a query without
-/// changing its answer: every query here is checked against a filter over all rows.
-@Suite struct InMemoryLookupTests {
+/// The index orders `InMemoryTables` keeps narrow an equality or `isIn` on an indexed field
+/// without changing its answer: every query here is checked against a filter over all rows.
+@Suite struct InMemoryIndexLookupTests {
   let schema: EntitySchema
 
   init() throws {

@@ -1,0 +1,359 @@
+/// The rows of one index of an in-memory table, kept in the index's order: its fields' values
+/// (``ValueOrder``), then the id. A B+tree whose nodes copies of the value share until one of
+/// them writes: the writer copies only the nodes on its path, so a snapshot of a table costs
+/// nothing to take and little to keep.
+///
+/// Each internal node keeps how many rows lie under it, so the rows of a range are counted
+/// without being visited.
+struct OrderedRows: Sendable {
+  /// The positions of the fields the rows are ordered by: the index's, then the id's.
+  let positions: [Int]
+  private var root = Node()
+
+  /// An empty order on `fields` (positions), ties broken by the id at `idPosition`.
+  init(fields: [Int], idPosition: Int) { positions = fields + [idPosition] }
+
+  /// `rows`, which must already be in this order, laid out leaf by leaf.
+  init(fields: [Int], idPosition: Int, sorted rows: [Row]) {
+    self.init(fields: fields, idPosition: idPosition)
+    guard !rows.isEmpty else { return }
+    var level = stride(from: 0, to: rows.count, by: Self.capacity).map { start in
+      Node(rows: Array(rows[start..<Swift.min(start + Self.capacity, rows.count)]))
+    }
+    var firsts = stride(from: 0, to: rows.count, by: Self.capacity).map { rows[$0] }
+    while level.count > 1 {
+      var parents: [Node] = []
+      var parentFirsts: [Row] = []
+      for start in stride(from: 0, to: level.count, by: Self.capacity) {
+        let end = Swift.min(start + Self.capacity, level.count)
+        parents.append(Node(children: Array(level[start..<end]), separators: Array(firsts[start + 1..<end])))
+        parentFirsts.append(firsts[start])
+      }
+      level = parents
+      firsts = parentFirsts
+    }
+    root = level[0]
+  }
+
+  /// The most rows a leaf holds, and the most children an internal node has.
+  static let capacity = 64
+
+  /// The number of rows.
+  var count: Int { root.count }
+
+  /// -1, 0 or 1 as `lhs` comes before, ties with (the same key and id), or after `rhs`.
+  func compare(_ lhs: Row, _ rhs: Row) -> Int {
+    for position in positions {
+      let order = ValueOrder.compare(lhs[position], rhs[position])
+      if order != 0 { return order }
+    }
+    return 0
+  }
+
+  // MARK: Changes
+
+  /// Adds a row.
+  mutating func insert(_ row: Row) {
+    makeRootUnique()
+    guard let (separator, right) = insert(row, into: root) else { return }
+    root = Node(children: [root, right], separators: [separator])
+  }
+
+  /// Removes the row that ties with `row` (the same key and id); `false` when there is none.
+  @discardableResult
+  mutating func remove(_ row: Row) -> Bool {
+    makeRootUnique()
+    guard remove(row, from: root) else { return false }
+    while root.children.count == 1 { root = root.children[0] }
+    return true
+  }
+
+  /// Puts `new` in the place of the row that ties with it (the same key and id), when a row
+  /// changed none of the fields this order reads; `false` when there is none.
+  @discardableResult
+  mutating func replace(with new: Row) -> Bool {
+    makeRootUnique()
+    var node = root
+    while !node.children.isEmpty {
+      let child = node.childIndex(for: new, in: self)
+      node.makeChildUnique(child)
+      node = node.children[child]
+    }
+    let position = node.firstPosition { compare($0, new) >= 0 }
+    guard position < node.rows.count, compare(node.rows[position], new) == 0 else { return false }
+    node.rows[position] = new
+    return true
+  }
+
+  private mutating func makeRootUnique() {
+    if !isKnownUniquelyReferenced(&root) { root = root.copy() }
+  }
+
+  /// Adds `row` under `node` (which is not shared); returns the new right sibling and its
+  /// separator when `node` had to split.
+  private func insert(_ row: Row, into node: Node) -> (Row, Node)? {
+    node.count += 1
+    if node.children.isEmpty {
+      let position = node.firstPosition { compare($0, row) > 0 }
+      node.rows.insert(row, at: position)
+      guard node.rows.count > Self.capacity else { return nil }
+      // Rows added in order (rising ids, say) fill each leaf before starting the next.
+      let cut = position == node.rows.count - 1 ? node.rows.count - 1 : node.rows.count / 2
+      let right = Node(rows: Array(node.rows[cut...]))
+      node.rows.removeSubrange(cut...)
+      node.count = node.rows.count
+      return (right.rows[0], right)
+    }
+    let child = node.childIndex(for: row, in: self)
+    node.makeChildUnique(child)
+    guard let (separator, sibling) = insert(row, into: node.children[child]) else {
+      node.counts[child] += 1
+      return nil
+    }
+    node.counts[child] = node.children[child].count
+    node.children.insert(sibling, at: child + 1)
+    node.separators.insert(separator, at: child)
+    node.counts.insert(sibling.count, at: child + 1)
+    guard node.children.count > Self.capacity else { return nil }
+    let cut = child + 1 == node.children.count - 1 ? node.children.count - 1 : node.children.count / 2
+    let right = Node(children: Array(node.children[cut...]), separators: Array(node.separators[cut...]))
+    let raised = node.separators[cut - 1]
+    node.children.removeSubrange(cut...)
+    node.separators.removeSubrange((cut - 1)...)
+    node.counts.removeSubrange(cut...)
+    node.count -= right.count
+    return (raised, right)
+  }
+
+  /// Removes the row that ties with `row` from under `node` (which is not shared), merging
+  /// children that fall below a quarter full into a neighbour when both fit in one.
+  private func remove(_ row: Row, from node: Node) -> Bool {
+    if node.children.isEmpty {
+      let position = node.firstPosition { compare($0, row) >= 0 }
+      guard position < node.rows.count, compare(node.rows[position], row) == 0 else { return false }
+      node.rows.remove(at: position)
+      node.count -= 1
+      return true
+    }
+    let child = node.childIndex(for: row, in: self)
+    node.makeChildUnique(child)
+    guard remove(row, from: node.children[child]) else { return false }
+    node.count -= 1
+    node.counts[child] -= 1
+    node.rebalance(child)
+    return true
+  }
+
+  // MARK: Ranges
+
+  /// Visits the rows of `range` in order (backwards when `reverse`) until `body` returns
+  /// `false`.
+  func forEach(in range: KeyRange, reverse: Bool = false, _ body: (Row) throws -> Bool) rethrows {
+    _ = try visit(root, range, reverse, body)
+  }
+
+  /// How many rows `range` holds, visiting only the nodes at its two ends.
+  func count(in range: KeyRange) -> Int { count(root, range, lowerInside: false, upperInside: false) }
+
+  /// Whether the walk should go on.
+  private func visit(_ node: Node, _ range: KeyRange, _ reverse: Bool, _ body: (Row) throws -> Bool) rethrows
+    -> Bool
+  {
+    if node.children.isEmpty {
+      if reverse {
+        var position = node.firstPosition { range.isAbove($0, in: self) } - 1
+        while position >= 0 {
+          let row = node.rows[position]
+          if range.isBelow(row, in: self) { return false }
+          if try !body(row) { return false }
+          position -= 1
+        }
+      } else {
+        var position = node.firstPosition { !range.isBelow($0, in: self) }
+        while position < node.rows.count {
+          let row = node.rows[position]
+          if range.isAbove(row, in: self) { return false }
+          if try !body(row) { return false }
+          position += 1
+        }
+      }
+      return true
+    }
+    // children[i] holds the rows from separators[i - 1] up to (not including) separators[i].
+    let first = node.firstSeparator { !range.isBelow($0, in: self) }
+    let last = node.firstSeparator { range.isAbove($0, in: self) }
+    // A range whose bounds cross holds no row.
+    guard first <= last else { return false }
+    if reverse {
+      for child in stride(from: last, through: first, by: -1)
+      where try !visit(node.children[child], range, reverse, body) {
+        return false
+      }
+    } else {
+      for child in first...last where try !visit(node.children[child], range, reverse, body) { return false }
+    }
+    return true
+  }
+
+  private func count(_ node: Node, _ range: KeyRange, lowerInside: Bool, upperInside: Bool) -> Int {
+    if lowerInside && upperInside { return node.count }
+    if node.children.isEmpty {
+      let start = lowerInside ? 0 : node.firstPosition { !range.isBelow($0, in: self) }
+      let end = upperInside ? node.rows.count : node.firstPosition { range.isAbove($0, in: self) }
+      return Swift.max(0, end - start)
+    }
+    let first = lowerInside ? 0 : node.firstSeparator { !range.isBelow($0, in: self) }
+    let last = upperInside ? node.children.count - 1 : node.firstSeparator { range.isAbove($0, in: self) }
+    guard first <= last else { return 0 }
+    if first == last {
+      return count(node.children[first], range, lowerInside: lowerInside, upperInside: upperInside)
+    }
+    var total = count(node.children[first], range, lowerInside: lowerInside, upperInside: true)
+    for child in first + 1..<last { total += node.counts[child] }
+    return total + count(node.children[last], range, lowerInside: true, upperInside: upperInside)
+  }
+
+  /// One node: a leaf of rows, or children with the rows that separate them.
+  private final class Node: @unchecked Sendable {
+    // Unchecked: a node is changed only through a table that holds the one reference to it
+    // (`makeRootUnique`, `makeChildUnique` copy a shared one first), so no two tasks ever see
+    // a node while it changes.
+    var rows: [Row]
+    var children: [Node]
+    /// `separators[i]` comes after every row under `children[i]` and at or before every row
+    /// under `children[i + 1]`.
+    var separators: [Row]
+    /// The rows under each of ``children``, kept here so that a count reads no child.
+    var counts: [Int]
+    /// The rows under this node.
+    var count: Int
+
+    init(rows: [Row] = []) {
+      self.rows = rows
+      children = []
+      separators = []
+      counts = []
+      count = rows.count
+    }
+
+    init(children: [Node], separators: [Row]) {
+      rows = []
+      self.children = children
+      self.separators = separators
+      counts = children.map(\.count)
+      count = counts.reduce(0, +)
+    }
+
+    private init(copying node: Node) {
+      rows = node.rows
+      children = node.children
+      separators = node.separators
+      counts = node.counts
+      count = node.count
+    }
+
+    func copy() -> Node { Node(copying: self) }
+
+    /// The first position of `rows` at which `isPast` holds, which must hold for a suffix.
+    func firstPosition(where isPast: (Row) -> Bool) -> Int { Self.first(in: rows, where: isPast) }
+
+    /// The first separator at which `isPast` holds (which must hold for a suffix), or the
+    /// number of separators: the index of the child that holds the first row where it holds.
+    func firstSeparator(where isPast: (Row) -> Bool) -> Int { Self.first(in: separators, where: isPast) }
+
+    private static func first(in rows: [Row], where isPast: (Row) -> Bool) -> Int {
+      var low = 0
+      var high = rows.count
+      while low < high {
+        let middle = (low + high) / 2
+        if isPast(rows[middle]) { high = middle } else { low = middle + 1 }
+      }
+      return low
+    }
+
+    /// The child a row belongs under.
+    func childIndex(for row: Row, in order: OrderedRows) -> Int {
+      firstSeparator { order.compare($0, row) > 0 }
+    }
+
+    func makeChildUnique(_ child: Int) {
+      if !isKnownUniquelyReferenced(&children[child]) { children[child] = children[child].copy() }
+    }
+
+    /// After `children[child]` lost a row: drops it when empty, or merges it with a
+    /// neighbour when it is under a quarter full and the two fit in three quarters of a node.
+    func rebalance(_ child: Int) {
+      let size = children[child].size
+      if size == 0 {
+        children.remove(at: child)
+        counts.remove(at: child)
+        if !separators.isEmpty { separators.remove(at: Swift.max(0, child - 1)) }
+        return
+      }
+      guard size < OrderedRows.capacity / 4, children.count > 1 else { return }
+      let left = child + 1 < children.count ? child : child - 1
+      guard children[left].size + children[left + 1].size <= OrderedRows.capacity * 3 / 4 else { return }
+      makeChildUnique(left)
+      let (into, from) = (children[left], children[left + 1])
+      if into.children.isEmpty {
+        into.rows.append(contentsOf: from.rows)
+      } else {
+        into.separators.append(separators[left])
+        into.separators.append(contentsOf: from.separators)
+        into.children.append(contentsOf: from.children)
+        into.counts.append(contentsOf: from.counts)
+      }
+      into.count += from.count
+      counts[left] += counts[left + 1]
+      children.remove(at: left + 1)
+      counts.remove(at: left + 1)
+      separators.remove(at: left)
+    }
+
+    /// Rows in a leaf, children in an internal node.
+    private var size: Int { children.isEmpty ? rows.count : children.count }
+  }
+}
+
+/// The rows of an index order between two bounds, each a prefix of the order's fields.
+struct KeyRange: Sendable, Equatable {
+  /// A bound: values for the first fields of the order, and whether rows equal to them on
+  /// those fields are in the range.
+  struct Bound: Sendable, Equatable {
+    var values: [Value]
+    var inclusive: Bool
+  }
+
+  var lower: Bound?
+  var upper: Bound?
+
+  /// Every row.
+  static let all = KeyRange(lower: nil, upper: nil)
+
+  /// The rows whose first fields are `values`.
+  static func equal(_ values: [Value]) -> KeyRange {
+    KeyRange(lower: Bound(values: values, inclusive: true), upper: Bound(values: values, inclusive: true))
+  }
+
+  /// Whether `row` comes before every row of the range.
+  func isBelow(_ row: Row, in order: OrderedRows) -> Bool {
+    guard let lower else { return false }
+    let relation = Self.compare(row, lower.values, order.positions)
+    return lower.inclusive ? relation < 0 : relation <= 0
+  }
+
+  /// Whether `row` comes after every row of the range.
+  func isAbove(_ row: Row, in order: OrderedRows) -> Bool {
+    guard let upper else { return false }
+    let relation = Self.compare(row, upper.values, order.positions)
+    return upper.inclusive ? relation > 0 : relation >= 0
+  }
+
+  private static func compare(_ row: Row, _ values: [Value], _ positions: [Int]) -> Int {
+    for index in values.indices {
+      let relation = ValueOrder.compare(row[positions[index]], values[index])
+      if relation != 0 { return relation }
+    }
+    return 0
+  }
+}
