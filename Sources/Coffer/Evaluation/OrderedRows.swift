@@ -43,11 +43,16 @@ struct OrderedRows: Sendable {
 
   /// -1, 0 or 1 as `lhs` comes before, ties with (the same key and id), or after `rhs`.
   func compare(_ lhs: Row, _ rhs: Row) -> Int {
-    for position in positions {
-      let order = ValueOrder.compare(lhs[position], rhs[position])
-      if order != 0 { return order }
+    // Through buffers, so that each value is compared where it lies rather than copied out.
+    lhs.values.withUnsafeBufferPointer { left in
+      rhs.values.withUnsafeBufferPointer { right in
+        for position in positions {
+          let order = ValueOrder.compare(left[position], right[position])
+          if order != 0 { return order }
+        }
+        return 0
+      }
     }
-    return 0
   }
 
   // MARK: Changes
@@ -262,13 +267,15 @@ struct OrderedRows: Sendable {
     func firstSeparator(where isPast: (Row) -> Bool) -> Int { Self.first(in: separators, where: isPast) }
 
     private static func first(in rows: [Row], where isPast: (Row) -> Bool) -> Int {
-      var low = 0
-      var high = rows.count
-      while low < high {
-        let middle = (low + high) / 2
-        if isPast(rows[middle]) { high = middle } else { low = middle + 1 }
+      rows.withUnsafeBufferPointer { rows in
+        var low = 0
+        var high = rows.count
+        while low < high {
+          let middle = (low + high) / 2
+          if isPast(rows[middle]) { high = middle } else { low = middle + 1 }
+        }
+        return low
       }
-      return low
     }
 
     /// The child a row belongs under.
@@ -350,10 +357,14 @@ struct KeyRange: Sendable, Equatable {
   }
 
   private static func compare(_ row: Row, _ values: [Value], _ positions: [Int]) -> Int {
-    for index in values.indices {
-      let relation = ValueOrder.compare(row[positions[index]], values[index])
-      if relation != 0 { return relation }
+    row.values.withUnsafeBufferPointer { stored in
+      values.withUnsafeBufferPointer { bound in
+        for index in bound.indices {
+          let relation = ValueOrder.compare(stored[positions[index]], bound[index])
+          if relation != 0 { return relation }
+        }
+        return 0
+      }
     }
-    return 0
   }
 }
