@@ -4,6 +4,7 @@ import Foundation
 /// [--rows N] [--commits N] [--naive-commits N] [--repetitions N] [--codec-rows N] [--skip-suite]
 /// [--skip-plist] [--skip-codec] [--postgres-url URL] [--output DIR] [--no-write]`, or
 /// `coffer-bench --profile SYSTEM scan|get|page|insert ROWS ROUNDS` to repeat one operation for a profiler,
+/// or `coffer-bench --ticket-profile SYSTEM OPERATION ROWS ROUNDS` to do the same in the ticket workload,
 /// or `coffer-bench --contention …` for the contention workload (see ``ContentionBenchmark``),
 /// or `coffer-bench --copy …` for the copy benchmark (see ``CopyBenchmark``),
 /// or `coffer-bench --migration …` for the migration benchmark (see ``MigrationBenchmark``),
@@ -120,6 +121,10 @@ do {
   let arguments = Array(CommandLine.arguments.dropFirst())
   if arguments.first == MemoryProbe.flag {
     try await MemoryProbe.child(Array(arguments.dropFirst()))
+    exit(0)
+  }
+  if arguments.first == TicketProfileLoop.flag {
+    try await TicketProfileLoop.run(Array(arguments.dropFirst()))
     exit(0)
   }
   if arguments.first == ProfileLoop.flag {
