@@ -63,6 +63,19 @@ extension InMemoryTable {
     return nil
   }
 
+  /// How many rows hold the value an equality gives the first field of an index, from
+  /// ``InMemoryTable/leadingCounts``; `nil` when no index keeps counts for such an equality.
+  private func leadingCount(_ conditions: IndexConditions) -> Int? {
+    for (order, counts) in leadingCounts.enumerated() {
+      let leading = orders[order].positions[0]
+      guard let counts, let equal = conditions.equal[leading],
+        Self.isLookedUpExactly(equal.value, schema.fields[leading].kind)
+      else { continue }
+      return counts[equal.value] ?? 0
+    }
+    return nil
+  }
+
   private static func isLookedUpExactly(_ value: Value, _ kind: FieldKind) -> Bool {
     switch (value, kind) {
     case (.bool, .bool), (.int, .int), (.string, .string), (.uuid, .uuid): true
@@ -102,6 +115,7 @@ extension InMemoryTable {
   func indexedCount(_ filter: Filter, _ compiled: CompiledFilter) -> Int? {
     let conditions = IndexConditions(filter, schema: schema)
     if let rows = uniqueCandidates(conditions) { return rows.count(where: compiled.matches) }
+    if conditions.parts == 1, let count = leadingCount(conditions) { return count }
     guard let plan = Self.narrowest(orders.indices.map { plan(order: $0, conditions) }) else { return nil }
     if plan.coversFilter { return plan.rows }
     var count = 0

@@ -13,6 +13,11 @@ struct InMemoryTable: Sendable {
   /// its range, and one sorted by the next reads only the rows it returns (see
   /// `InMemoryTable+Indexes.swift`).
   var orders: [OrderedRows]
+  /// For each of ``orders``, when its first field holds booleans, integers or UUIDs (values equal
+  /// exactly when they hash alike) and is not alone a unique index: how many rows hold each
+  /// value there, so that counting the rows an equality on that field picks out reads one
+  /// entry rather than two paths down the tree.
+  var leadingCounts: [[Value: Int]?]
   /// The ids in ascending order, sorted at the first read that needs them and kept until the
   /// table gains an id: replacing a row leaves the order as it was, and a removed id stays in
   /// it, skipped by the walks, which look each id up (see `InMemoryTable+IDOrder.swift`).
@@ -35,6 +40,11 @@ struct InMemoryTable: Sendable {
       orderFields.append(fields)
     }
     self.orders = orderFields.map { OrderedRows(fields: $0, idPosition: schema.idPosition) }
+    self.leadingCounts = orderFields.map { fields in
+      let leading = fields[0]
+      let alone = schema.uniqueIndexes.contains { $0.fields == [schema.fields[leading].name] }
+      return !alone && [.bool, .int, .uuid].contains(schema.fields[leading].kind) ? [:] : nil
+    }
   }
 
   /// The key a row has in a unique index, or `nil` when any of its fields is null (exempt).
@@ -116,6 +126,17 @@ struct InMemoryTable: Sendable {
           orders[order].insert(new)
         }
       case (nil, nil): break
+      }
+      if leadingCounts[order] != nil {
+        let leading = orders[order].positions[0]
+        let (before, after) = (old?[leading], row?[leading])
+        if before != after {
+          if let before, !before.isNull {
+            leadingCounts[order]?[before, default: 0] -= 1
+            if leadingCounts[order]?[before] == 0 { leadingCounts[order]?[before] = nil }
+          }
+          if let after, !after.isNull { leadingCounts[order]?[after, default: 0] += 1 }
+        }
       }
     }
     for index in unique.indices {

@@ -67,6 +67,12 @@
         if let key = table.uniqueKey(row, index: index) { table.unique[index][key] = id }
       }
     }
+    table.leadingCounts = zip(table.orders, table.leadingCounts).map { order, counts in
+      guard counts != nil else { return nil }
+      var made: [Value: Int] = [:]
+      for row in rows where !row[order.positions[0]].isNull { made[row[order.positions[0]], default: 0] += 1 }
+      return made
+    }
     table.orders = table.orders.map { order in
       OrderedRows(
         fields: Array(order.positions.dropLast()), idPosition: table.schema.idPosition,
