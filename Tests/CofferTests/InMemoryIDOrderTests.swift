@@ -12,22 +12,13 @@ import Testing
       name: "Keyed", fields: [Field("id", .string), Field("n", .int)], idField: "id", indexes: [.on("n")])
   }
 
-  /// A deterministic stream of small numbers.
-  struct Numbers {
-    var state: UInt64
-    mutating func below(_ bound: Int) -> Int {
-      state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-      return Int((state >> 33) % UInt64(bound))
-    }
-  }
-
   /// The ids that the queries below must return, worked out from all rows.
   func expected(_ rows: [Row], filter: (Row) -> Bool, ascending: Bool, offset: Int, limit: Int) -> [Value] {
     let sorted = rows.filter(filter).map { $0[0] }.sorted { ValueOrder.compare($0, $1) < 0 }
     return Array((ascending ? sorted : sorted.reversed()).dropFirst(offset).prefix(limit))
   }
 
-  func check(_ tables: InMemoryTables, _ rows: [Row], _ numbers: inout Numbers) throws {
+  func check(_ tables: InMemoryTables, _ rows: [Row], _ numbers: inout SeededNumbers) throws {
     let bound = Value.string("k\(numbers.below(120))")
     let offset = numbers.below(4)
     let limit = 1 + numbers.below(30)
@@ -140,7 +131,7 @@ import Testing
     var tables = InMemoryTables()
     try tables.prepare([schema])
     var shadow: [Value: Row] = [:]
-    var numbers = Numbers(state: 11)
+    var numbers = SeededNumbers(state: 11)
     var snapshots: [(InMemoryTables, [Row])] = []
     for step in 0..<400 {
       var changes = ChangeSet()

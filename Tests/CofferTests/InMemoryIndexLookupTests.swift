@@ -13,15 +13,6 @@ import Testing
       idField: "id", indexes: [.on("tag", "n")])
   }
 
-  /// A deterministic stream of small numbers.
-  struct Numbers {
-    var state: UInt64
-    mutating func below(_ bound: Int) -> Int {
-      state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-      return Int((state >> 33) % UInt64(bound))
-    }
-  }
-
   func row(_ id: Int64, _ tag: String?, _ n: Int64) -> Row {
     Row([.int(id), tag.map(Value.string) ?? .null, .int(n)])
   }
@@ -30,7 +21,7 @@ import Testing
     var tables = InMemoryTables()
     try tables.prepare([schema])
     var shadow: [Int64: Row] = [:]
-    var numbers = Numbers(state: 7)
+    var numbers = SeededNumbers(state: 7)
     let tags: [String?] = ["a", "b", "c", "é", "e\u{301}", nil]
     for _ in 0..<300 {
       var changes = ChangeSet()

@@ -18,18 +18,9 @@ import Testing
       idField: "id", indexes: [.on("a", "b"), .on("c"), .on("b", "a")])
   }
 
-  /// A deterministic stream of small numbers.
-  struct Numbers {
-    var state: UInt64
-    mutating func below(_ bound: Int) -> Int {
-      state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-      return Int((state >> 33) % UInt64(bound))
-    }
-  }
-
   static let uuids = (0..<4).map { UUID(uuid: (UInt8($0), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1)) }
 
-  func row(_ id: Int, _ numbers: inout Numbers) -> Row {
+  func row(_ id: Int, _ numbers: inout SeededNumbers) -> Row {
     Row([
       .int(Int64(id)),
       numbers.below(6) == 0 ? .null : .int(Int64(numbers.below(5))),
@@ -39,7 +30,7 @@ import Testing
     ])
   }
 
-  func condition(_ numbers: inout Numbers) -> Filter {
+  func condition(_ numbers: inout SeededNumbers) -> Filter {
     let ops: [ComparisonOperator] = [
       .equal, .equal, .less, .lessOrEqual, .greater, .greaterOrEqual, .notEqual,
     ]
@@ -57,7 +48,7 @@ import Testing
     }
   }
 
-  func query(_ numbers: inout Numbers) -> Query {
+  func query(_ numbers: inout SeededNumbers) -> Query {
     let filter = (0..<numbers.below(4)).reduce(Filter.all) { filter, _ in filter && condition(&numbers) }
     let fields = ["a", "b", "id", "d"]
     let sort = (0..<numbers.below(4)).map { _ in
@@ -80,7 +71,7 @@ import Testing
 
   @Test(arguments: [11, 12, 13])
   func randomQueriesMatchFilteringAndSortingEveryRow(seed: Int) throws {
-    var numbers = Numbers(state: UInt64(seed))
+    var numbers = SeededNumbers(state: UInt64(seed))
     var tables = InMemoryTables()
     try tables.prepare([schema])
     var changes = ChangeSet()

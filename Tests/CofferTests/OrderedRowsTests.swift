@@ -6,15 +6,6 @@ import Testing
 /// through random inserts, replacements and removals, with snapshots taken along the way that
 /// must keep what they saw.
 @Suite struct OrderedRowsTests {
-  /// A deterministic stream of small numbers.
-  struct Numbers {
-    var state: UInt64
-    mutating func below(_ bound: Int) -> Int {
-      state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-      return Int((state >> 33) % UInt64(bound))
-    }
-  }
-
   /// Rows of (id, group, rank, payload), ordered by group, rank, then id.
   func row(_ id: Int, _ group: Int, _ rank: Int?, _ payload: Int = 0) -> Row {
     Row([.int(Int64(id)), .int(Int64(group)), rank.map { .int(Int64($0)) } ?? .null, .int(Int64(payload))])
@@ -34,7 +25,7 @@ import Testing
   }
 
   /// The ranges checked at each step, with what each must hold.
-  func ranges(_ numbers: inout Numbers) -> [(KeyRange, (Row) -> Bool)] {
+  func ranges(_ numbers: inout SeededNumbers) -> [(KeyRange, (Row) -> Bool)] {
     let group = Int64(numbers.below(6))
     let low = Int64(numbers.below(40))
     let high = Int64(numbers.below(40))
@@ -70,7 +61,7 @@ import Testing
 
   @Test(arguments: [1, 2, 3])
   func randomChangesMatchASortedArrayAndSnapshotsKeepTheirRows(seed: Int) throws {
-    var numbers = Numbers(state: UInt64(seed))
+    var numbers = SeededNumbers(state: UInt64(seed))
     var order = OrderedRows(fields: [1, 2], idPosition: 0)
     var model: [Int: Row] = [:]
     var snapshots: [(OrderedRows, [Row])] = []
