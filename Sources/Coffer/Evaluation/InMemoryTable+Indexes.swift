@@ -88,25 +88,31 @@ extension InMemoryTable {
     plans.filter { $0.pinned > 0 || $0.ranges != [.all] }.min { $0.rows < $1.rows }
   }
 
-  /// The plan whose ranges hold the fewest rows for `filter`, or `nil` when no index narrows it.
-  func narrowestPlan(for filter: Filter) -> IndexPlan? {
-    let conditions = IndexConditions(filter, schema: schema)
-    return Self.narrowest(orders.indices.map { plan(order: $0, conditions) })
+  /// The plan whose ranges hold the fewest rows for the conditions, or `nil` when no index
+  /// narrows them.
+  private func narrowestPlan(_ conditions: IndexConditions) -> IndexPlan? {
+    Self.narrowest(orders.indices.map { plan(order: $0, conditions) })
+  }
+
+  /// Hands over every row of a plan's ranges, in the index's order.
+  private func forEachRow(of plan: IndexPlan, _ body: (Row) -> Void) {
+    for range in plan.ranges {
+      orders[plan.order].forEach(in: range) { row in
+        body(row)
+        return true
+      }
+    }
   }
 
   /// The rows of `filter` that an index range holds (to be tested against the whole filter),
   /// or `nil` when no index narrows it.
   func candidates(for filter: Filter) -> [Row]? {
-    if let rows = uniqueCandidates(IndexConditions(filter, schema: schema)) { return rows }
-    guard let plan = narrowestPlan(for: filter) else { return nil }
+    let conditions = IndexConditions(filter, schema: schema)
+    if let rows = uniqueCandidates(conditions) { return rows }
+    guard let plan = narrowestPlan(conditions) else { return nil }
     var rows: [Row] = []
     rows.reserveCapacity(plan.rows)
-    for range in plan.ranges {
-      orders[plan.order].forEach(in: range) { row in
-        rows.append(row)
-        return true
-      }
-    }
+    forEachRow(of: plan) { rows.append($0) }
     return rows
   }
 
@@ -116,15 +122,10 @@ extension InMemoryTable {
     let conditions = IndexConditions(filter, schema: schema)
     if let rows = uniqueCandidates(conditions) { return rows.count(where: compiled.matches) }
     if conditions.parts == 1, let count = leadingCount(conditions) { return count }
-    guard let plan = Self.narrowest(orders.indices.map { plan(order: $0, conditions) }) else { return nil }
+    guard let plan = narrowestPlan(conditions) else { return nil }
     if plan.coversFilter { return plan.rows }
     var count = 0
-    for range in plan.ranges {
-      orders[plan.order].forEach(in: range) { row in
-        if compiled.matches(row) { count += 1 }
-        return true
-      }
-    }
+    forEachRow(of: plan) { if compiled.matches($0) { count += 1 } }
     return count
   }
 
@@ -153,12 +154,7 @@ extension InMemoryTable {
     let order = orders[best.plan.order]
     guard let walk = best.walk else {
       var matches: [Row] = []
-      for range in best.plan.ranges {
-        order.forEach(in: range) { row in
-          if compiled.matches(row) { matches.append(row) }
-          return true
-        }
-      }
+      forEachRow(of: best.plan) { if compiled.matches($0) { matches.append($0) } }
       return ordering.orderedSlice(matches, offset: query.offset, limit: query.limit)
     }
     // The sort keys besides the id: rows equal on them tie in the walk.
