@@ -152,4 +152,35 @@ import Testing
     #expect(all(order, in: crossed, reverse: true).isEmpty)
     #expect(order.count(in: crossed) == 0)
   }
+
+  /// `sorted(_:)` and `merged(with:)`, which a large insert uses instead of a descent per row:
+  /// rows with many ties and nulls merged into trees of several sizes, the empty one included,
+  /// read and counted as the same rows inserted one by one.
+  @Test(arguments: [0, 1, 63, 700])
+  func rowsMergedInWholeReadAsInsertedOnes(stored: Int) {
+    var numbers = SeededNumbers(state: UInt64(stored + 11))
+    func made(_ ids: Range<Int>) -> [Row] {
+      ids.map { row($0, numbers.below(4), numbers.below(5) == 0 ? nil : numbers.below(9)) }
+    }
+    var order = OrderedRows(fields: [1, 2], idPosition: 0)
+    let first = made(0..<stored)
+    for row in first { order.insert(row) }
+    var added = made(stored..<stored + 2_000)
+    for place in stride(from: added.count - 1, to: 0, by: -1) {
+      added.swapAt(place, numbers.below(place + 1))
+    }
+    let sortedAdded = order.sorted(added)
+    #expect(sortedAdded == added.sorted { order.compare($0, $1) < 0 })
+    let snapshot = order
+    let merged = order.merged(with: sortedAdded)
+    var byRow = order
+    for row in added { byRow.insert(row) }
+    #expect(all(merged) == all(byRow))
+    #expect(all(merged, reverse: true) == all(byRow).reversed())
+    #expect(all(snapshot) == first.sorted { order.compare($0, $1) < 0 })
+    for (range, _) in ranges(&numbers) + ranges(&numbers) {
+      #expect(merged.count(in: range) == byRow.count(in: range))
+      #expect(all(merged, in: range) == all(byRow, in: range))
+    }
+  }
 }

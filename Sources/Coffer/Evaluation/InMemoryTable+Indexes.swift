@@ -31,8 +31,8 @@ extension InMemoryTable {
   }
 
   /// The rows of a query found through the table's keyed structures: the map of a unique index
-  /// whose fields equalities pin, the id order, or the index range that visits the fewest rows.
-  /// `nil` when none narrows or orders the query, which then tests every row.
+  /// whose fields equalities pin, or the order (of ids, or of an index) that visits the fewest
+  /// rows. `nil` when none narrows or orders the query, which then tests every row.
   func plannedSlice(_ query: Query) throws -> [Row]? {
     let conditions = IndexConditions(query.filter, schema: schema)
     if let candidates = uniqueCandidates(conditions) {
@@ -40,10 +40,7 @@ extension InMemoryTable {
       let compiled = try CompiledFilter(query.filter, schema: schema)
       return candidates.filter(compiled.matches)
     }
-    let plans = orders.indices.map { plan(order: $0, conditions) }
-    let narrowest = Self.narrowest(plans)
-    if let slice = try idOrderedSlice(query, narrowed: narrowest?.rows) { return slice }
-    return try indexedSlice(query, plans, conditions)
+    return try indexedSlice(query, orders.indices.map { plan(order: $0, conditions) }, conditions)
   }
 
   /// The row (or none) a unique index's map holds for the values equalities pin all its fields
@@ -160,7 +157,7 @@ extension InMemoryTable {
     // The sort keys besides the id: rows equal on them tie in the walk.
     let tied = ordering.keys.map(\.position).filter { $0 != schema.idPosition }
     var kept: [Row] = []
-    kept.reserveCapacity(Swift.min(wanted, 1024))
+    kept.reserveCapacity(Swift.min(wanted, best.plan.coversFilter ? best.plan.rows : 1024))
     order.forEach(in: best.plan.ranges[0], reverse: walk.reverse) { row in
       guard compiled.matches(row) else { return true }
       if let last = kept.last, kept.count >= wanted {
@@ -173,13 +170,14 @@ extension InMemoryTable {
       return true
     }
     if !walk.exact { kept.sort { ordering.compare($0, $1) < 0 } }
+    if query.offset == 0, kept.count <= wanted { return kept }
     let start = Swift.min(query.offset, kept.count)
     return Array(kept[start..<Swift.max(start, Swift.min(kept.count, wanted))])
   }
 
   /// The range of one index order that the conditions narrow the filter to.
   private func plan(order: Int, _ conditions: IndexConditions) -> IndexPlan {
-    let fields = orders[order].positions.dropLast()
+    let fields = orders[order].rangeFields
     guard let first = fields.first, conditions.constrains(first) else {
       // Every row: a plan only for a walk in the index's order.
       return IndexPlan(
@@ -231,7 +229,7 @@ extension InMemoryTable {
   /// the query's sort keys must be the index's next fields, all in one direction, with at most
   /// the id after them.
   private func walk(_ plan: IndexPlan, _ ordering: RowOrdering, _ conditions: IndexConditions) -> IndexWalk? {
-    let fields = Array(orders[plan.order].positions.dropLast())
+    let fields = Array(orders[plan.order].indexFields)
     var keys = ordering.keys.filter { conditions.equal[$0.position] == nil }
     var idAscending = true
     if let last = keys.last, last.position == schema.idPosition {

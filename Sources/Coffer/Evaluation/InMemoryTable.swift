@@ -8,30 +8,24 @@ struct InMemoryTable: Sendable {
   /// One map per unique index of the schema: the indexed values to the id that holds them.
   var unique: [[[Value]: Value]]
   let uniquePositions: [[Int]]
-  /// One order per index of the schema (two indexes on the same fields share one): every row
-  /// sorted by the index's fields, then id, so that a query that pins some of them reads only
-  /// its range, and one sorted by the next reads only the rows it returns (see
-  /// `InMemoryTable+Indexes.swift`).
+  /// The id order, then one order per index of the schema (two indexes on the same fields
+  /// share one): every row sorted by the index's fields, then id, so that a query that pins
+  /// some of them reads only its range, and one sorted by the next reads only the rows it
+  /// returns (see `InMemoryTable+Indexes.swift`). The first, ordered by id alone, serves scans,
+  /// pages in id order and ranges of ids without sorting.
   var orders: [OrderedRows]
   /// For each of ``orders``, when its first field holds booleans, integers or UUIDs (values equal
-  /// exactly when they hash alike) and is not alone a unique index: how many rows hold each
-  /// value there, so that counting the rows an equality on that field picks out reads one
-  /// entry rather than two paths down the tree.
+  /// exactly when they hash alike) and is not alone a unique index (nor the id): how many rows
+  /// hold each value there, so that counting the rows an equality on that field picks out reads
+  /// one entry rather than two paths down the tree.
   var leadingCounts: [[Value: Int]?]
-  /// The ids in ascending order, sorted at the first read that needs them and kept until the
-  /// table gains an id: replacing a row leaves the order as it was, and a removed id stays in
-  /// it, skipped by the walks, which look each id up (see `InMemoryTable+IDOrder.swift`).
-  var idOrder = KeptValue<[Value]>()
-  /// Every row in id order as the last full read gathered them, kept until any row changes, so
-  /// that reading a whole unchanged table again looks no id up.
-  var scanOrder = KeptValue<[Row]>()
 
   init(schema: EntitySchema) {
     self.schema = schema
     let positions = schema.uniqueIndexes.map { index in index.fields.compactMap { schema.position(of: $0) } }
     self.uniquePositions = positions
     self.unique = Array(repeating: [:], count: positions.count)
-    var orderFields: [[Int]] = []
+    var orderFields: [[Int]] = [[]]
     for index in schema.indexes {
       let fields = index.fields.compactMap { schema.position(of: $0) }
       guard !fields.isEmpty, fields.count == index.fields.count, !orderFields.contains(fields) else {
@@ -41,7 +35,7 @@ struct InMemoryTable: Sendable {
     }
     self.orders = orderFields.map { OrderedRows(fields: $0, idPosition: schema.idPosition) }
     self.leadingCounts = orderFields.map { fields in
-      let leading = fields[0]
+      guard let leading = fields.first, leading != schema.idPosition else { return nil }
       let alone = schema.uniqueIndexes.contains { $0.fields == [schema.fields[leading].name] }
       return !alone && [.bool, .int, .uuid].contains(schema.fields[leading].kind) ? [:] : nil
     }
@@ -80,7 +74,7 @@ struct InMemoryTable: Sendable {
     case absent, present, either
   }
 
-  /// What ``put(_:id:requiring:store:)`` did.
+  /// What ``put(_:id:requiring:store:ordered:)`` did.
   enum PutOutcome {
     /// Nothing: the id was stored already (`existed`), or was not, against the presence asked.
     case refused(existed: Bool)
@@ -90,9 +84,10 @@ struct InMemoryTable: Sendable {
 
   /// Stores `row` under `id` when the id's presence is as `presence` asks and no other row holds
   /// its unique values (which throws ``CofferError/Code/uniqueViolation``), in one access to the
-  /// table.
-  mutating func put(_ row: Row, id: Value, requiring presence: Presence, store: String?) throws -> PutOutcome
-  {
+  /// table. `ordered` is as ``put(_:_:ordered:)`` takes it.
+  mutating func put(
+    _ row: Row, id: Value, requiring presence: Presence, store: String?, ordered: Bool = true
+  ) throws -> PutOutcome {
     let exists = rows[id] != nil
     switch presence {
     case .absent where exists: return .refused(existed: true)
@@ -100,20 +95,27 @@ struct InMemoryTable: Sendable {
     default: break
     }
     try checkUnique(row, store: store)
-    return .stored(put(id, row))
+    return .stored(put(id, row, ordered: ordered))
   }
 
   /// Stores or removes the row with an id, keeping unique indexes in step; returns the row that
   /// was there.
+  ///
+  /// With `ordered` false the index orders and their counts are left as they were: many rows
+  /// added at once go into them together afterwards (``addToOrders(_:)``), and taking such rows
+  /// out again before that must leave the orders alone as well.
   @discardableResult
-  mutating func put(_ id: Value, _ row: Row?) -> Row? {
+  mutating func put(_ id: Value, _ row: Row?, ordered: Bool = true) -> Row? {
     let old = row.map { rows.updateValue($0, forKey: id) } ?? rows.removeValue(forKey: id)
-    scanChanged()
-    if old == nil, row != nil {
-      rowsChanged()
-    } else if row == nil, old != nil {
-      idRemoved()
+    for index in unique.indices {
+      if let old, let key = uniqueKey(old, index: index), unique[index][key] == id {
+        unique[index][key] = nil
+      }
+      if let row, let key = uniqueKey(row, index: index) {
+        unique[index][key] = id
+      }
     }
+    guard ordered else { return old }
     for order in orders.indices {
       switch (old, row) {
       case (nil, let new?): orders[order].insert(new)
@@ -139,15 +141,23 @@ struct InMemoryTable: Sendable {
         }
       }
     }
-    for index in unique.indices {
-      if let old, let key = uniqueKey(old, index: index), unique[index][key] == id {
-        unique[index][key] = nil
-      }
-      if let row, let key = uniqueKey(row, index: index) {
-        unique[index][key] = id
-      }
-    }
     return old
+  }
+
+  /// Adds rows that ``put(_:_:ordered:)`` stored unordered to every index order and count at
+  /// once: each order's rows are merged with the new ones, sorted, and laid out leaf by leaf,
+  /// which costs less than a descent of each tree per row when the rows are many.
+  mutating func addToOrders(_ added: [Row]) {
+    guard !added.isEmpty else { return }
+    for index in orders.indices {
+      let order = orders[index]
+      orders[index] = order.merged(with: order.sorted(added))
+      guard var counts = leadingCounts[index] else { continue }
+      leadingCounts[index] = nil
+      let leading = order.positions[0]
+      for row in added where !row[leading].isNull { counts[row[leading], default: 0] += 1 }
+      leadingCounts[index] = counts
+    }
   }
 
   /// Rebuilds the table for a new schema, migrating every row.
@@ -155,12 +165,13 @@ struct InMemoryTable: Sendable {
     let evolution = try SchemaEvolution(from: schema, to: declared, store: store)
     var table = InMemoryTable(schema: declared)
     var firstClash: (any Error)?
+    table.rows.reserveCapacity(rows.count)
     for (id, row) in rows {
       let migrated = evolution.isIdentity ? row : evolution.migrate(row)
       if firstClash == nil {
         do { try table.checkUnique(migrated, store: store) } catch { firstClash = error }
       }
-      table.put(id, migrated)
+      table.put(id, migrated, ordered: false)
     }
     if let firstClash {
       // Name the row every backend names, not the first one met in hash order.
@@ -169,6 +180,7 @@ struct InMemoryTable: Sendable {
       }
       throw clash.error(entity: declared.name, store: store)
     }
+    table.addToOrders(Array(table.rows.values))
     return table
   }
 }

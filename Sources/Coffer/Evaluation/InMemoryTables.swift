@@ -54,30 +54,16 @@
   /// Builds what `InMemoryTable.put(_:_:)` would, hashing each id once: each index order is
   /// sorted once and laid out whole, not grown row by row.
   public mutating func load(_ rows: [Row], into entity: String) throws {
-    var table = try table(entity)
-    table.rows = Dictionary(minimumCapacity: rows.count)
-    table.rowsChanged()
-    table.scanChanged()
+    var table = InMemoryTable(schema: try table(entity).schema)
+    table.rows.reserveCapacity(rows.count)
     table.unique = table.unique.map { _ in Dictionary(minimumCapacity: rows.count) }
     for row in rows {
       let id = row[table.schema.idPosition]
-      if table.rows.updateValue(row, forKey: id) != nil { throw duplicate(table.schema, id) }
+      if table.rows[id] != nil { throw duplicate(table.schema, id) }
       try table.checkUnique(row, store: storeName)
-      for index in table.unique.indices {
-        if let key = table.uniqueKey(row, index: index) { table.unique[index][key] = id }
-      }
+      table.put(id, row, ordered: false)
     }
-    table.leadingCounts = zip(table.orders, table.leadingCounts).map { order, counts in
-      guard counts != nil else { return nil }
-      var made: [Value: Int] = [:]
-      for row in rows where !row[order.positions[0]].isNull { made[row[order.positions[0]], default: 0] += 1 }
-      return made
-    }
-    table.orders = table.orders.map { order in
-      OrderedRows(
-        fields: Array(order.positions.dropLast()), idPosition: table.schema.idPosition,
-        sorted: rows.sorted { order.compare($0, $1) < 0 })
-    }
+    table.addToOrders(rows)
     tables[entity] = table
   }
 
@@ -132,34 +118,37 @@
       // Each row is made, checked and stored before the next is asked for, so the first
       // failing row decides the error. Room for them all first: growing the table step by
       // step would hash every id again at each step.
-      if let stored = tables[entity]?.rows.count {
-        tables[entity]?.rows.reserveCapacity(stored + rows.count)
+      let stored = tables[entity]?.rows.count ?? 0
+      tables[entity]?.rows.reserveCapacity(stored + rows.count)
+      // Many rows against those stored go into the index orders together at the end.
+      let ordered = rows.count < 64 || rows.count * 2 < stored
+      let start = undo.count
+      do {
+        for position in 0..<rows.count {
+          try store(
+            reshape(try rows.row(at: position)), requiring: .absent, into: entity, schema: schema,
+            ordered: ordered, undo: &undo, summary: &summary)
+        }
+      } catch  where !ordered {
+        // What this operation stored is not in the orders: take it out of the rest alone.
+        for step in undo[start...].reversed() { tables[entity]?.put(step.id, nil, ordered: false) }
+        undo.removeSubrange(start...)
+        throw error
       }
-      for position in 0..<rows.count {
-        try apply(
-          .insert(entity: entity, row: try rows.row(at: position)), schema: schema, reshape: reshape,
-          undo: &undo,
-          summary: &summary)
+      if !ordered {
+        let added = tables[entity].map { table in undo[start...].compactMap { table.rows[$0.id] } } ?? []
+        tables[entity]?.addToOrders(added)
       }
     case .insert(_, let made), .update(_, let made), .upsert(_, let made):
-      let row = reshape(made)
-      let id = row[schema.idPosition]
       let presence: InMemoryTable.Presence =
         switch operation {
         case .insert: .absent
         case .update: .present
         default: .either
         }
-      // One access to the table: reading it through the dictionary's getter would copy it.
-      switch try tables[entity]?.put(row, id: id, requiring: presence, store: storeName) {
-      case .refused(existed: true): throw duplicate(schema, id)
-      case .refused(existed: false):
-        throw CofferError.nothingToUpdate(entity: schema.name, id: id, store: storeName)
-      case .stored(let old):
-        undo.append((entity, id, old))
-        if old != nil { summary.updated += 1 } else { summary.inserted += 1 }
-      case nil: break
-      }
+      try store(
+        reshape(made), requiring: presence, into: entity, schema: schema, ordered: true, undo: &undo,
+        summary: &summary)
     case .delete(_, let id):
       if let old = tables[entity]?.put(id, nil) {
         undo.append((entity, id, old))
@@ -184,6 +173,25 @@
           .update(entity: entity, row: try updates.apply(to: row, store: storeName)), schema: schema,
           reshape: .identity, undo: &undo, summary: &summary)
       }
+    }
+  }
+
+  /// Stores one row of an insert, an update or an upsert, refused unless its id's presence is
+  /// as `presence` asks, and records how to undo it. `ordered` is as `InMemoryTable.put` takes it.
+  private mutating func store(
+    _ row: Row, requiring presence: InMemoryTable.Presence, into entity: String, schema: EntitySchema,
+    ordered: Bool, undo: inout [(entity: String, id: Value, row: Row?)], summary: inout ChangeSummary
+  ) throws {
+    let id = row[schema.idPosition]
+    // One access to the table: reading it through the dictionary's getter would copy it.
+    switch try tables[entity]?.put(row, id: id, requiring: presence, store: storeName, ordered: ordered) {
+    case .refused(existed: true): throw duplicate(schema, id)
+    case .refused(existed: false):
+      throw CofferError.nothingToUpdate(entity: schema.name, id: id, store: storeName)
+    case .stored(let old):
+      undo.append((entity, id, old))
+      if old != nil { summary.updated += 1 } else { summary.inserted += 1 }
+    case nil: break
     }
   }
 

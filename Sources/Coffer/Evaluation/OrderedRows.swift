@@ -8,6 +8,11 @@
 struct OrderedRows: Sendable {
   /// The positions of the fields the rows are ordered by: the index's, then the id's.
   let positions: [Int]
+  /// The positions of the index's fields: ``positions`` but the id's. Empty in the order of
+  /// ids alone.
+  var indexFields: ArraySlice<Int> { positions.dropLast() }
+  /// The fields a range of this order bounds: the index's, or the id in the order of ids alone.
+  var rangeFields: ArraySlice<Int> { positions.count == 1 ? positions[...] : indexFields }
   private var root = Node()
 
   /// An empty order on `fields` (positions), ties broken by the id at `idPosition`.
@@ -35,6 +40,54 @@ struct OrderedRows: Sendable {
     root = level[0]
   }
 
+  /// `rows` put in this order. Their places are sorted by a copy of their keys laid out side
+  /// by side, rather than the rows by reading each row's values, which would retain and release
+  /// both rows at every comparison.
+  func sorted(_ rows: [Row]) -> [Row] {
+    let width = positions.count
+    var keys: [Value] = []
+    keys.reserveCapacity(rows.count * width)
+    for row in rows {
+      for position in positions { keys.append(row[position]) }
+    }
+    var places = Array(rows.indices)
+    keys.withUnsafeBufferPointer { keys in
+      places.sort { lhs, rhs in
+        var (left, right) = (lhs * width, rhs * width)
+        for _ in 0..<width {
+          let order = ValueOrder.compare(keys[left], keys[right])
+          if order != 0 { return order < 0 }
+          left += 1
+          right += 1
+        }
+        return false
+      }
+    }
+    return places.map { rows[$0] }
+  }
+
+  /// This order with `added` (which must be in this order, and none of them in it already)
+  /// merged in, laid out anew.
+  func merged(with added: [Row]) -> OrderedRows {
+    let fields = Array(indexFields)
+    guard count > 0 else {
+      return OrderedRows(fields: fields, idPosition: positions[positions.count - 1], sorted: added)
+    }
+    var all: [Row] = []
+    all.reserveCapacity(count + added.count)
+    var next = 0
+    forEach(in: .all) { row in
+      while next < added.count, compare(added[next], row) < 0 {
+        all.append(added[next])
+        next += 1
+      }
+      all.append(row)
+      return true
+    }
+    all.append(contentsOf: added[next...])
+    return OrderedRows(fields: fields, idPosition: positions[positions.count - 1], sorted: all)
+  }
+
   /// The most rows a leaf holds, and the most children an internal node has.
   static let capacity = 64
 
@@ -45,14 +98,17 @@ struct OrderedRows: Sendable {
   func compare(_ lhs: Row, _ rhs: Row) -> Int {
     // Through buffers, so that each value is compared where it lies rather than copied out.
     lhs.values.withUnsafeBufferPointer { left in
-      rhs.values.withUnsafeBufferPointer { right in
-        for position in positions {
-          let order = ValueOrder.compare(left[position], right[position])
-          if order != 0 { return order }
-        }
-        return 0
-      }
+      rhs.values.withUnsafeBufferPointer { right in compare(left, right) }
     }
+  }
+
+  /// ``compare(_:_:)`` on the values of two rows.
+  private func compare(_ left: UnsafeBufferPointer<Value>, _ right: UnsafeBufferPointer<Value>) -> Int {
+    for position in positions {
+      let order = ValueOrder.compare(left[position], right[position])
+      if order != 0 { return order }
+    }
+    return 0
   }
 
   // MARK: Changes

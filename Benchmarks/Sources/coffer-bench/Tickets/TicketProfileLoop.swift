@@ -4,19 +4,19 @@ import Foundation
 /// workload (by its name in the tables, such as `Coffer memory`) with ROWS tickets, then repeats
 /// one operation ROUNDS times, for a profiler attached to the process or for a quick timing of
 /// one change. Operations: `get`, `key`, `count` (1,000 calls each per round), `page` (100
-/// project pages), `insert` (every ticket into a new store) and `close` (10% of the tickets,
-/// two fields each, in one batch). Prints the fastest round and the mean; leaves no files.
+/// project pages), `scan` (every ticket, once), `insert` (every ticket into a new store) and
+/// `close` (10% of the tickets, two fields each, in one batch). Prints the fastest round and the mean; leaves no files.
 enum TicketProfileLoop {
   static let flag = "--ticket-profile"
 
   static func run(_ arguments: [String]) async throws {
-    let usage = UsageError(message: "\(flag) SYSTEM get|key|count|page|insert|close ROWS ROUNDS")
+    let usage = UsageError(message: "\(flag) SYSTEM get|key|count|page|scan|insert|close ROWS ROUNDS")
     guard arguments.count == 4, let rows = Int(arguments[2]), let rounds = Int(arguments[3]), rows > 0,
       rounds > 0,
       let system = TicketBenchmark.makeSystems().first(where: { $0.name == arguments[0] })
     else { throw usage }
     let operation = arguments[1]
-    guard ["get", "key", "count", "page", "insert", "close"].contains(operation) else { throw usage }
+    guard ["get", "key", "count", "page", "scan", "insert", "close"].contains(operation) else { throw usage }
     let tickets = TicketWorkload.tickets(rows)
     let folder = try ScratchFolder("ticket-profile")
     defer { folder.remove() }
@@ -50,6 +50,8 @@ enum TicketProfileLoop {
           let ticket = tickets[random.below(rows)]
           checksum &+= try await system.projectPage(ticket.projectID, status: ticket.status).count
         }
+      case "scan":
+        checksum &+= try await system.scan().count
       case "insert":
         try await system.insert(tickets)
       default:
