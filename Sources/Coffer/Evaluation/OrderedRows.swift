@@ -13,26 +13,34 @@ struct OrderedRows: Sendable {
   var indexFields: ArraySlice<Int> { positions.dropLast() }
   /// The fields a range of this order bounds: the index's, or the id in the order of ids alone.
   var rangeFields: ArraySlice<Int> { positions.count == 1 ? positions[...] : indexFields }
-  private var root = Node()
+  private var root: Node
 
   /// An empty order on `fields` (positions), ties broken by the id at `idPosition`.
-  init(fields: [Int], idPosition: Int) { positions = fields + [idPosition] }
+  init(fields: [Int], idPosition: Int) {
+    positions = fields + [idPosition]
+    root = Node(width: positions.count)
+  }
 
   /// `rows`, which must already be in this order, laid out leaf by leaf.
   init(fields: [Int], idPosition: Int, sorted rows: [Row]) {
     self.init(fields: fields, idPosition: idPosition)
     guard !rows.isEmpty else { return }
+    let width = positions.count
     var level = stride(from: 0, to: rows.count, by: Self.capacity).map { start in
-      Node(rows: Array(rows[start..<Swift.min(start + Self.capacity, rows.count)]))
+      Node(rows: Array(rows[start..<Swift.min(start + Self.capacity, rows.count)]), width: width)
     }
-    var firsts = stride(from: 0, to: rows.count, by: Self.capacity).map { rows[$0] }
+    // The key of the first row under each node of the level, side by side.
+    var firsts = stride(from: 0, to: rows.count, by: Self.capacity).flatMap { key(of: rows[$0]) }
     while level.count > 1 {
       var parents: [Node] = []
-      var parentFirsts: [Row] = []
+      var parentFirsts: [Value] = []
       for start in stride(from: 0, to: level.count, by: Self.capacity) {
         let end = Swift.min(start + Self.capacity, level.count)
-        parents.append(Node(children: Array(level[start..<end]), separators: Array(firsts[start + 1..<end])))
-        parentFirsts.append(firsts[start])
+        parents.append(
+          Node(
+            children: Array(level[start..<end]), separators: Array(firsts[(start + 1) * width..<end * width]))
+        )
+        parentFirsts.append(contentsOf: firsts[start * width..<(start + 1) * width])
       }
       level = parents
       firsts = parentFirsts
@@ -102,6 +110,21 @@ struct OrderedRows: Sendable {
     }
   }
 
+  /// The values of `row` this order reads, in its order: what an internal node keeps of the
+  /// row that separates two of its children, so that finding a child reads no row.
+  private func key(of row: Row) -> [Value] { positions.map { row[$0] } }
+
+  /// -1, 0 or 1 as a separator's `key` comes before, ties with, or after `row`.
+  private func compare(key: UnsafeBufferPointer<Value>, _ row: Row) -> Int {
+    row.values.withUnsafeBufferPointer { values in
+      for (index, position) in positions.enumerated() {
+        let order = ValueOrder.compare(key[index], values[position])
+        if order != 0 { return order }
+      }
+      return 0
+    }
+  }
+
   /// ``compare(_:_:)`` on the values of two rows.
   private func compare(_ left: UnsafeBufferPointer<Value>, _ right: UnsafeBufferPointer<Value>) -> Int {
     for position in positions {
@@ -117,7 +140,7 @@ struct OrderedRows: Sendable {
   mutating func insert(_ row: Row) {
     makeRootUnique()
     guard let (separator, right) = insert(row, into: root) else { return }
-    root = Node(children: [root, right], separators: [separator])
+    root = Node(children: [root, right], separators: separator)
   }
 
   /// Removes the row that ties with `row` (the same key and id); `false` when there is none.
@@ -151,8 +174,8 @@ struct OrderedRows: Sendable {
   }
 
   /// Adds `row` under `node` (which is not shared); returns the new right sibling and its
-  /// separator when `node` had to split.
-  private func insert(_ row: Row, into node: Node) -> (Row, Node)? {
+  /// separator's key when `node` had to split.
+  private func insert(_ row: Row, into node: Node) -> ([Value], Node)? {
     node.count += 1
     if node.children.isEmpty {
       let position = node.firstPosition { compare($0, row) > 0 }
@@ -160,10 +183,10 @@ struct OrderedRows: Sendable {
       guard node.rows.count > Self.capacity else { return nil }
       // Rows added in order (rising ids, say) fill each leaf before starting the next.
       let cut = position == node.rows.count - 1 ? node.rows.count - 1 : node.rows.count / 2
-      let right = Node(rows: Array(node.rows[cut...]))
+      let right = Node(rows: Array(node.rows[cut...]), width: node.width)
       node.rows.removeSubrange(cut...)
       node.count = node.rows.count
-      return (right.rows[0], right)
+      return (key(of: right.rows[0]), right)
     }
     let child = node.childIndex(for: row, in: self)
     node.makeChildUnique(child)
@@ -172,15 +195,17 @@ struct OrderedRows: Sendable {
       return nil
     }
     node.counts[child] = node.children[child].count
+    let width = node.width
     node.children.insert(sibling, at: child + 1)
-    node.separators.insert(separator, at: child)
+    node.separators.insert(contentsOf: separator, at: child * width)
     node.counts.insert(sibling.count, at: child + 1)
     guard node.children.count > Self.capacity else { return nil }
     let cut = child + 1 == node.children.count - 1 ? node.children.count - 1 : node.children.count / 2
-    let right = Node(children: Array(node.children[cut...]), separators: Array(node.separators[cut...]))
-    let raised = node.separators[cut - 1]
+    let right = Node(
+      children: Array(node.children[cut...]), separators: Array(node.separators[(cut * width)...]))
+    let raised = Array(node.separators[(cut - 1) * width..<cut * width])
     node.children.removeSubrange(cut...)
-    node.separators.removeSubrange((cut - 1)...)
+    node.separators.removeSubrange(((cut - 1) * width)...)
     node.counts.removeSubrange(cut...)
     node.count -= right.count
     return (raised, right)
@@ -241,8 +266,8 @@ struct OrderedRows: Sendable {
       return true
     }
     // children[i] holds the rows from separators[i - 1] up to (not including) separators[i].
-    let first = node.firstSeparator { !range.isBelow($0, in: self) }
-    let last = node.firstSeparator { range.isAbove($0, in: self) }
+    let first = node.firstSeparator { !range.isBelow(key: $0) }
+    let last = node.firstSeparator { range.isAbove(key: $0) }
     // A range whose bounds cross holds no row.
     guard first <= last else { return false }
     if reverse {
@@ -263,8 +288,8 @@ struct OrderedRows: Sendable {
       let end = upperInside ? node.rows.count : node.firstPosition { range.isAbove($0, in: self) }
       return Swift.max(0, end - start)
     }
-    let first = lowerInside ? 0 : node.firstSeparator { !range.isBelow($0, in: self) }
-    let last = upperInside ? node.children.count - 1 : node.firstSeparator { range.isAbove($0, in: self) }
+    let first = lowerInside ? 0 : node.firstSeparator { !range.isBelow(key: $0) }
+    let last = upperInside ? node.children.count - 1 : node.firstSeparator { range.isAbove(key: $0) }
     guard first <= last else { return 0 }
     if first == last {
       return count(node.children[first], range, lowerInside: lowerInside, upperInside: upperInside)
@@ -281,24 +306,30 @@ struct OrderedRows: Sendable {
     // a node while it changes.
     var rows: [Row]
     var children: [Node]
-    /// `separators[i]` comes after every row under `children[i]` and at or before every row
-    /// under `children[i + 1]`.
-    var separators: [Row]
+    /// The keys (see `OrderedRows.key(of:)`) of the rows that separate the children, ``width``
+    /// values each, side by side: the `i`th comes after every row under `children[i]` and at or
+    /// before every row under `children[i + 1]`.
+    var separators: [Value]
+    /// How many values a key has: the order's fields and the id.
+    let width: Int
     /// The rows under each of ``children``, kept here so that a count reads no child.
     var counts: [Int]
     /// The rows under this node.
     var count: Int
 
-    init(rows: [Row] = []) {
+    init(rows: [Row] = [], width: Int) {
       self.rows = rows
+      self.width = width
       children = []
       separators = []
       counts = []
       count = rows.count
     }
 
-    init(children: [Node], separators: [Row]) {
+    /// An internal node over `children` (at least one), with the keys that separate them.
+    init(children: [Node], separators: [Value]) {
       rows = []
+      width = children[0].width
       self.children = children
       self.separators = separators
       counts = children.map(\.count)
@@ -309,6 +340,7 @@ struct OrderedRows: Sendable {
       rows = node.rows
       children = node.children
       separators = node.separators
+      width = node.width
       counts = node.counts
       count = node.count
     }
@@ -316,13 +348,7 @@ struct OrderedRows: Sendable {
     func copy() -> Node { Node(copying: self) }
 
     /// The first position of `rows` at which `isPast` holds, which must hold for a suffix.
-    func firstPosition(where isPast: (Row) -> Bool) -> Int { Self.first(in: rows, where: isPast) }
-
-    /// The first separator at which `isPast` holds (which must hold for a suffix), or the
-    /// number of separators: the index of the child that holds the first row where it holds.
-    func firstSeparator(where isPast: (Row) -> Bool) -> Int { Self.first(in: separators, where: isPast) }
-
-    private static func first(in rows: [Row], where isPast: (Row) -> Bool) -> Int {
+    func firstPosition(where isPast: (Row) -> Bool) -> Int {
       rows.withUnsafeBufferPointer { rows in
         var low = 0
         var high = rows.count
@@ -334,9 +360,24 @@ struct OrderedRows: Sendable {
       }
     }
 
+    /// The first separator whose key `isPast` holds for (which must hold for a suffix), or
+    /// the number of separators: the index of the child that holds the first row where it holds.
+    func firstSeparator(where isPast: (UnsafeBufferPointer<Value>) -> Bool) -> Int {
+      separators.withUnsafeBufferPointer { keys in
+        var low = 0
+        var high = children.count - 1
+        while low < high {
+          let middle = (low + high) / 2
+          let key = UnsafeBufferPointer(rebasing: keys[middle * width..<(middle + 1) * width])
+          if isPast(key) { high = middle } else { low = middle + 1 }
+        }
+        return low
+      }
+    }
+
     /// The child a row belongs under.
     func childIndex(for row: Row, in order: OrderedRows) -> Int {
-      firstSeparator { order.compare($0, row) > 0 }
+      firstSeparator { order.compare(key: $0, row) > 0 }
     }
 
     func makeChildUnique(_ child: Int) {
@@ -350,7 +391,10 @@ struct OrderedRows: Sendable {
       if size == 0 {
         children.remove(at: child)
         counts.remove(at: child)
-        if !separators.isEmpty { separators.remove(at: Swift.max(0, child - 1)) }
+        if !separators.isEmpty {
+          let gone = Swift.max(0, child - 1)
+          separators.removeSubrange(gone * width..<(gone + 1) * width)
+        }
         return
       }
       guard size < OrderedRows.capacity / 4, children.count > 1 else { return }
@@ -361,7 +405,7 @@ struct OrderedRows: Sendable {
       if into.children.isEmpty {
         into.rows.append(contentsOf: from.rows)
       } else {
-        into.separators.append(separators[left])
+        into.separators.append(contentsOf: separators[left * width..<(left + 1) * width])
         into.separators.append(contentsOf: from.separators)
         into.children.append(contentsOf: from.children)
         into.counts.append(contentsOf: from.counts)
@@ -370,7 +414,7 @@ struct OrderedRows: Sendable {
       counts[left] += counts[left + 1]
       children.remove(at: left + 1)
       counts.remove(at: left + 1)
-      separators.remove(at: left)
+      separators.removeSubrange(left * width..<(left + 1) * width)
     }
 
     /// Rows in a leaf, children in an internal node.
@@ -410,6 +454,30 @@ struct KeyRange: Sendable, Equatable {
     guard let upper else { return false }
     let relation = Self.compare(row, upper.values, order.positions)
     return upper.inclusive ? relation > 0 : relation >= 0
+  }
+
+  /// Whether a separator's key (see `OrderedRows.key(of:)`) comes before every row of the range.
+  func isBelow(key: UnsafeBufferPointer<Value>) -> Bool {
+    guard let lower else { return false }
+    let relation = Self.compare(key: key, lower.values)
+    return lower.inclusive ? relation < 0 : relation <= 0
+  }
+
+  /// Whether a separator's key comes after every row of the range.
+  func isAbove(key: UnsafeBufferPointer<Value>) -> Bool {
+    guard let upper else { return false }
+    let relation = Self.compare(key: key, upper.values)
+    return upper.inclusive ? relation > 0 : relation >= 0
+  }
+
+  private static func compare(key: UnsafeBufferPointer<Value>, _ values: [Value]) -> Int {
+    values.withUnsafeBufferPointer { bound in
+      for index in bound.indices {
+        let relation = ValueOrder.compare(key[index], bound[index])
+        if relation != 0 { return relation }
+      }
+      return 0
+    }
   }
 
   private static func compare(_ row: Row, _ values: [Value], _ positions: [Int]) -> Int {
