@@ -51,8 +51,8 @@
   /// Replaces the rows of an entity wholesale (used when loading a snapshot); checks unique
   /// constraints and duplicate ids.
   ///
-  /// Builds what `InMemoryTable.put(_:_:)` would, hashing each id once: each index order is
-  /// sorted once and laid out whole, not grown row by row.
+  /// Builds what `InMemoryTable.put(_:_:)` would, but each index order is sorted once and laid
+  /// out whole (``InMemoryTable/addToOrders(_:)``), not grown row by row.
   public mutating func load(_ rows: [Row], into entity: String) throws {
     var table = InMemoryTable(schema: try table(entity).schema)
     table.rows.reserveCapacity(rows.count)
