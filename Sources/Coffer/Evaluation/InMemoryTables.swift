@@ -52,7 +52,7 @@
   /// constraints and duplicate ids.
   ///
   /// Builds what `InMemoryTable.put(_:_:)` would, but each index order is sorted once and laid
-  /// out whole (``InMemoryTable/addToOrders(_:)``), not grown row by row.
+  /// out whole (`InMemoryTable.addToOrders(_:)`), not grown row by row.
   public mutating func load(_ rows: [Row], into entity: String) throws {
     var table = InMemoryTable(schema: try table(entity).schema)
     table.rows.reserveCapacity(rows.count)
