@@ -183,4 +183,42 @@ import Testing
       #expect(all(merged, in: range) == all(byRow, in: range))
     }
   }
+
+  /// How the rows handed to `sorted(_:)` lie: each takes a different path through it.
+  enum Arrival: CaseIterable, Sendable {
+    /// Already in the order: handed back as they are.
+    case inOrder
+    /// Groups shuffled, but ranks rising with the ids, as dates rise with the ids of messages:
+    /// each run of ties in the leading field is in order already.
+    case tiesInOrder
+    /// Everything shuffled, nulls among the ranks: each run of ties is sorted.
+    case shuffled
+    /// Exactly backwards.
+    case reversed
+  }
+
+  /// `sorted(_:)` sorts by the leading field first and then each run of ties on its own, or
+  /// hands rows already in order straight back: every way the rows can arrive must come out as
+  /// a plain sort by the whole key puts them, in the order of the ids alone as well.
+  @Test(arguments: Arrival.allCases)
+  func sortedPutsRowsAsAWholeKeySortDoes(arrival: Arrival) {
+    var numbers = SeededNumbers(state: 29)
+    let byRank = OrderedRows(fields: [1, 2], idPosition: 0)
+    let byID = OrderedRows(fields: [], idPosition: 0)
+    var rows = (0..<3_000).map { id in
+      row(id, numbers.below(7), arrival == .shuffled && numbers.below(6) == 0 ? nil : id / 3)
+    }
+    let expected = rows.sorted { byRank.compare($0, $1) < 0 }
+    switch arrival {
+    case .inOrder: rows = expected
+    case .tiesInOrder: break
+    case .shuffled:
+      for place in stride(from: rows.count - 1, to: 0, by: -1) {
+        rows.swapAt(place, numbers.below(place + 1))
+      }
+    case .reversed: rows = expected.reversed()
+    }
+    #expect(byRank.sorted(rows) == expected)
+    #expect(byID.sorted(rows) == rows.sorted { byID.compare($0, $1) < 0 })
+  }
 }

@@ -144,6 +144,30 @@ struct InMemoryTable: Sendable {
     return old
   }
 
+  /// Stores the new rows of a large insert without adding them to the index orders, and returns
+  /// them for ``addToOrders(_:)``. A row whose id is stored already or whose unique values
+  /// another row holds is refused as ``put(_:id:requiring:store:ordered:)`` refuses it; then the
+  /// rows stored before it are taken out again (of the rows and unique maps alone, as the orders
+  /// never held them) and the error thrown.
+  mutating func storeUnordered(_ source: RowSource, reshape: RowReshaper, store: String?) throws -> [Row] {
+    var added: [Row] = []
+    added.reserveCapacity(source.count)
+    do {
+      for position in 0..<source.count {
+        let row = reshape(try source.row(at: position))
+        let id = row[schema.idPosition]
+        if case .refused = try put(row, id: id, requiring: .absent, store: store, ordered: false) {
+          throw CofferError.idAlreadyStored(entity: schema.name, id: id, store: store)
+        }
+        added.append(row)
+      }
+    } catch {
+      for row in added.reversed() { put(row[schema.idPosition], nil, ordered: false) }
+      throw error
+    }
+    return added
+  }
+
   /// Adds rows that ``put(_:_:ordered:)`` stored unordered to every index order and count at
   /// once: each order's rows are merged with the new ones, sorted, and laid out leaf by leaf,
   /// which costs less than a descent of each tree per row when the rows are many.

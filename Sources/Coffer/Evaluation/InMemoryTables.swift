@@ -70,7 +70,7 @@
   /// Applies a batch all or nothing (see ``StorageBackend/apply(_:)``). Rows made for another
   /// schema than their entity's current one are reshaped (see ``ChangeSet/layouts``).
   public mutating func apply(_ changes: ChangeSet) throws -> ChangeSummary {
-    var undo: [(entity: String, id: Value, row: Row?)] = []
+    var undo: [UndoStep] = []
     var summary = ChangeSummary()
     var current: (entity: String, schema: EntitySchema, reshape: RowReshaper)?
     for precondition in changes.preconditions {
@@ -104,13 +104,29 @@
     }
   }
 
-  private mutating func rollBack(_ undo: [(entity: String, id: Value, row: Row?)]) {
-    for step in undo.reversed() { tables[step.entity]?.put(step.id, step.row) }
+  /// How to take back one change of a batch that fails later.
+  private enum UndoStep {
+    /// Put back what the row with this id was: `row`, or nothing.
+    case put(entity: String, id: Value, row: Row?)
+    /// Take out rows a large insert added: one step for them all, which holds no more than the
+    /// rows the orders were given.
+    case added(entity: String, rows: [Row])
+  }
+
+  private mutating func rollBack(_ undo: [UndoStep]) {
+    for step in undo.reversed() {
+      switch step {
+      case .put(let entity, let id, let row): tables[entity]?.put(id, row)
+      case .added(let entity, let rows):
+        guard let idPosition = tables[entity]?.schema.idPosition else { continue }
+        for row in rows.reversed() { tables[entity]?.put(row[idPosition], nil) }
+      }
+    }
   }
 
   private mutating func apply(
     _ operation: ChangeSet.Operation, schema: EntitySchema, reshape: RowReshaper,
-    undo: inout [(entity: String, id: Value, row: Row?)], summary: inout ChangeSummary
+    undo: inout [UndoStep], summary: inout ChangeSummary
   ) throws {
     let entity = operation.entity
     switch operation {
@@ -120,24 +136,22 @@
       // step would hash every id again at each step.
       let stored = tables[entity]?.rows.count ?? 0
       tables[entity]?.rows.reserveCapacity(stored + rows.count)
-      // Many rows against those stored go into the index orders together at the end.
-      let ordered = rows.count < 64 || rows.count * 2 < stored
-      let start = undo.count
-      do {
+      // Many rows against those stored go into the index orders together at the end, and are
+      // undone together.
+      if rows.count >= 64, rows.count * 2 >= stored {
+        // Through the table's place in the dictionary, so it is neither copied nor looked up again
+        // for each row.
+        guard let place = tables.index(forKey: entity) else { throw unknownEntity(entity) }
+        let added = try tables.values[place].storeUnordered(rows, reshape: reshape, store: storeName)
+        tables.values[place].addToOrders(added)
+        summary.inserted += added.count
+        undo.append(.added(entity: entity, rows: added))
+      } else {
         for position in 0..<rows.count {
           try store(
             reshape(try rows.row(at: position)), requiring: .absent, into: entity, schema: schema,
-            ordered: ordered, undo: &undo, summary: &summary)
+            undo: &undo, summary: &summary)
         }
-      } catch  where !ordered {
-        // What this operation stored is not in the orders: take it out of the rest alone.
-        for step in undo[start...].reversed() { tables[entity]?.put(step.id, nil, ordered: false) }
-        undo.removeSubrange(start...)
-        throw error
-      }
-      if !ordered {
-        let added = tables[entity].map { table in undo[start...].compactMap { table.rows[$0.id] } } ?? []
-        tables[entity]?.addToOrders(added)
       }
     case .insert(_, let made), .update(_, let made), .upsert(_, let made):
       let presence: InMemoryTable.Presence =
@@ -147,11 +161,10 @@
         default: .either
         }
       try store(
-        reshape(made), requiring: presence, into: entity, schema: schema, ordered: true, undo: &undo,
-        summary: &summary)
+        reshape(made), requiring: presence, into: entity, schema: schema, undo: &undo, summary: &summary)
     case .delete(_, let id):
       if let old = tables[entity]?.put(id, nil) {
-        undo.append((entity, id, old))
+        undo.append(.put(entity: entity, id: id, row: old))
         summary.deleted += 1
       }
     case .deleteMatching(_, let filter):
@@ -159,7 +172,7 @@
       let doomed = try matching(filter, compiled, in: try table(entity)).map { $0[schema.idPosition] }
       for id in doomed {
         let old = tables[entity]?.put(id, nil)
-        undo.append((entity, id, old))
+        undo.append(.put(entity: entity, id: id, row: old))
       }
       summary.deleted += doomed.count
     case .updateMatching(_, let filter, let changes):
@@ -177,19 +190,19 @@
   }
 
   /// Stores one row of an insert, an update or an upsert, refused unless its id's presence is
-  /// as `presence` asks, and records how to undo it. `ordered` is as `InMemoryTable.put` takes it.
+  /// as `presence` asks, and records how to undo it.
   private mutating func store(
     _ row: Row, requiring presence: InMemoryTable.Presence, into entity: String, schema: EntitySchema,
-    ordered: Bool, undo: inout [(entity: String, id: Value, row: Row?)], summary: inout ChangeSummary
+    undo: inout [UndoStep], summary: inout ChangeSummary
   ) throws {
     let id = row[schema.idPosition]
     // One access to the table: reading it through the dictionary's getter would copy it.
-    switch try tables[entity]?.put(row, id: id, requiring: presence, store: storeName, ordered: ordered) {
+    switch try tables[entity]?.put(row, id: id, requiring: presence, store: storeName) {
     case .refused(existed: true): throw duplicate(schema, id)
     case .refused(existed: false):
       throw CofferError.nothingToUpdate(entity: schema.name, id: id, store: storeName)
     case .stored(let old):
-      undo.append((entity, id, old))
+      undo.append(.put(entity: entity, id: id, row: old))
       if old != nil { summary.updated += 1 } else { summary.inserted += 1 }
     case nil: break
     }
@@ -276,13 +289,15 @@
   }
 
   private func table(_ entity: String) throws -> InMemoryTable {
-    guard let table = tables[entity] else {
-      throw CofferError(
-        .unknownEntity,
-        "Entity '\(entity)' was never prepared in this store. Prepare it first (Store does this for you).",
-        store: storeName, entity: entity)
-    }
+    guard let table = tables[entity] else { throw unknownEntity(entity) }
     return table
+  }
+
+  private func unknownEntity(_ entity: String) -> CofferError {
+    CofferError(
+      .unknownEntity,
+      "Entity '\(entity)' was never prepared in this store. Prepare it first (Store does this for you).",
+      store: storeName, entity: entity)
   }
 
   private func duplicate(_ schema: EntitySchema, _ id: Value) -> CofferError {

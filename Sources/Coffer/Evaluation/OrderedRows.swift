@@ -48,19 +48,63 @@ struct OrderedRows: Sendable {
     root = level[0]
   }
 
-  /// `rows` put in this order. Their places are sorted by a copy of their keys laid out side
-  /// by side, rather than the rows by reading each row's values, which would retain and release
-  /// both rows at every comparison.
+  /// `rows` put in this order.
+  ///
+  /// Rows already in order come back as they are, after one pass of comparisons. Otherwise their
+  /// places are sorted by a copy of the leading field's values (one value per row), ties kept in
+  /// the order the rows came in; then each run of ties that is not already in order is sorted by
+  /// a copy of its own rows' other keys. Copying keys side by side spares the retain and release
+  /// of both rows that reading them would cost at every comparison, and copying only the leading
+  /// field, and the other fields one run at a time, keeps that copy small.
   func sorted(_ rows: [Row]) -> [Row] {
-    let width = positions.count
-    var keys: [Value] = []
-    keys.reserveCapacity(rows.count * width)
-    for row in rows {
-      for position in positions { keys.append(row[position]) }
-    }
+    guard !isInOrder(rows) else { return rows }
+    var leading: [Value] = []
+    leading.reserveCapacity(rows.count)
+    for row in rows { leading.append(row[positions[0]]) }
     var places = Array(rows.indices)
-    keys.withUnsafeBufferPointer { keys in
+    leading.withUnsafeBufferPointer { leading in
       places.sort { lhs, rhs in
+        let order = ValueOrder.compare(leading[lhs], leading[rhs])
+        return order != 0 ? order < 0 : lhs < rhs
+      }
+      guard positions.count > 1 else { return }
+      var start = 0
+      while start < places.count {
+        var end = start + 1
+        while end < places.count, ValueOrder.compare(leading[places[start]], leading[places[end]]) == 0 {
+          end += 1
+        }
+        if end - start > 1 { sortTies(&places[start..<end], of: rows) }
+        start = end
+      }
+    }
+    return places.map { rows[$0] }
+  }
+
+  /// Whether `rows` are in this order, each after the one before.
+  private func isInOrder(_ rows: some Sequence<Row>) -> Bool {
+    var previous: Row?
+    for row in rows {
+      if let previous, compare(previous, row) >= 0 { return false }
+      previous = row
+    }
+    return true
+  }
+
+  /// Puts the places of rows whose leading values tie in order by the rest of their keys.
+  private func sortTies(_ places: inout ArraySlice<Int>, of rows: [Row]) {
+    guard !isInOrder(places.lazy.map { rows[$0] }) else { return }
+    let rest = positions.dropFirst()
+    let width = rest.count
+    var keys: [Value] = []
+    keys.reserveCapacity(places.count * width)
+    for place in places {
+      for position in rest { keys.append(rows[place][position]) }
+    }
+    // Offsets into the run, sorted by the keys each one's row has in `keys`.
+    var ranked = Array(0..<places.count)
+    keys.withUnsafeBufferPointer { keys in
+      ranked.sort { lhs, rhs in
         var (left, right) = (lhs * width, rhs * width)
         for _ in 0..<width {
           let order = ValueOrder.compare(keys[left], keys[right])
@@ -71,7 +115,8 @@ struct OrderedRows: Sendable {
         return false
       }
     }
-    return places.map { rows[$0] }
+    let tied = Array(places)
+    for (offset, index) in ranked.enumerated() { places[places.startIndex + offset] = tied[index] }
   }
 
   /// This order with `added` (which must be in this order, and none of them in it already)
