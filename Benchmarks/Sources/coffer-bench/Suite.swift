@@ -137,13 +137,7 @@ struct Suite {
     for (index, system) in systems.enumerated() { record(.fullScan, system, samples.median(index)) }
 
     // Update of every tenth message, in one batch; repetitions alternate two versions of them.
-    let tenth = stride(from: 0, to: messages.count, by: 10).map { messages[$0] }
-    let edited = tenth.map { message in
-      var copy = message
-      copy.text = String(copy.text.reversed())
-      copy.isRead.toggle()
-      return copy
-    }
+    let (tenth, edited) = Workload.tenthAndEdited(messages)
     samples = Samples(systems.count)
     for repetition in 0..<repetitions {
       for (index, system) in systems.enumerated() {

@@ -52,4 +52,17 @@ enum Workload {
         isRead: random.below(2) == 0)
     }
   }
+
+  /// Every tenth message, and the same messages edited (text reversed, read flag toggled): the
+  /// two versions the update of 10 % alternates between.
+  static func tenthAndEdited(_ messages: [ChatMessage]) -> (tenth: [ChatMessage], edited: [ChatMessage]) {
+    let tenth = stride(from: 0, to: messages.count, by: 10).map { messages[$0] }
+    let edited = tenth.map { message in
+      var copy = message
+      copy.text = String(copy.text.reversed())
+      copy.isRead.toggle()
+      return copy
+    }
+    return (tenth, edited)
+  }
 }
