@@ -88,14 +88,19 @@ struct InMemoryTable: Sendable {
   mutating func put(
     _ row: Row, id: Value, requiring presence: Presence, store: String?, ordered: Bool = true
   ) throws -> PutOutcome {
-    let exists = rows[id] != nil
+    // An update finds its row's place once and swaps the row there: one hash of the id.
+    let place = rows.index(forKey: id)
     switch presence {
-    case .absent where exists: return .refused(existed: true)
-    case .present where !exists: return .refused(existed: false)
+    case .absent where place != nil: return .refused(existed: true)
+    case .present where place == nil: return .refused(existed: false)
     default: break
     }
     try checkUnique(row, store: store)
-    return .stored(put(id, row, ordered: ordered))
+    guard let place else { return .stored(put(id, row, ordered: ordered)) }
+    let old = rows.values[place]
+    rows.values[place] = row
+    reindex(id, old: old, new: row, ordered: ordered)
+    return .stored(old)
   }
 
   /// Stores or removes the row with an id, keeping unique indexes in step; returns the row that
@@ -107,6 +112,13 @@ struct InMemoryTable: Sendable {
   @discardableResult
   mutating func put(_ id: Value, _ row: Row?, ordered: Bool = true) -> Row? {
     let old = row.map { rows.updateValue($0, forKey: id) } ?? rows.removeValue(forKey: id)
+    reindex(id, old: old, new: row, ordered: ordered)
+    return old
+  }
+
+  /// Brings the unique indexes, and the orders and their counts unless `ordered` is false, from
+  /// the row with an id being `old` to its being `row`.
+  private mutating func reindex(_ id: Value, old: Row?, new row: Row?, ordered: Bool) {
     for index in unique.indices {
       if let old, let key = uniqueKey(old, index: index), unique[index][key] == id {
         unique[index][key] = nil
@@ -115,14 +127,14 @@ struct InMemoryTable: Sendable {
         unique[index][key] = id
       }
     }
-    guard ordered else { return old }
+    guard ordered else { return }
     for order in orders.indices {
       switch (old, row) {
       case (nil, let new?): orders[order].insert(new)
       case (let old?, nil): orders[order].remove(old)
       case (let old?, let new?):
         if orders[order].compare(old, new) == 0 {
-          orders[order].replace(with: new)
+          orders[order].replace(old, with: new)
         } else {
           orders[order].remove(old)
           orders[order].insert(new)
@@ -141,7 +153,6 @@ struct InMemoryTable: Sendable {
         }
       }
     }
-    return old
   }
 
   /// Stores the new rows of a large insert without adding them to the index orders, and returns

@@ -72,7 +72,7 @@
   public mutating func apply(_ changes: ChangeSet) throws -> ChangeSummary {
     var undo: [UndoStep] = []
     var summary = ChangeSummary()
-    var current: (entity: String, schema: EntitySchema, reshape: RowReshaper)?
+    var current: Target?
     for precondition in changes.preconditions {
       try precondition.verify(try selected(precondition.query), store: storeName)
     }
@@ -80,11 +80,14 @@
       for operation in changes.operations {
         let entity = operation.entity
         if current?.entity != entity {
-          let schema = try table(entity).schema
-          current = (entity, schema, try changes.reshaper(for: schema, store: storeName))
+          guard let place = tables.index(forKey: entity) else { throw unknownEntity(entity) }
+          let schema = tables.values[place].schema
+          current = Target(
+            entity: entity, schema: schema, reshape: try changes.reshaper(for: schema, store: storeName),
+            place: place)
         }
         guard let current else { continue }
-        try apply(operation, schema: current.schema, reshape: current.reshape, undo: &undo, summary: &summary)
+        try apply(operation, to: current, undo: &undo, summary: &summary)
       }
     } catch {
       rollBack(undo)
@@ -124,24 +127,30 @@
     }
   }
 
+  /// The entity a batch's operations change, while they change the same one.
+  private struct Target {
+    let entity: String
+    let schema: EntitySchema
+    let reshape: RowReshaper
+    /// The table's place in ``tables``: changes go through it, so the table is neither looked up
+    /// nor copied for each row (the dictionary's getter would copy it).
+    let place: [String: InMemoryTable].Index
+  }
+
   private mutating func apply(
-    _ operation: ChangeSet.Operation, schema: EntitySchema, reshape: RowReshaper,
-    undo: inout [UndoStep], summary: inout ChangeSummary
+    _ operation: ChangeSet.Operation, to target: Target, undo: inout [UndoStep], summary: inout ChangeSummary
   ) throws {
-    let entity = operation.entity
+    let (entity, schema, reshape, place) = (target.entity, target.schema, target.reshape, target.place)
     switch operation {
     case .insertMany(_, let rows):
       // Each row is made, checked and stored before the next is asked for, so the first
       // failing row decides the error. Room for them all first: growing the table step by
       // step would hash every id again at each step.
-      let stored = tables[entity]?.rows.count ?? 0
-      tables[entity]?.rows.reserveCapacity(stored + rows.count)
+      let stored = tables.values[place].rows.count
+      tables.values[place].rows.reserveCapacity(stored + rows.count)
       // Many rows against those stored go into the index orders together at the end, and are
       // undone together.
       if rows.count >= 64, rows.count * 2 >= stored {
-        // Through the table's place in the dictionary, so it is neither copied nor looked up again
-        // for each row.
-        guard let place = tables.index(forKey: entity) else { throw unknownEntity(entity) }
         let added = try tables.values[place].storeUnordered(rows, reshape: reshape, store: storeName)
         tables.values[place].addToOrders(added)
         summary.inserted += added.count
@@ -149,8 +158,8 @@
       } else {
         for position in 0..<rows.count {
           try store(
-            reshape(try rows.row(at: position)), requiring: .absent, into: entity, schema: schema,
-            undo: &undo, summary: &summary)
+            reshape(try rows.row(at: position)), requiring: .absent, in: target, undo: &undo,
+            summary: &summary)
         }
       }
     case .insert(_, let made), .update(_, let made), .upsert(_, let made):
@@ -160,18 +169,17 @@
         case .update: .present
         default: .either
         }
-      try store(
-        reshape(made), requiring: presence, into: entity, schema: schema, undo: &undo, summary: &summary)
+      try store(reshape(made), requiring: presence, in: target, undo: &undo, summary: &summary)
     case .delete(_, let id):
-      if let old = tables[entity]?.put(id, nil) {
+      if let old = tables.values[place].put(id, nil) {
         undo.append(.put(entity: entity, id: id, row: old))
         summary.deleted += 1
       }
     case .deleteMatching(_, let filter):
       let compiled = try CompiledFilter(filter, schema: schema)
-      let doomed = try matching(filter, compiled, in: try table(entity)).map { $0[schema.idPosition] }
+      let doomed = try matching(filter, compiled, in: tables.values[place]).map { $0[schema.idPosition] }
       for id in doomed {
-        let old = tables[entity]?.put(id, nil)
+        let old = tables.values[place].put(id, nil)
         undo.append(.put(entity: entity, id: id, row: old))
       }
       summary.deleted += doomed.count
@@ -179,12 +187,12 @@
       let compiled = try CompiledFilter(filter, schema: schema)
       let updates = try CompiledFieldUpdates(changes, schema: schema)
       // In id order, as every backend goes, so the same row fails first everywhere.
-      let matched = try matching(filter, compiled, in: try table(entity))
+      let matched = try matching(filter, compiled, in: tables.values[place])
         .sorted { ValueOrder.compare($0[schema.idPosition], $1[schema.idPosition]) < 0 }
       for row in matched {
-        try apply(
-          .update(entity: entity, row: try updates.apply(to: row, store: storeName)), schema: schema,
-          reshape: .identity, undo: &undo, summary: &summary)
+        try store(
+          try updates.apply(to: row, store: storeName), requiring: .present, in: target, undo: &undo,
+          summary: &summary)
       }
     }
   }
@@ -192,19 +200,17 @@
   /// Stores one row of an insert, an update or an upsert, refused unless its id's presence is
   /// as `presence` asks, and records how to undo it.
   private mutating func store(
-    _ row: Row, requiring presence: InMemoryTable.Presence, into entity: String, schema: EntitySchema,
-    undo: inout [UndoStep], summary: inout ChangeSummary
+    _ row: Row, requiring presence: InMemoryTable.Presence, in target: Target, undo: inout [UndoStep],
+    summary: inout ChangeSummary
   ) throws {
-    let id = row[schema.idPosition]
-    // One access to the table: reading it through the dictionary's getter would copy it.
-    switch try tables[entity]?.put(row, id: id, requiring: presence, store: storeName) {
-    case .refused(existed: true): throw duplicate(schema, id)
+    let id = row[target.schema.idPosition]
+    switch try tables.values[target.place].put(row, id: id, requiring: presence, store: storeName) {
+    case .refused(existed: true): throw duplicate(target.schema, id)
     case .refused(existed: false):
-      throw CofferError.nothingToUpdate(entity: schema.name, id: id, store: storeName)
+      throw CofferError.nothingToUpdate(entity: target.schema.name, id: id, store: storeName)
     case .stored(let old):
-      undo.append(.put(entity: entity, id: id, row: old))
+      undo.append(.put(entity: target.entity, id: id, row: old))
       if old != nil { summary.updated += 1 } else { summary.inserted += 1 }
-    case nil: break
     }
   }
 

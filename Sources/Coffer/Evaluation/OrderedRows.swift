@@ -197,10 +197,10 @@ struct OrderedRows: Sendable {
     return true
   }
 
-  /// Puts `new` in the place of the row that ties with it (the same key and id), when a row
-  /// changed none of the fields this order reads; `false` when there is none.
+  /// Puts `new` in the place of `old`, which ties with it (the same key and id) because the
+  /// row changed none of the fields this order reads; `false` when no row here ties with it.
   @discardableResult
-  mutating func replace(with new: Row) -> Bool {
+  mutating func replace(_ old: Row, with new: Row) -> Bool {
     makeRootUnique()
     var node = root
     while !node.children.isEmpty {
@@ -208,8 +208,7 @@ struct OrderedRows: Sendable {
       node.makeChildUnique(child)
       node = node.children[child]
     }
-    let position = node.firstPosition { compare($0, new) >= 0 }
-    guard position < node.rows.count, compare(node.rows[position], new) == 0 else { return false }
+    guard let position = node.position(of: old, in: self) else { return false }
     node.rows[position] = new
     return true
   }
@@ -260,8 +259,7 @@ struct OrderedRows: Sendable {
   /// children that fall below a quarter full into a neighbour when both fit in one.
   private func remove(_ row: Row, from node: Node) -> Bool {
     if node.children.isEmpty {
-      let position = node.firstPosition { compare($0, row) >= 0 }
-      guard position < node.rows.count, compare(node.rows[position], row) == 0 else { return false }
+      guard let position = node.position(of: row, in: self) else { return false }
       node.rows.remove(at: position)
       node.count -= 1
       return true
@@ -403,6 +401,27 @@ struct OrderedRows: Sendable {
         }
         return low
       }
+    }
+
+    /// The position in this leaf of the row that ties with `row` (the same key and id), or `nil`.
+    ///
+    /// The row a table stores is the one its orders hold, sharing one array of values, so it is
+    /// looked for first by that array's reference among the leaf's rows: a scan of the leaf's
+    /// own storage that reads no row, where a binary search by key would load a row (a miss of
+    /// the cache, most likely) at each step. An equal row held in another array is found by key.
+    func position(of row: Row, in order: OrderedRows) -> Int? {
+      if MemoryLayout<Row>.size == MemoryLayout<UInt>.size {
+        let wanted = withUnsafeBytes(of: row) { $0.load(as: UInt.self) }
+        let found = rows.withUnsafeBytes { stored in
+          (0..<rows.count).first {
+            stored.load(fromByteOffset: $0 * MemoryLayout<Row>.stride, as: UInt.self) == wanted
+          }
+        }
+        if let found { return found }
+      }
+      let position = firstPosition { order.compare($0, row) >= 0 }
+      guard position < rows.count, order.compare(rows[position], row) == 0 else { return nil }
+      return position
     }
 
     /// The first separator whose key `isPast` holds for (which must hold for a suffix), or
