@@ -222,5 +222,15 @@ import Testing
     }
     #expect(byRank.sorted(rows) == expected)
     #expect(byID.sorted(rows) == rows.sorted { byID.compare($0, $1) < 0 })
+    // Leading values that are gathered by hash (the integers above), and those that are sorted
+    // instead: strings, and more distinct integers than are gathered.
+    let named = rows.map { row in
+      var named = row
+      named[1] = .string("group \(row[1])")
+      return named
+    }
+    #expect(byRank.sorted(named) == named.sorted { byRank.compare($0, $1) < 0 })
+    let spread = (0..<10_000).map { id in row(id, id * 7_919 % 5_000, 2 - id % 3) }
+    #expect(byRank.sorted(spread) == spread.sorted { byRank.compare($0, $1) < 0 })
   }
 }

@@ -51,34 +51,77 @@ struct OrderedRows: Sendable {
   /// `rows` put in this order.
   ///
   /// Rows already in order come back as they are, after one pass of comparisons. Otherwise their
-  /// places are sorted by a copy of the leading field's values (one value per row), ties kept in
-  /// the order the rows came in; then each run of ties that is not already in order is sorted by
-  /// a copy of its own rows' other keys. Copying keys side by side spares the retain and release
-  /// of both rows that reading them would cost at every comparison, and copying only the leading
-  /// field, and the other fields one run at a time, keeps that copy small.
+  /// places are put in order of the leading field's values, ties kept in the order the rows came
+  /// in; then each run of ties that is not already in order is sorted by a copy of its own rows'
+  /// other keys. Sorting places by copied keys spares the retain and release of both rows that
+  /// reading them would cost at every comparison; taking the other fields one run at a time
+  /// keeps that copy small.
   func sorted(_ rows: [Row]) -> [Row] {
     guard !isInOrder(rows) else { return rows }
+    var (places, runs) = groupedByLeadingValue(rows) ?? sortedByLeadingValue(rows)
+    if positions.count > 1 {
+      for run in runs where run.count > 1 { sortTies(&places[run], of: rows) }
+    }
+    return places.map { rows[$0] }
+  }
+
+  /// The most distinct leading values ``groupedByLeadingValue(_:)`` gathers before it leaves
+  /// the rows to a sort.
+  private static let mostGroups = 4_096
+
+  /// The places of `rows` grouped by the leading field's value, the groups in the order of
+  /// their values, and each group's range among the places; `nil` when the field holds more than
+  /// ``mostGroups`` values, or values whose order can tell apart two that hash alike (strings,
+  /// say). A thread or a status takes one hash per row this way, where a sort would compare each
+  /// row with some twenty others.
+  private func groupedByLeadingValue(_ rows: [Row]) -> (places: [Int], runs: [Range<Int>])? {
+    let leading = positions[0]
+    var groups: [Value: [Int]] = [:]
+    for (place, row) in rows.enumerated() {
+      let value = row[leading]
+      switch value {
+      case .null, .bool, .int, .uuid, .date: break
+      default: return nil
+      }
+      groups[value, default: []].append(place)
+      if groups.count > Self.mostGroups { return nil }
+    }
+    var places: [Int] = []
+    places.reserveCapacity(rows.count)
+    var runs: [Range<Int>] = []
+    runs.reserveCapacity(groups.count)
+    for value in groups.keys.sorted(by: { ValueOrder.compare($0, $1) < 0 }) {
+      let start = places.count
+      places.append(contentsOf: groups[value] ?? [])
+      runs.append(start..<places.count)
+    }
+    return (places, runs)
+  }
+
+  /// The places of `rows` sorted by the leading field's value (ties in the order the rows came
+  /// in), through a copy of those values, and the ranges of places that tie.
+  private func sortedByLeadingValue(_ rows: [Row]) -> (places: [Int], runs: [Range<Int>]) {
     var leading: [Value] = []
     leading.reserveCapacity(rows.count)
     for row in rows { leading.append(row[positions[0]]) }
     var places = Array(rows.indices)
+    var runs: [Range<Int>] = []
     leading.withUnsafeBufferPointer { leading in
       places.sort { lhs, rhs in
         let order = ValueOrder.compare(leading[lhs], leading[rhs])
         return order != 0 ? order < 0 : lhs < rhs
       }
-      guard positions.count > 1 else { return }
       var start = 0
       while start < places.count {
         var end = start + 1
         while end < places.count, ValueOrder.compare(leading[places[start]], leading[places[end]]) == 0 {
           end += 1
         }
-        if end - start > 1 { sortTies(&places[start..<end], of: rows) }
+        runs.append(start..<end)
         start = end
       }
     }
-    return places.map { rows[$0] }
+    return (places, runs)
   }
 
   /// Whether `rows` are in this order, each after the one before.
