@@ -58,10 +58,11 @@ struct OrderedRows: Sendable {
   /// keeps that copy small.
   func sorted(_ rows: [Row]) -> [Row] {
     guard !isInOrder(rows) else { return rows }
-    var (places, runs) = groupedByLeadingValue(rows) ?? sortedByLeadingValue(rows)
-    if positions.count > 1 {
-      for run in runs where run.count > 1 { sortTies(&places[run], of: rows) }
-    }
+    // In the order of ids alone the one field is unique to each row: nothing to gather, no ties.
+    let tying = positions.count > 1
+    var (places, runs) =
+      (tying ? groupedByLeadingValue(rows) : nil) ?? sortedByLeadingValue(rows, findingTies: tying)
+    for run in runs where run.count > 1 { sortTies(&places[run], of: rows) }
     return places.map { rows[$0] }
   }
 
@@ -99,8 +100,8 @@ struct OrderedRows: Sendable {
   }
 
   /// The places of `rows` sorted by the leading field's value (ties in the order the rows came
-  /// in), through a copy of those values, and the ranges of places that tie.
-  private func sortedByLeadingValue(_ rows: [Row]) -> (places: [Int], runs: [Range<Int>]) {
+  /// in), through a copy of those values, and, when `findingTies`, the ranges of places that tie.
+  private func sortedByLeadingValue(_ rows: [Row], findingTies: Bool) -> (places: [Int], runs: [Range<Int>]) {
     var leading: [Value] = []
     leading.reserveCapacity(rows.count)
     for row in rows { leading.append(row[positions[0]]) }
@@ -111,6 +112,7 @@ struct OrderedRows: Sendable {
         let order = ValueOrder.compare(leading[lhs], leading[rhs])
         return order != 0 ? order < 0 : lhs < rhs
       }
+      guard findingTies else { return }
       var start = 0
       while start < places.count {
         var end = start + 1
