@@ -28,6 +28,29 @@ import Testing
     }
   }
 
+  /// Both codecs put a date in a row already rounded to the microsecond, the form every store
+  /// keeps, so that checking the row before it is stored finds nothing to change.
+  @Test func bothCodecsRoundDatesToTheMicrosecond() throws {
+    var note = Note.variety[0]
+    note.date = Date(timeIntervalSince1970: 1_700_000_000.123_456_789)
+    note.readAt = Date(timeIntervalSince1970: -12.000_000_7)
+    for choice in [RowCodecChoice.generated, .codable] {
+      let codec = try EntityCodec<Note>(using: choice)
+      let row = try codec.encode(note)
+      for (field, date) in [("date", note.date), ("readAt", note.readAt)] {
+        let position = try #require(codec.schema.position(of: field))
+        guard case .date(let stored) = row[position], let date else {
+          Issue.record("\(field) is not stored as a date by the \(choice) codec")
+          continue
+        }
+        // Exact equality of the two `Date`s, not `Value`'s microsecond equality.
+        #expect(
+          stored.timeIntervalSinceReferenceDate == Value.normalized(date).timeIntervalSinceReferenceDate)
+        #expect(stored != date)
+      }
+    }
+  }
+
   @Test func transientPropertiesAreNotStoredAndReadBackAsTheirInitialValue() throws {
     let schema = try EntitySchema(for: Note.self)
     #expect(schema.field(named: "isSelected") == nil)

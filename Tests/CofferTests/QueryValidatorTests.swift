@@ -76,6 +76,30 @@ import Testing
     }
   }
 
+  /// Checking a row copies it only to round a date: one whose dates are at the microsecond
+  /// comes back in the same storage.
+  @Test func onlyADateToRoundMakesTheCheckedRowACopy() throws {
+    let events = try EntitySchema(
+      name: "Event", fields: [Field("id", .int), Field("at", .date)], idField: "id")
+    let moment = Date(timeIntervalSince1970: 1_700_000_000.123_456_789)
+    func storage(_ row: Row) -> UnsafeRawPointer? {
+      row.values.withUnsafeBufferPointer { $0.baseAddress.map(UnsafeRawPointer.init) }
+    }
+
+    let rounded = Row([1, .date(Value.normalized(moment))])
+    let kept = try QueryValidator.validate(rounded, schema: events)
+    #expect(storage(kept) == storage(rounded))
+
+    let fine = Row([1, .date(moment)])
+    let checked = try QueryValidator.validate(fine, schema: events)
+    #expect(storage(checked) != storage(fine))
+    guard case .date(let stored) = checked[1] else {
+      Issue.record("the checked row holds no date")
+      return
+    }
+    #expect(stored.timeIntervalSinceReferenceDate == Value.normalized(moment).timeIntervalSinceReferenceDate)
+  }
+
   @Test func rowsWithNaNWrongKindsOrMissingRequiredValuesAreRejected() {
     #expect(throws: CofferError.self) {
       try QueryValidator.validate(Row([1, .double(.nan), "a", nil]), schema: schema)

@@ -164,7 +164,7 @@ struct RowKeyedEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
 enum ValueEncoding {
   static func value<T: Encodable>(of value: T, field: String, sink: RowSink) throws -> Value {
     switch value {
-    case let date as Date: return .date(date)
+    case let date as Date: return .date(Value.normalized(date))
     case let uuid as UUID: return .uuid(uuid)
     case let data as Data: return .bytes(data)
     case let url as URL: return .string(url.absoluteString)

@@ -95,8 +95,9 @@ extension Float: StoredScalar {
 extension Date: StoredScalar {
   /// ``FieldKind/date``.
   public static var storedKind: FieldKind { .date }
-  /// ``Value/date(_:)``.
-  @inlinable public var storedScalar: Value? { .date(self) }
+  /// ``Value/date(_:)`` of this date rounded to the microsecond (``Value/normalized(_:)``),
+  /// the form every backend stores.
+  @inlinable public var storedScalar: Value? { .date(Value.normalized(self)) }
   /// From ``Value/date(_:)``.
   @inlinable public init?(storedScalar: Value) {
     guard case .date(let v) = storedScalar else { return nil }

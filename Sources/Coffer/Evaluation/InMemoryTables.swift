@@ -217,13 +217,28 @@
   /// Hands over the rows a query selects (see ``StorageBackend/read(_:_:)``).
   /// A lookup by id (see ``Query/lookedUpIDs(in:)``) reads the ids directly, with no ordering.
   public func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) throws {
-    let table = try table(query.entity)
-    if let id = query.lookedUpID(in: table.schema) {
-      guard let row = table.rows[id] else { return }
-      let reshape = try RowReshaper(reading: table.schema, as: query.layout, store: storeName)
-      return try visit(RowFields(reshape.isIdentity ? row : reshape(row)))
+    var found: Row?
+    if try lookUp(query, found: &found) {
+      if let found { try visit(RowFields(found)) }
+      return
     }
     try RowFields.handOver(try selected(query), to: visit)
+  }
+
+  /// Reads a lookup of one id (see ``Query/lookedUpID(in:)``): what a backend holding these
+  /// tables behind a lock calls under it, so that a point read takes no snapshot. Returns `false`, leaving `found` alone, for any other query; otherwise
+  /// `true`, with `found` set to the row in the layout the query asks for, or `nil` when the id
+  /// is not stored.
+  public func lookUp(_ query: Query, found: inout Row?) throws -> Bool {
+    let table = try table(query.entity)
+    guard let id = query.lookedUpID(in: table.schema) else { return false }
+    guard let row = table.rows[id] else {
+      found = nil
+      return true
+    }
+    let reshape = try RowReshaper(reading: table.schema, as: query.layout, store: storeName)
+    found = reshape.isIdentity ? row : reshape(row)
+    return true
   }
 
   /// The rows a query selects, straight from the table for a lookup by id.

@@ -297,7 +297,10 @@ enum FieldValue {
         "\(schema.name).\(field) is a date whose time is NaN, which is no moment. Store a real date, or nil "
           + "(make the field optional) instead.", entity: schema.name, field: field)
     case .date(let date) where kind == .date:
-      return .date(Value.normalized(date))
+      // A date already at the microsecond (as `Date.storedScalar` makes it) is stored as it
+      // is, so that the row holding it is not copied.
+      let normalized = Value.normalized(date)
+      return normalized == date ? nil : .date(normalized)
     default:
       guard value.kind == kind else { throw wrongKind(value, schema, at: position) }
       return nil

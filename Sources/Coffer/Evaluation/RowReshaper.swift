@@ -25,7 +25,7 @@ import Foundation
   ///   `layout` cannot be stored under `current` (a field changed kind, or `current` requires a
   ///   field the rows lack and has no default for it). Nothing should be applied then.
   public init(_ layout: EntitySchema?, storedAs current: EntitySchema, store: String?) throws {
-    guard let layout, layout.fields != current.fields else {
+    guard let layout, !layout.isIdentical(to: current), layout.fields != current.fields else {
       evolution = nil
       return
     }
@@ -48,7 +48,7 @@ import Foundation
   ///   shape (a field changed kind, or `wanted` requires a field with no default that the
   ///   entity no longer has).
   public init(reading current: EntitySchema, as wanted: EntitySchema?, store: String?) throws {
-    guard let wanted, wanted.fields != current.fields else {
+    guard let wanted, !wanted.isIdentical(to: current), wanted.fields != current.fields else {
       evolution = nil
       return
     }

@@ -177,6 +177,11 @@ public struct EntitySchema: Sendable, Hashable, Codable {
     if !references.isEmpty { try container.encode(references, forKey: .references) }
   }
 
+  /// Whether both schemas are one value (the same storage), which makes them equal without
+  /// comparing anything: the common case of a reader passing the schema an entity was
+  /// prepared with.
+  func isIdentical(to other: EntitySchema) -> Bool { storage === other.storage }
+
   /// Schemas are equal when name, fields, id, indexes and references are.
   public static func == (lhs: EntitySchema, rhs: EntitySchema) -> Bool {
     if lhs.storage === rhs.storage { return true }

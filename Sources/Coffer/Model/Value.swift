@@ -82,6 +82,7 @@ extension Value {
 
   /// This date rounded to the microsecond, the form in which every backend returns it. A date
   /// whose time is NaN stays as it is, for the store to refuse.
+  @inlinable
   public static func normalized(_ date: Date) -> Date {
     if date.timeIntervalSince1970.isNaN { return date }
     return Self.date(microsecondsSince1970: microseconds(since1970: date))

@@ -1,0 +1,60 @@
+@_spi(Backend) import Coffer
+import Testing
+
+/// `InMemoryTables.lookUp(_:found:)`, which the memory backend calls under its lock for a read
+/// of one id instead of taking a snapshot: it must answer only such reads, and answer them as
+/// `read(_:_:)` does.
+@Suite struct InMemoryLookUpTests {
+  let schema: EntitySchema
+  var tables = InMemoryTables()
+
+  init() throws {
+    schema = try EntitySchema(
+      name: "Pet", fields: [Field("id", .int), Field("name", .string)], idField: "id", indexes: [.on("name")])
+    try tables.prepare([schema])
+    var changes = ChangeSet()
+    changes.insert(Row([1, "Rex"]), into: "Pet")
+    changes.insert(Row([2, "Tom"]), into: "Pet")
+    _ = try tables.apply(changes)
+  }
+
+  @Test func aStoredIDGivesItsRowAndAMissingOneGivesNone() throws {
+    var found: Row? = Row([0, "left alone"])
+    #expect(try tables.lookUp(Query(lookingUp: .int(2), in: schema), found: &found))
+    #expect(found == Row([2, "Tom"]))
+    #expect(try tables.lookUp(Query(lookingUp: .int(9), in: schema), found: &found))
+    #expect(found == nil)
+  }
+
+  @Test func anyOtherReadIsLeftToTheWholeQuery() throws {
+    let others = [
+      Query(entity: "Pet", filter: .compare(field: "name", op: .equal, value: "Rex")),
+      Query(entity: "Pet", filter: .compare(field: "id", op: .equal, value: .int(1)), limit: 1),
+      Query(entity: "Pet", filter: .compare(field: "id", op: .equal, value: .int(1)), sort: [Sort("name")]),
+      Query(entity: "Pet", filter: .isIn("id", [.int(1), .int(2)])),
+      Query(entity: "Pet"),
+    ]
+    for query in others {
+      var found: Row? = Row([0, "left alone"])
+      #expect(try tables.lookUp(query, found: &found) == false)
+      #expect(found == Row([0, "left alone"]))
+    }
+  }
+
+  @Test func aReaderOfAnotherLayoutGetsTheRowInItsLayout() throws {
+    let older = try EntitySchema(
+      name: "Pet", fields: [Field("id", .int), Field("name", .string), Field("age", .int, isOptional: true)],
+      idField: "id")
+    var found: Row?
+    #expect(try tables.lookUp(Query(lookingUp: .int(1), in: older), found: &found))
+    #expect(found == Row([1, "Rex", nil]))
+  }
+
+  @Test func anUnknownEntityIsAnError() {
+    var found: Row?
+    #expect {
+      _ = try tables.lookUp(
+        Query(entity: "Cat", filter: .compare(field: "id", op: .equal, value: .int(1))), found: &found)
+    } throws: { ($0 as? CofferError)?.code == .unknownEntity }
+  }
+}
