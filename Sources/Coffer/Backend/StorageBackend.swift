@@ -357,6 +357,14 @@ extension Query {
     return id
   }
 
+  /// Whether this query reads every row, in id order, whole: no filter, no sort but by id
+  /// ascending, no offset or limit. A backend's fast path for a scan.
+  public func readsEveryRowInIDOrder(of schema: EntitySchema) -> Bool {
+    guard case .all = filter, offset == 0, limit == nil else { return false }
+    let idField = schema.fields[schema.idPosition].name
+    return sort.allSatisfy { $0.field == idField && $0.ascending }
+  }
+
   /// The ids this query looks up — distinct, non-null, in id order — when it is nothing but
   /// a lookup by id (an id equality or `isIn` filter, no sort but by id ascending, no
   /// offset or limit); `nil` for any other query.

@@ -217,28 +217,44 @@
   /// Hands over the rows a query selects (see ``StorageBackend/read(_:_:)``).
   /// A lookup by id (see ``Query/lookedUpIDs(in:)``) reads the ids directly, with no ordering.
   public func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) throws {
-    var found: Row?
-    if try lookUp(query, found: &found) {
-      if let found { try visit(RowFields(found)) }
+    let table = try table(query.entity)
+    if let id = query.lookedUpID(in: table.schema) {
+      if let row = try row(id, of: table, as: query.layout) { try visit(RowFields(row)) }
+      return
+    }
+    if query.readsEveryRowInIDOrder(of: table.schema) {
+      // A scan hands each row over as the walk of the id order reaches it, rather than
+      // gathering every row first and reading each a second time.
+      let reshape = try RowReshaper(reading: table.schema, as: query.layout, store: storeName)
+      let fields = RowFields(Row([]))
+      try table.orders[0].forEach(in: .all) { row in
+        fields.current = reshape.isIdentity ? row : reshape(row)
+        try visit(fields)
+        return true
+      }
       return
     }
     try RowFields.handOver(try selected(query), to: visit)
   }
 
   /// Reads a lookup of one id (see ``Query/lookedUpID(in:)``): what a backend holding these
-  /// tables behind a lock calls under it, so that a point read takes no snapshot. Returns `false`, leaving `found` alone, for any other query; otherwise
-  /// `true`, with `found` set to the row in the layout the query asks for, or `nil` when the id
-  /// is not stored.
+  /// tables behind a lock calls under it, so that a point read takes no snapshot.
+  ///
+  /// - Returns: `false` for any other query, leaving `found` alone; otherwise `true`, with
+  ///   `found` set to the row in the layout the query asks for, or `nil` when the id is not
+  ///   stored.
   public func lookUp(_ query: Query, found: inout Row?) throws -> Bool {
     let table = try table(query.entity)
     guard let id = query.lookedUpID(in: table.schema) else { return false }
-    guard let row = table.rows[id] else {
-      found = nil
-      return true
-    }
-    let reshape = try RowReshaper(reading: table.schema, as: query.layout, store: storeName)
-    found = reshape.isIdentity ? row : reshape(row)
+    found = try row(id, of: table, as: query.layout)
     return true
+  }
+
+  /// The row of `table` with an id, in `layout`, or `nil` when the id is not stored.
+  private func row(_ id: Value, of table: InMemoryTable, as layout: EntitySchema?) throws -> Row? {
+    guard let row = table.rows[id] else { return nil }
+    let reshape = try RowReshaper(reading: table.schema, as: layout, store: storeName)
+    return reshape.isIdentity ? row : reshape(row)
   }
 
   /// The rows a query selects, straight from the table for a lookup by id.

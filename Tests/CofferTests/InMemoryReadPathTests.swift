@@ -1,10 +1,11 @@
 @_spi(Backend) import Coffer
 import Testing
 
-/// `InMemoryTables.lookUp(_:found:)`, which the memory backend calls under its lock for a read
-/// of one id instead of taking a snapshot: it must answer only such reads, and answer them as
-/// `read(_:_:)` does.
-@Suite struct InMemoryLookUpTests {
+/// The two reads `InMemoryTables` answers without planning: a read of one id
+/// (`lookUp(_:found:)`, which the memory backend calls under its lock instead of taking a
+/// snapshot) and a scan of every row in id order, handed over as the walk reaches each row.
+/// Each must take only the queries it can answer, and answer them as the whole query would.
+@Suite struct InMemoryReadPathTests {
   let schema: EntitySchema
   var tables = InMemoryTables()
 
@@ -13,8 +14,9 @@ import Testing
       name: "Pet", fields: [Field("id", .int), Field("name", .string)], idField: "id", indexes: [.on("name")])
     try tables.prepare([schema])
     var changes = ChangeSet()
-    changes.insert(Row([1, "Rex"]), into: "Pet")
     changes.insert(Row([2, "Tom"]), into: "Pet")
+    changes.insert(Row([1, "Rex"]), into: "Pet")
+    changes.insert(Row([3, "Ada"]), into: "Pet")
     _ = try tables.apply(changes)
   }
 
@@ -56,5 +58,34 @@ import Testing
       _ = try tables.lookUp(
         Query(entity: "Cat", filter: .compare(field: "id", op: .equal, value: .int(1))), found: &found)
     } throws: { ($0 as? CofferError)?.code == .unknownEntity }
+  }
+
+  @Test func onlyAWholeReadInIDOrderIsAScan() {
+    let scans = [Query(entity: "Pet"), Query(entity: "Pet", sort: [Sort("id")])]
+    for query in scans { #expect(query.readsEveryRowInIDOrder(of: schema)) }
+    let others = [
+      Query(entity: "Pet", filter: .compare(field: "name", op: .notEqual, value: "Tom")),
+      Query(entity: "Pet", sort: [Sort("id", ascending: false)]),
+      Query(entity: "Pet", sort: [Sort("name")]),
+      Query(entity: "Pet", sort: [Sort("id"), Sort("name")]),
+      Query(entity: "Pet", limit: 2),
+      Query(entity: "Pet", offset: 1),
+    ]
+    for query in others { #expect(query.readsEveryRowInIDOrder(of: schema) == false) }
+  }
+
+  @Test func aScanHandsOverEveryRowInIDOrderInTheReadersLayout() throws {
+    var read: [Row] = []
+    try tables.read(Query(entity: "Pet")) { read.append(try Row($0)) }
+    #expect(read == [Row([1, "Rex"]), Row([2, "Tom"]), Row([3, "Ada"])])
+
+    let older = try EntitySchema(
+      name: "Pet", fields: [Field("id", .int), Field("name", .string), Field("age", .int, isOptional: true)],
+      idField: "id")
+    var query = Query(entity: "Pet")
+    query.layout = older
+    read = []
+    try tables.read(query) { read.append(try Row($0)) }
+    #expect(read == [Row([1, "Rex", nil]), Row([2, "Tom", nil]), Row([3, "Ada", nil])])
   }
 }
