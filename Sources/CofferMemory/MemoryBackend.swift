@@ -45,12 +45,15 @@ public final class MemoryBackend: StorageBackend {
   /// row under the lock instead, which costs less than taking a snapshot.
   public func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
     try checkOpen()
+    // One turn of the lock: the row of a lookup, or else the snapshot to evaluate.
     var found: Row?
-    if try storage.tables.withLock({ try $0.lookUp(query, found: &found) }) {
+    let taken = try storage.tables.withLock { tables in try tables.lookUp(query, found: &found) ? nil : tables
+    }
+    guard let taken else {
       if let found { try visit(RowFields(found)) }
       return
     }
-    try snapshot().read(query, visit)
+    try taken.read(query, visit)
   }
 
   /// Counts on a snapshot.

@@ -349,20 +349,24 @@ extension Query {
   /// fast path of ``lookedUpIDs(in:)`` for a single point read, with nothing to allocate.
   @inlinable
   public func lookedUpID(in schema: EntitySchema) -> Value? {
-    guard case .compare(let field, .equal, let id) = filter, !id.isNull, offset == 0, limit == nil else {
-      return nil
-    }
+    guard case .compare(let field, .equal, let id) = filter, !id.isNull else { return nil }
     let idField = schema.fields[schema.idPosition].name
-    guard field == idField, sort.allSatisfy({ $0.field == idField && $0.ascending }) else { return nil }
+    guard field == idField, readsWholeInIDOrder(idField) else { return nil }
     return id
+  }
+
+  /// Whether this query takes every row it selects, in id order: no sort but by `idField`
+  /// ascending, no offset or limit. What the fast paths below share.
+  @usableFromInline
+  func readsWholeInIDOrder(_ idField: String) -> Bool {
+    offset == 0 && limit == nil && sort.allSatisfy { $0.field == idField && $0.ascending }
   }
 
   /// Whether this query reads every row, in id order, whole: no filter, no sort but by id
   /// ascending, no offset or limit. A backend's fast path for a scan.
   public func readsEveryRowInIDOrder(of schema: EntitySchema) -> Bool {
-    guard case .all = filter, offset == 0, limit == nil else { return false }
-    let idField = schema.fields[schema.idPosition].name
-    return sort.allSatisfy { $0.field == idField && $0.ascending }
+    guard case .all = filter else { return false }
+    return readsWholeInIDOrder(schema.fields[schema.idPosition].name)
   }
 
   /// The ids this query looks up — distinct, non-null, in id order — when it is nothing but
@@ -373,9 +377,7 @@ extension Query {
   /// hands over exactly the rows ``StorageBackend/read(_:_:)`` must.
   public func lookedUpIDs(in schema: EntitySchema) -> [Value]? {
     let idField = schema.idField.name
-    guard offset == 0, limit == nil, sort.allSatisfy({ $0.field == idField && $0.ascending }) else {
-      return nil
-    }
+    guard readsWholeInIDOrder(idField) else { return nil }
     switch filter {
     case .compare(idField, .equal, let id):
       return id.isNull ? [] : [id]

@@ -184,7 +184,7 @@ public struct EntitySchema: Sendable, Hashable, Codable {
 
   /// Schemas are equal when name, fields, id, indexes and references are.
   public static func == (lhs: EntitySchema, rhs: EntitySchema) -> Bool {
-    if lhs.storage === rhs.storage { return true }
+    if lhs.isIdentical(to: rhs) { return true }
     return lhs.name == rhs.name && lhs.fields == rhs.fields && lhs.idPosition == rhs.idPosition
       && lhs.indexes == rhs.indexes && lhs.references == rhs.references
   }
