@@ -31,7 +31,12 @@ enum CodecBenchmark {
     }
     for index in [0, rows / 2, rows - 1] where plain.indices.contains(index) {
       let row = try viaCodable.encode(plain[index])
-      guard try viaGenerated.encode(plain[index]) == row, try viaGenerated.decode(row) == plain[index] else {
+      // Both codecs store a date to the microsecond, so the message comes back with its date so rounded.
+      var stored = plain[index]
+      stored.date = Value.normalized(stored.date)
+      guard try viaGenerated.encode(plain[index]) == row, try viaGenerated.decode(row) == stored,
+        try viaCodable.decode(row) == stored
+      else {
         throw CodecMismatch(message: "the codecs disagree on message \(index + 1)")
       }
     }
