@@ -3,9 +3,10 @@ import Synchronization
 
 /// A store held in memory: the reference backend, and the one tests use.
 ///
-/// Readers work on a snapshot taken under a lock (constant time: the tables are copy-on-write
-/// values), so a fetch never sees half of a batch and never waits for a query to finish.
-/// Writers apply each batch under the lock, undoing it if any operation fails.
+/// Readers work on a snapshot taken under a readers–writer lock (constant time: the tables are
+/// copy-on-write values), so a fetch never sees half of a batch and never waits for a query to
+/// finish; a read of one id looks its row up under the lock, shared with other readers.
+/// Writers apply each batch holding the lock alone, undoing it if any operation fails.
 ///
 /// Open it as `memory:` for a fresh private store, or `memory:NAME` for a store shared by
 /// everything in the process that opens the same name through the same registry — closing
@@ -42,12 +43,14 @@ public final class MemoryBackend: StorageBackend {
   }
 
   /// Evaluates the query on a snapshot and hands over each row; a lookup of one id reads its
-  /// row under the lock instead, which costs less than taking a snapshot.
+  /// row under the lock instead (shared with other readers), which costs less than taking a
+  /// snapshot.
   public func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
     try checkOpen()
     // One turn of the lock: the row of a lookup, or else the snapshot to evaluate.
     var found: Row?
-    let taken = try storage.tables.withLock { tables in try tables.lookUp(query, found: &found) ? nil : tables
+    let taken = try storage.tables.withSharedLock { tables in
+      try tables.lookUp(query, found: &found) ? nil : copy tables
     }
     guard let taken else {
       if let found { try visit(RowFields(found)) }
@@ -118,7 +121,7 @@ public final class MemoryBackend: StorageBackend {
   /// Marks this handle closed; a named store's data stays for other handles.
   public func close() async throws { isClosed.store(true, ordering: .releasing) }
 
-  private func snapshot() -> InMemoryTables { storage.tables.withLock { $0 } }
+  private func snapshot() -> InMemoryTables { storage.tables.withSharedLock { copy $0 } }
 
   private func checkOpen() throws {
     if isClosed.load(ordering: .acquiring) {
@@ -129,8 +132,9 @@ public final class MemoryBackend: StorageBackend {
 
 /// The tables of one in-memory store, shared by every handle opened on its name.
 final class MemoryStorage: Sendable {
-  let tables: LockedState<InMemoryTables>
+  /// Readers share the lock; batches, preparing and migration steps hold it alone.
+  let tables: SharedLockedState<InMemoryTables>
   /// Batches applied, by every handle.
   let commits = Atomic<UInt64>(0)
-  init(name: String) { tables = LockedState(InMemoryTables(storeName: name)) }
+  init(name: String) { tables = SharedLockedState(InMemoryTables(storeName: name)) }
 }
