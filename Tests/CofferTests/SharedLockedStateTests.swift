@@ -25,6 +25,25 @@ import Testing
     return done
   }
 
+  /// Starts a reader that takes the shared lock and holds it until `release` is signalled,
+  /// calling `leaving` with the state just before it lets go; returns once the reader is inside,
+  /// with the semaphore its thread signals when done.
+  func readerHolding<State>(
+    _ state: SharedLockedState<State>, until release: DispatchSemaphore,
+    leaving: @escaping @Sendable (borrowing State) -> Void = { _ in }
+  ) -> DispatchSemaphore {
+    let inside = DispatchSemaphore(value: 0)
+    let done = onThread {
+      state.withSharedLock { value in
+        inside.signal()
+        release.wait()
+        leaving(value)
+      }
+    }
+    inside.wait()
+    return done
+  }
+
   @Test func twoReadersAreInsideAtOnce() {
     let state = SharedLockedState(0)
     let firstInside = DispatchSemaphore(value: 0)
@@ -46,17 +65,11 @@ import Testing
 
   @Test func aWriterWaitsForTheReaderAndThenChangesTheState() {
     let state = SharedLockedState([Int]())
-    let readerInside = DispatchSemaphore(value: 0)
     let release = DispatchSemaphore(value: 0)
     let events = Events()
-    let reader = onThread {
-      state.withSharedLock { value in
-        readerInside.signal()
-        release.wait()
-        events.add("reader leaves seeing \(value.count) values")
-      }
+    let reader = readerHolding(state, until: release) { value in
+      events.add("reader leaves seeing \(value.count) values")
     }
-    readerInside.wait()
     let writer = onThread {
       state.withLock { value in
         value.append(1)
@@ -74,17 +87,10 @@ import Testing
   #if os(Linux)
     @Test func aWaitingWriterGoesBeforeALaterReader() {
       let state = SharedLockedState(0)
-      let readerInside = DispatchSemaphore(value: 0)
       let release = DispatchSemaphore(value: 0)
       let writerStarting = DispatchSemaphore(value: 0)
       let events = Events()
-      let first = onThread {
-        state.withSharedLock { _ in
-          readerInside.signal()
-          release.wait()
-        }
-      }
-      readerInside.wait()
+      let first = readerHolding(state, until: release)
       let writer = onThread {
         writerStarting.signal()
         state.withLock { value in
