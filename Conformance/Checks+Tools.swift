@@ -211,6 +211,31 @@ extension ConformanceSuite {
       }
     },
     ConformanceCheck(
+      "tools.copy-resume-checks-what-it-skips",
+      "A resumed copy whose target holds the right ids up to its last one, but one of them with other "
+        + "values, is refused (conflict naming the entity) before it writes a row."
+    ) { context in
+      let source = try await filledStore(context, extra: 30)
+      let target = try await context.store()
+      try await target.prepare(schemas: EveryKindFixture.schemas)
+      let every = EveryKindFixture.schema("Every")
+      var firstRows = Query(entity: "Every", sort: [Sort("id")], limit: 12)
+      firstRows.layout = every
+      var prefix = try await source.backend.fetch(firstRows)
+      guard let textPosition = every.fields.firstIndex(where: { $0.name == "string" }) else {
+        throw CheckFailure("the fixture has no string field")
+      }
+      prefix[3][textPosition] = .string("changed since the copy")
+      try await target.apply(ChangeSet([.insertMany(entity: "Every", rows: RowSource(prefix))]))
+      let error = try await expectThrows(.conflict, "resuming over a changed row") {
+        var copier = StoreCopier(from: source, to: target)
+        copier.resume = true
+        return try await copier.run()
+      }
+      try expectEqual(error.entity, "Every", "the entity the error names")
+      try expectEqual(try await target.countRows(Query(entity: "Every")), 12, "rows of Every in the target")
+    },
+    ConformanceCheck(
       "tools.copy-events-and-cancel",
       "StoreCopier.events() gives progress that only grows, then the report; a copy cancelled after its "
         + "first batch stops before the next, leaving the loop of events stops one after whole batches, and a "
@@ -285,6 +310,59 @@ extension ConformanceSuite {
       try expectEqual(report.digest, try await source.digest(), "digest of the import")
       try expectEqual(try await target.storedSchemas(), EveryKindFixture.schemas, "schemas imported")
       try expectEqual(try await everyRow(target), try await everyRow(source), "rows imported")
+    },
+    ConformanceCheck(
+      "tools.export-pieces-import",
+      "The pieces of text exportJSONLines hands its closure, given as they are to importJSONLines, import "
+        + "exactly: the two meet in one shape (whole lines per element)."
+    ) { context in
+      let source = try await filledStore(context, extra: 1_500)
+      var pieces: [String] = []
+      try await source.exportJSONLines { pieces.append($0) }
+      try expect(pieces.contains { $0.filter { $0 == "\n" }.count > 1 }, "some piece holds several lines")
+      let target = try await context.store()
+      let report = try await target.importJSONLines(AsyncLines(pieces))
+      try expectEqual(report.digest, try await source.digest(), "digest of the import")
+      try expectEqual(try await everyRow(target), try await everyRow(source), "rows imported")
+    },
+    ConformanceCheck(
+      "tools.import-into-reopened-store", requires: .reopenable,
+      "An import into a reopened store that holds other entities imports them; importing the same export "
+        + "again fails with notEmpty and changes nothing; a malformed line's error names its line."
+    ) { context in
+      let source = try await filledStore(context, extra: 10)
+      let lines = try await exportLines(source)
+      var store = try await context.store()
+      try await store.prepare([Sample.self])
+      try await store.insert(Sample(id: 1, text: "kept"))
+      store = try await context.reopen(store)
+      let report = try await store.importJSONLines(AsyncLines(lines))
+      try expectEqual(report.digest, try await source.digest(), "digest of the first import")
+      store = try await context.reopen(store)
+      let error = try await expectThrows(.notEmpty, "importing the same export a second time") {
+        try await store.importJSONLines(AsyncLines(lines))
+      }
+      try expectEqual(error.entity, EveryKindFixture.schemas.first?.name, "the entity the error names")
+      try await store.prepare(schemas: EveryKindFixture.schemas)
+      try await store.prepare([Sample.self])
+      var kept = try await everyRow(store)
+      kept["Sample"] = nil
+      try expectEqual(kept, try await everyRow(source), "rows kept")
+      try expectEqual(try await store.get(Sample.self, id: 1)?.text, "kept", "the other entity's row")
+      var malformed = lines
+      guard let rowLine = malformed.firstIndex(where: { $0.hasPrefix("{\"row\":") }) else {
+        throw CheckFailure("the export has no row line")
+      }
+      malformed[rowLine] = "{\"row\":{"
+      let empty = try await context.store()
+      try await empty.prepare([Sample.self])
+      let reopened = try await context.reopen(empty)
+      let lineError = try await expectThrows(.invalidInput, "importing an export with a malformed header") {
+        try await reopened.importJSONLines(AsyncLines(malformed))
+      }
+      try expect(
+        lineError.message.hasPrefix("Line \(rowLine + 1): "), "the error names the line: \(lineError.message)"
+      )
     },
     ConformanceCheck(
       "tools.import-cut-short-leaves-nothing",

@@ -18,7 +18,9 @@ import Foundation
 ///   ``BackendCapabilities/snapshots`` (the copy and its digest then describe one state).
 /// - The target must hold no rows, unless ``resume`` is set: an interrupted copy left every
 ///   entity's rows up to some id, and a resumed run continues after the last one copied,
-///   never inserting a row twice.
+///   never inserting a row twice. Before it skips the rows already there, it checks that they
+///   are exactly the source's (a digest of each side), and refuses with
+///   ``CofferError/Code/conflict`` when the target's were changed since.
 /// - With ``verify`` (the default), both stores' digests are compared at the end;
 ///   ``CopyReport/isVerified`` says whether they matched.
 public struct StoreCopier: Sendable {
@@ -51,7 +53,8 @@ public struct StoreCopier: Sendable {
   /// - Throws: ``CofferError/Code/notEmpty`` when the target holds rows and ``resume`` is
   ///   not set; ``CofferError/Code/schemaMismatch`` when the target stores an entity with
   ///   another schema; ``CofferError/Code/conflict`` when a resumed target holds rows an
-  ///   earlier copy from this source cannot have left; ``CofferError/Code/unknownEntity`` for
+  ///   earlier copy from this source cannot have left (other ids, or the same ids with other
+  ///   values); ``CofferError/Code/unknownEntity`` for
   ///   a named entity the source does not hold; or either backend's error. Batches committed
   ///   before an error stay in the target, and a run with ``resume`` continues after them.
   public func run(progress: @Sendable (CopyProgress) -> Void = { _ in }) async throws -> CopyReport {
@@ -124,10 +127,9 @@ public struct StoreCopier: Sendable {
       var digester = RowDigester(schema: schema)
       var (last, already): (Value?, Int) = (nil, 0)
       if resume { (last, already) = try await resumePoint(of: schema, reader: reader) }
-      if verify, let last {
-        var copiedBefore = RowReader.all(of: schema)
-        copiedBefore.filter = .compare(field: schema.idField.name, op: .lessOrEqual, value: last)
-        try await reader.readReleasing(copiedBefore) { try digester.add($0) }
+      if let last {
+        digester = try await checkedPrefix(of: schema, upTo: last, reader: reader)
+        if !verify { digester = RowDigester(schema: schema) }
       }
       state.entity = schema.name
       state.entityRows = total
@@ -165,6 +167,29 @@ public struct StoreCopier: Sendable {
       report.entities.append(EntityCopy(entity: schema.name, rowsCopied: copied, rowsAlreadyThere: already))
     }
     return (report, verify ? StoreDigest(entities: digests) : nil)
+  }
+
+  /// The digest of the source's rows of an entity up to `last`, after checking that the
+  /// target holds exactly those rows: a resumed copy skips them, so a row changed in the target
+  /// since the interrupted run is found here, before anything is written, not by the final
+  /// comparison.
+  private func checkedPrefix(of schema: EntitySchema, upTo last: Value, reader: RowReader) async throws
+    -> RowDigester
+  {
+    var prefix = RowReader.all(of: schema)
+    prefix.filter = .compare(field: schema.idField.name, op: .lessOrEqual, value: last)
+    var sourceDigester = RowDigester(schema: schema)
+    try await reader.readReleasing(prefix) { try sourceDigester.add($0) }
+    var targetDigester = RowDigester(schema: schema)
+    try await target.rethrowing { try await target.backend.read(prefix) { try targetDigester.add($0) } }
+    guard sourceDigester.digest == targetDigester.digest else {
+      throw CofferError(
+        .conflict,
+        "The target's rows of this entity up to the id shown differ from the source's: they were changed since the "
+          + "interrupted copy, so resuming would leave a copy that is not the source. Copy into an empty store "
+          + "instead.", store: target.backend.name, entity: schema.name, id: last)
+    }
+    return sourceDigester
   }
 
   /// Where a resumed copy of an entity continues: the largest id the target holds, and how

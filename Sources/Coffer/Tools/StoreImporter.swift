@@ -44,13 +44,23 @@ public struct StoreImporter: Sendable {
   /// An importer into a store.
   public init(into target: Store) { self.target = target }
 
-  /// Reads the next line of the export (without its line break; blank lines are skipped).
+  /// Reads the next line of the export, or several: `text` holds one or more whole lines, with
+  /// or without the line break after the last — a line as a file reader yields it, or a piece
+  /// of text exactly as ``Store/exportJSONLines(entities:write:)`` hands it to its closure.
+  /// Blank lines are skipped. A line must not be split across two calls.
   ///
   /// - Throws: ``CofferError/Code/invalidInput`` naming the line for a line that is not of the
   ///   export format; ``CofferError/Code/notEmpty`` or ``CofferError/Code/schemaMismatch`` when
   ///   the store already holds an entity's rows or stores it with another schema; or the
   ///   store's error. After an error the importer has removed what it inserted and cannot go on.
-  public mutating func read(_ line: some StringProtocol) async throws {
+  public mutating func read(_ text: some StringProtocol) async throws {
+    guard text.utf8.contains(0x0A) else { return try await readOne(text) }
+    var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+    if lines.last?.isEmpty == true { lines.removeLast() }
+    for line in lines { try await readOne(line) }
+  }
+
+  private mutating func readOne(_ line: some StringProtocol) async throws {
     lineNumber += 1
     if line.utf8.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }
     do {
@@ -152,6 +162,11 @@ public struct StoreImporter: Sendable {
           "The store holds this entity with another schema than the export. Import into an empty store, or migrate "
             + "one of them first.", store: target.backend.name, entity: schema.name)
       }
+    }
+    // Prepared first: a store opened by this process knows an entity it stores only once it is
+    // prepared, and counting it before would fail with `unknownEntity`.
+    try await target.prepare(schemas: [schema])
+    if stored != nil {
       let rows = try await target.rethrowing { try await target.backend.count(RowReader.all(of: schema)) }
       guard rows == 0 else {
         throw CofferError(
@@ -160,7 +175,6 @@ public struct StoreImporter: Sendable {
           store: target.backend.name, entity: schema.name)
       }
     }
-    try await target.prepare(schemas: [schema])
     entitiesTouched.append(schema)
   }
 
@@ -271,8 +285,21 @@ public struct ImportReport: Sendable, Hashable {
 }
 
 extension Store {
-  /// Imports an export (see ``exportJSONLines(entities:write:)``) from a sequence of lines:
-  /// ``StoreImporter`` over every line, then ``StoreImporter/finish()``.
+  /// Imports an export (see ``exportJSONLines(entities:write:)``): ``StoreImporter`` over every
+  /// element, then ``StoreImporter/finish()``.
+  ///
+  /// Each element holds one or more whole lines: the lines of a file (a line reader's
+  /// elements), or the pieces of text `exportJSONLines` handed its closure, so that the two
+  /// compose:
+  ///
+  /// ```swift
+  /// var pieces: [String] = []
+  /// try await source.exportJSONLines { pieces.append($0) }
+  /// try await target.importJSONLines(AsyncStream { continuation in
+  ///   for piece in pieces { continuation.yield(piece) }
+  ///   continuation.finish()
+  /// })
+  /// ```
   @discardableResult
   public func importJSONLines<Lines: AsyncSequence>(_ lines: Lines) async throws -> ImportReport
   where Lines.Element: StringProtocol {
