@@ -31,7 +31,7 @@ extension CofferCommand {
       do {
         store = try await Store.open(url: url)
       } catch {
-        throw Terminal.failure(error, while: "opening the store '\(url)'")
+        throw Terminal.failure(error, while: "opening the store '\(StoreArgument.redacted(url))'")
       }
       var next =
         (try await store.query(ChurnRecord.self).sort([Sort("id", ascending: false)]).first()?.id ?? 0) + 1

@@ -29,7 +29,8 @@ extension CofferCommand {
       do {
         try await ConformanceSuite.runChild(arguments: [url, first, count], registry: .builtIn)
       } catch {
-        throw Terminal.failure(error, while: "writing to '\(url)' as the conformance child")
+        throw Terminal.failure(
+          error, while: "writing to '\(StoreArgument.redacted(url))' as the conformance child")
       }
     }
   }

@@ -55,7 +55,8 @@ extension CofferCommand {
           targets.append(
             try await ConformanceTarget(url: url, registry: .builtIn, directory: directory, child: child))
         } catch {
-          throw Terminal.failure(error, while: "preparing the store '\(url)' for the conformance suite")
+          throw Terminal.failure(
+            error, while: "preparing the store '\(StoreArgument.redacted(url))' for the conformance suite")
         }
       }
       var results: [[ConformanceResult]] = []

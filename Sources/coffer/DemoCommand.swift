@@ -33,7 +33,8 @@ extension CofferCommand {
       do {
         opened = try await Store.open(url: url)
       } catch {
-        throw Terminal.failure(error, while: "opening the store '\(url)' (from \(source.explanation))")
+        throw Terminal.failure(
+          error, while: "opening the store '\(StoreArgument.redacted(url))' (from \(source.explanation))")
       }
       describe(url: url, source: source, backend: opened.backend)
       do {
