@@ -38,7 +38,9 @@ struct StoreFile: Sendable {
     func failure(_ number: Int32) -> CofferError {
       error(.io, "Could not read the store file \(path). Check that it is a readable file.", errno: number)
     }
-    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    // Without blocking: opening a named pipe for reading would otherwise wait for a writer.
+    // The check below refuses anything but a regular file, where the flag changes nothing.
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
     guard descriptor >= 0 else {
       let number = errno
       if number == ENOENT { return nil }
@@ -47,7 +49,12 @@ struct StoreFile: Sendable {
     defer { close(descriptor) }
     var status = stat()
     guard fstat(descriptor, &status) == 0 else { throw failure(errno) }
-    guard (status.st_mode & S_IFMT) == S_IFREG else { throw failure(EISDIR) }
+    guard (status.st_mode & S_IFMT) == S_IFREG else {
+      throw error(
+        .io,
+        "The store path \(path) is not a regular file (a folder, a named pipe or a device), so it cannot be a plist "
+          + "store. Name the store's file itself.")
+    }
     let size = Int(status.st_size)
     var number: Int32 = 0
     let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
