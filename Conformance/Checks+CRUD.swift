@@ -36,19 +36,22 @@ extension ConformanceSuite {
       try expectEqual(try await store.get(Item.self, id: 1), replacement, "get(1) after upsert")
       try expectEqual(try await store.query(Item.self).count(), Item.sample.count, "count after upsert")
     },
-    ConformanceCheck("crud.delete-removes", "delete removes the value with the id and nothing else.") {
+    ConformanceCheck(
+      "crud.delete-removes", "delete removes the value with the id and nothing else, and says it removed one."
+    ) {
       context in
       let store = try await context.store(with: Item.sample)
-      try await store.delete(Item.self, id: 4)
+      try expectEqual(try await store.delete(Item.self, id: 4), true, "delete(4)'s answer")
       try expectEqual(try await store.get(Item.self, id: 4), nil, "get(4) after delete")
       try await expectIDs(store.query(Item.self), [1, 2, 3, 5, 6, 7, 8], "ids after delete")
     },
     ConformanceCheck(
-      "crud.delete-missing-is-noop", "Deleting an id that is not stored succeeds and changes nothing."
+      "crud.delete-missing-is-noop",
+      "Deleting an id that is not stored succeeds, changes nothing and says it removed nothing."
     ) {
       context in
       let store = try await context.store(with: Item.sample)
-      try await store.delete(Item.self, id: 99)
+      try expectEqual(try await store.delete(Item.self, id: 99), false, "delete(99)'s answer")
       try expectEqual(try await store.query(Item.self).count(), Item.sample.count, "count")
     },
     ConformanceCheck(

@@ -64,15 +64,27 @@ extension Store {
   }
 
   /// Removes the stored value with the value's id; nothing happens if there is none.
-  public func delete<T: Storable>(_ value: T) async throws {
+  ///
+  /// - Returns: Whether a stored value was removed (`false` when none had the id).
+  @discardableResult
+  public func delete<T: Storable>(_ value: T) async throws -> Bool {
     try await delete(T.self, id: value.id)
   }
 
   /// Removes the value of a type with an id; nothing happens if there is none.
-  public func delete<T: Storable>(_ type: T.Type, id: T.ID) async throws {
+  ///
+  /// ```swift
+  /// if try await store.delete(Message.self, id: 42) { print("removed") }
+  /// ```
+  ///
+  /// - Returns: Whether a stored value was removed (`false` when none had the id). Rows that
+  ///   delete rules removed with it do not change the answer.
+  @discardableResult
+  public func delete<T: Storable>(_ type: T.Type, id: T.ID) async throws -> Bool {
     let codec = try await codec(for: type)
-    try await apply(
+    let summary = try await apply(
       ChangeSet([.delete(entity: codec.schema.name, id: id.storedValue)], layouts: codec.schema.layouts))
+    return summary.deleted > 0
   }
 
   /// Reads one value by id.
