@@ -23,7 +23,8 @@ public enum ConformanceSuite {
     + blockingChecks + secretChecks + loggingChecks + differentialChecks + transactionChecks
     + observationChecks + toolChecks + aggregateChecks + caseFoldingChecks + fieldCompareChecks
     + existsChecks + selectChecks + pageChecks + referenceChecks + eagerLimitChecks + migrationChecks
-    + groupOrderChecks + indexRangeChecks
+    + groupOrderChecks + indexRangeChecks + dynamicRecordChecks
+    + codableRelationshipChecks
 
   /// Runs one check on a target in a scratch folder of its own, removed afterwards.
   public static func run(_ check: ConformanceCheck, on target: ConformanceTarget) async -> ConformanceResult {

@@ -24,16 +24,22 @@ public struct DynamicEntity: Sendable {
   ///   - idAttribute: the field that identifies a record; `"id"` by default.
   ///   - defaults: starting values of new records.
   ///   - indexes: secondary indexes and unique constraints; none by default.
+  ///   - references: fields that hold the id of another entity's row, with the rule for when
+  ///     that row is deleted (see ``EntityReference``); none by default. The store keeps them
+  ///     whole exactly as for typed models.
   ///   - validate: the rule a ``ModelGraph`` checks before accepting a change to a record
   ///     (``validate``); none by default.
-  /// - Throws: ``CofferError/Code/invalidSchema`` for a malformed schema, or a default for an
-  ///   unknown field or of the wrong kind.
+  /// - Throws: ``CofferError/Code/invalidSchema`` for a malformed schema (a reference on a
+  ///   field the entity lacks, among others), or a default for an unknown field or of the
+  ///   wrong kind.
   public init(
     name: String, fields: [Field], idAttribute: String = "id", defaults: [String: Value] = [:],
-    indexes: [Index] = [], validate: (@Sendable (DynamicRecord) -> [ValidationProblem])? = nil
+    indexes: [Index] = [], references: [EntityReference] = [],
+    validate: (@Sendable (DynamicRecord) -> [ValidationProblem])? = nil
   ) throws {
     try self.init(
-      schema: EntitySchema(name: name, fields: fields, idField: idAttribute, indexes: indexes),
+      schema: EntitySchema(
+        name: name, fields: fields, idField: idAttribute, indexes: indexes, references: references),
       defaults: defaults, validate: validate)
   }
 

@@ -68,6 +68,42 @@ extension Store {
     }
   }
 
+  /// Whether any stored record of an entity matches a filter: the dynamic form of
+  /// ``StoreQuery/exists()``. Reads at most one row and decodes none.
+  ///
+  /// ```swift
+  /// let hasDrafts = try await store.exists(notes, where: FieldRef("title") == "Untitled")
+  /// ```
+  ///
+  /// - Throws: ``CofferError/Code/invalidQuery`` for a filter on a field the entity lacks or
+  ///   of the wrong kind; the backend's error.
+  public func exists(_ entity: DynamicEntity, where filter: Filter = .all) async throws -> Bool {
+    try await prepareIfNeeded(entity)
+    return try await hasRows(Query(entity: entity.name, filter: filter))
+  }
+
+  /// Some attributes of the stored records of an entity that match a filter, in order,
+  /// without reading the others: the dynamic form of ``StoreQuery/select(fields:)``. Each
+  /// element holds the values of `fields`, in that order.
+  ///
+  /// ```swift
+  /// for values in try await store.select(["key", "title"], of: notes, sort: [Sort("title")]) {
+  ///   print(values[0], values[1])
+  /// }
+  /// ```
+  ///
+  /// - Throws: ``CofferError/Code/invalidQuery`` for a field the entity lacks, or a filter or
+  ///   sort that does not fit its schema; the backend's error.
+  public func select(
+    _ fields: [String], of entity: DynamicEntity, where filter: Filter = .all, sort: [Sort] = [],
+    limit: Int? = nil
+  ) async throws -> [[Value]] {
+    try await prepareIfNeeded(entity)
+    return try await fetchValues(
+      Query(entity: entity.name, filter: filter, sort: sort, limit: limit), fields: fields
+    ).map(\.values)
+  }
+
   private func rowPreparing(_ record: DynamicRecord) async throws -> Row {
     try await prepareIfNeeded(record.entity)
     return try rethrowing { try record.row() }

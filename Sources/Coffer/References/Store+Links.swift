@@ -64,3 +64,90 @@ extension Store {
     return targets.sorted { ValueOrder.compare($0.id.storedValue, $1.id.storedValue) < 0 }
   }
 }
+
+/// The same relationships for join types that are `Storable` through `Codable` alone: their
+/// properties have no key paths Coffer can name, so the references are named by stored field.
+///
+/// ```swift
+/// try await store.link(Tagging(id: "7/urgent", messageID: 7, tagID: "urgent"), "messageID", "tagID")
+/// let tags = try await store.linked(Tag.self, from: 7, through: Tagging.self, "messageID", to: "tagID")
+/// try await store.unlink(Tagging.self, "messageID", 7, "tagID", "urgent")
+/// ```
+extension Store {
+  /// Stores a join row unless a join row already links the same pair (``link(_:_:_:)``, with
+  /// the references named by stored field).
+  ///
+  /// - Returns: whether the join row was stored (`false`: the pair was linked already).
+  /// - Throws: ``CofferError/Code/invalidQuery`` for a field the join entity lacks;
+  ///   ``CofferError/Code/referenceViolation`` when a side is not stored.
+  @discardableResult
+  public func link<Join: Storable>(_ join: Join, _ left: String, _ right: String) async throws -> Bool {
+    let codec = try await codec(for: Join.self)
+    let row = try rethrowing { try codec.encode(join) }
+    let pair = try [left, right].map { field -> Filter in
+      guard let position = codec.schema.position(of: field) else { throw missingField(field, of: Join.self) }
+      return .compare(field: field, op: .equal, value: row[position])
+    }
+    return try await transaction { transaction in
+      if try await transaction.query(Join.self).filter(.and(pair)).count() > 0 { return false }
+      try transaction.insert(join)
+      return true
+    }
+  }
+
+  /// Removes the join rows that link a pair (``unlink(_:_:_:_:_:)``, with the references named
+  /// by stored field).
+  ///
+  /// - Returns: how many join rows were removed (0 when the pair was not linked).
+  @discardableResult
+  public func unlink<Join: Storable>(
+    _ type: Join.Type, _ left: String, _ leftValue: some ValueConvertible, _ right: String,
+    _ rightValue: some ValueConvertible
+  ) async throws -> Int {
+    try await query(type).filter(
+      .and([
+        .compare(field: left, op: .equal, value: leftValue.storedValue),
+        .compare(field: right, op: .equal, value: rightValue.storedValue),
+      ])
+    ).delete()
+  }
+
+  /// The rows of `Target` linked to one row through a join entity, ordered by id
+  /// (``linked(_:from:through:to:)``, with the references named by stored field): two backend
+  /// calls whatever their number.
+  ///
+  /// - Parameters:
+  ///   - target: the type at the other end of the links.
+  ///   - value: the id of the row whose links to follow.
+  ///   - join: the join entity's type.
+  ///   - from: the join entity's stored field that refers to that row.
+  ///   - to: the join entity's stored field that holds `Target`'s ids.
+  /// - Throws: ``CofferError/Code/invalidQuery`` for a field the join entity lacks.
+  public func linked<Target: Storable, Join: Storable>(
+    _ target: Target.Type, from value: some ValueConvertible, through join: Join.Type, _ from: String,
+    to: String
+  ) async throws -> [Target] {
+    let codec = try await codec(for: Join.self)
+    guard let position = codec.schema.position(of: to) else { throw missingField(to, of: Join.self) }
+    let joins = try await fetchRows(
+      Query(entity: Join.entityName, filter: .compare(field: from, op: .equal, value: value.storedValue)))
+    var seen: Set<Value> = []
+    var ids: [Target.ID] = []
+    for row in joins where seen.insert(row[position]).inserted {
+      guard let id = Target.ID(storedValue: row[position]) else {
+        throw CofferError(
+          .invalidQuery, "\(Join.entityName).\(to) does not hold ids of \(Target.entityName).",
+          store: backend.name, entity: Join.entityName, field: to)
+      }
+      ids.append(id)
+    }
+    let targets = try await get(target, ids: ids)
+    return targets.sorted { ValueOrder.compare($0.id.storedValue, $1.id.storedValue) < 0 }
+  }
+
+  private func missingField<T: Storable>(_ field: String, of type: T.Type) -> CofferError {
+    CofferError(
+      .invalidQuery, "\(T.entityName) has no stored field '\(field)'.", store: backend.name,
+      entity: T.entityName, field: field)
+  }
+}

@@ -14,7 +14,7 @@
 ///   .fetch()
 /// for (thread, newest) in threads { print(thread.title, newest.count) }
 /// ```
-public struct IncludingQuery<Parent: Storable, Child: KeyPathStorable>: Sendable {
+public struct IncludingQuery<Parent: Storable, Child: Storable>: Sendable {
   /// How many parents' children one call reads.
   public static var chunkSize: Int { 500 }
   /// Up to this many parents, a query with a per-parent limit reads each parent's children
@@ -48,7 +48,11 @@ public struct IncludingQuery<Parent: Storable, Child: KeyPathStorable>: Sendable
     let found = try await parents.fetch()
     let store = parents.store
     let codec = try await store.codec(for: Child.self)
-    guard let position = codec.schema.position(of: field) else { throw Child.notStored(\Child.id) }
+    guard let position = codec.schema.position(of: field) else {
+      throw CofferError(
+        .invalidQuery, "\(Child.entityName) has no stored field '\(field)' that could refer to a parent.",
+        store: store.backend.name, entity: Child.entityName, field: field)
+    }
     // Children by the stored value of their reference, which is the parent's stored id.
     var children: [Value: [Child]] = [:]
     if let limit, found.count <= Self.parentsQueriedOneByOne {
@@ -83,6 +87,29 @@ public struct IncludingQuery<Parent: Storable, Child: KeyPathStorable>: Sendable
     var result: [Parent.ID: [Child]] = [:]
     for (parent, children) in try await fetch() { result[parent.id] = children }
     return result
+  }
+}
+
+extension StoreQuery {
+  /// Also fetches, for each value, the `Child` values whose stored field `reference` holds its
+  /// id (see ``IncludingQuery``): the spelling for a child type that is `Storable` through
+  /// `Codable` alone, whose properties have no key paths Coffer can name.
+  ///
+  /// ```swift
+  /// let threads = try await store.query(Thread.self)
+  ///   .including(Note.self, by: "threadID", sort: [Sort("date", ascending: false)], limit: 5)
+  ///   .fetch()
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - child: the children's type.
+  ///   - reference: the children's stored field that holds a parent's id.
+  ///   - sort: the children's order within each parent; by id when empty.
+  ///   - limit: at most this many children per parent; all when `nil`.
+  public func including<Child: Storable>(
+    _ child: Child.Type, by reference: String, sort: [Sort] = [], limit: Int? = nil
+  ) -> IncludingQuery<T, Child> {
+    IncludingQuery(parents: self, field: reference, sort: sort, limit: limit, error: nil)
   }
 }
 

@@ -1,7 +1,7 @@
 /// Some fields of one stored value, read without decoding the others: what a query narrowed
 /// with ``StoreQuery/select(_:)`` returns.
 ///
-/// Read a field by key path with `value(_:)` (typed, for scalar properties) or by stored
+/// Read a field by key path with `value(_:)` (typed, for scalar and enum properties) or by stored
 /// name with ``subscript(_:)`` (the stored ``Value``, for any field):
 ///
 /// ```swift
@@ -40,6 +40,36 @@ extension Projection where T: KeyPathStorable {
     let stored = try storedValue(keyPath)
     if stored.isNull { return nil }
     guard let value = V(storedScalar: stored) else { throw mismatch(keyPath) }
+    return value
+  }
+
+  /// The value of a selected enum property stored as its raw value.
+  ///
+  /// - Throws: ``CofferError/Code/invalidQuery`` when the property was not selected or is not
+  ///   stored; ``CofferError/Code/corruptStore`` when the stored value is no case's raw value.
+  @_disfavoredOverload
+  public func value<V: RawRepresentable>(_ keyPath: KeyPath<T, V>) throws -> V
+  where V.RawValue: StoredScalar {
+    let stored = try storedValue(keyPath)
+    guard let raw = V.RawValue(storedScalar: stored), let value = V(rawValue: raw) else {
+      throw mismatch(keyPath)
+    }
+    return value
+  }
+
+  /// The value of a selected optional enum property stored as its raw value (`nil` when it is
+  /// null).
+  ///
+  /// - Throws: ``CofferError/Code/invalidQuery`` when the property was not selected or is not
+  ///   stored; ``CofferError/Code/corruptStore`` when the stored value is no case's raw value.
+  @_disfavoredOverload
+  public func value<V: RawRepresentable>(_ keyPath: KeyPath<T, V?>) throws -> V?
+  where V.RawValue: StoredScalar {
+    let stored = try storedValue(keyPath)
+    if stored.isNull { return nil }
+    guard let raw = V.RawValue(storedScalar: stored), let value = V(rawValue: raw) else {
+      throw mismatch(keyPath)
+    }
     return value
   }
 
