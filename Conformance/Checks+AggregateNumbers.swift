@@ -93,6 +93,36 @@ extension ConformanceSuite {
       }
     },
     ConformanceCheck(
+      "aggregate.infinity-beside-overflow",
+      "An infinity among doubles whose finite values add up beyond Double's range is the sum and the "
+        + "average ([max, max, -inf] gives -infinity, [-max, -max, +inf] +infinity), grouped or not."
+    ) { context in
+      let max = Double.greatestFiniteMagnitude
+      let negative = try await context.store(with: doubleCells([max, max, -.infinity]))
+      try expectEqual(
+        try await negative.query(Cell.self).sum(\.double), -.infinity, "sum of [max, max, -inf]")
+      try expectEqual(
+        try await negative.query(Cell.self).average(\.double), -.infinity, "average of [max, max, -inf]")
+      let positive = try await context.store(with: doubleCells([-max, -max, .infinity]))
+      try expectEqual(
+        try await positive.query(Cell.self).sum(\.double), .infinity, "sum of [-max, -max, +inf]")
+      try expectEqual(
+        try await positive.query(Cell.self).average(\.double), .infinity, "average of [-max, -max, +inf]")
+      let cells: [(String, Double)] = [
+        ("a", max), ("a", max), ("a", -.infinity), ("b", -max), ("b", -max), ("b", .infinity), ("c", 1.5),
+        ("c", 2.5),
+      ]
+      let grouped = try await context.store(
+        with: cells.enumerated().map {
+          Cell(id: Int64($0.offset + 1), text: $0.element.0, double: $0.element.1)
+        })
+      let sums = try await grouped.query(Cell.self).group(by: \.text).sum(\.double)
+      try expectEqual(sums.map(\.key), ["a", "b", "c"], "groups")
+      try expectEqual(sums.map(\.value), [-.infinity, .infinity, 4], "grouped sums")
+      let averages = try await grouped.query(Cell.self).group(by: \.text).average(\.double)
+      try expectEqual(averages.map(\.value), [-.infinity, .infinity, 2], "grouped averages")
+    },
+    ConformanceCheck(
       "aggregate.row-api",
       "The row API aggregates by field name with the typed API's results; without grouping it gives one "
         + "group whose key is null."

@@ -4,8 +4,23 @@ import PostgresNIO
 extension PostgresBackend {
   /// Computes the aggregate on the server (see ``PostgresAggregate``) on a pooled connection.
   public func aggregate(_ aggregation: Aggregation) async throws -> [AggregateGroup<Value, Value>] {
+    do {
+      return try await aggregate(aggregation, exactDoubleSums: false)
+    } catch let error as CofferError where error.code == .valueOutOfRange {
+      // A float8 sum of the finite values overflowed: add them again as numeric, which says
+      // whether an infinity among them is the answer or the sum is truly out of range.
+      guard let field = aggregation.function.field,
+        (try? table(aggregation.query.entity))?.schema.field(named: field)?.kind == .double
+      else { throw error }
+      return try await aggregate(aggregation, exactDoubleSums: true)
+    }
+  }
+
+  private func aggregate(_ aggregation: Aggregation, exactDoubleSums: Bool) async throws
+    -> [AggregateGroup<Value, Value>]
+  {
     let table = try table(aggregation.query.entity)
-    let built = try PostgresAggregate(aggregation, in: table)
+    let built = try PostgresAggregate(aggregation, in: table, exactDoubleSums: exactDoubleSums)
     let action = "aggregating \(table.schema.name)"
     do {
       return try await pool.withConnection(while: action) { connection in

@@ -17,8 +17,11 @@ import PostgresNIO
 ///   `count`, as in the reference.
 /// - A sum or average of doubles selects `count`, `min`, `max` and the `sum` of the finite
 ///   values (the sum is not used when there is an infinity, and a finite sum whose total leaves
-///   the range fails with SQLSTATE 22003, read as valueOutOfRange), finished by
-///   `AggregateEvaluator.finishDoubles`.
+///   the range fails with SQLSTATE 22003), finished by `AggregateEvaluator.finishDoubles`. On
+///   22003 the backend asks again with `exactDoubleSums`: the finite values are then added as
+///   `numeric`, which cannot overflow, and the text read back becomes an infinite `Double` when
+///   the sum is beyond its range — so an infinity among values whose finite part overflows
+///   gives that infinity, as in the reference, and a finite overflow is still valueOutOfRange.
 struct PostgresAggregate {
   /// The statement and its parameters.
   var built = PostgresSQL()
@@ -27,9 +30,12 @@ struct PostgresAggregate {
   /// The kind of the field aggregated (`int` for a count).
   let kind: FieldKind
   let aggregation: Aggregation
+  /// Whether a sum of doubles adds the finite values as `numeric` and reads them as text.
+  let exactDoubleSums: Bool
 
-  init(_ aggregation: Aggregation, in table: PostgresTable) throws {
+  init(_ aggregation: Aggregation, in table: PostgresTable, exactDoubleSums: Bool = false) throws {
     self.aggregation = aggregation
+    self.exactDoubleSums = exactDoubleSums
     let kind = AggregateEvaluator.kind(of: aggregation, in: table.schema)
     self.kind = kind
     var columns: [String] = []
@@ -51,9 +57,10 @@ struct PostgresAggregate {
     case (.average, let field?) where kind == .int: columns += ["sum(\(field))::text", "count(\(field))"]
     case (.sum, let field?), (.average, let field?):
       let finite = "abs(\(field)) <> 'Infinity'::float8"
-      columns += [
-        "count(\(field))", "sum(\(field)) FILTER (WHERE \(finite))", "min(\(field))", "max(\(field))",
-      ]
+      let sum =
+        exactDoubleSums
+        ? "(sum(\(field)::numeric) FILTER (WHERE \(finite)))::text" : "sum(\(field)) FILTER (WHERE \(finite))"
+      columns += ["count(\(field))", sum, "min(\(field))", "max(\(field))"]
     default: columns.append("count(*)")
     }
     built.sql = "SELECT \(columns.joined(separator: ", ")) FROM \(table.table)"
@@ -106,6 +113,11 @@ struct PostgresAggregate {
       value = .double(sum / Double(count))
     case .sum, .average:
       func number(_ offset: Int) throws -> Double? {
+        if offset == 1, exactDoubleSums {
+          guard let text = cells[column + offset].map({ String(buffer: $0) }) else { return nil }
+          guard let sum = Double(text) else { throw PostgresValues.malformed(.double) }
+          return sum
+        }
         guard case .double(let number) = try PostgresValues.read(cells[column + offset], as: .double) else {
           return nil
         }
