@@ -46,4 +46,19 @@ extension Store {
   public static func open(url: String) async throws -> Store {
     try await open(url: url, registry: .builtIn)
   }
+
+  /// Opens the store a URL names with the built-in backends and runs a migration plan on it
+  /// before anything else touches it: ``Coffer/Store/open(url:registry:logger:migrating:)``
+  /// with the ``Coffer/BackendRegistry/builtIn`` registry.
+  ///
+  /// ```swift
+  /// let store = try await Store.open(url: "sqlite:///var/app/db.sqlite", migrating: plan)
+  /// ```
+  ///
+  /// - Throws: what ``open(url:)`` throws; ``CofferError/Code/unknownMigration`` or
+  ///   ``CofferError/Code/migrationFailed`` as ``Coffer/Store/migrate(_:)`` throws them (the
+  ///   store is then closed again).
+  public static func open(url: String, migrating plan: MigrationPlan) async throws -> Store {
+    try await open(url: url, registry: .builtIn, migrating: plan)
+  }
 }

@@ -39,7 +39,7 @@ import Testing
     try await first.insert(old)
     if scheme != "memory" { try await first.close() }
 
-    let store = try await Store.open(url: url, registry: .builtIn, migrating: ChatMigrations.plan)
+    let store = try await Store.open(url: url, migrating: ChatMigrations.plan)
     let threads = try await store.all(ChatThread.self)
     #expect(threads == [ChatThread(id: lunch.id, title: "Lunch | plans", createdAt: created)])
     let messages = try await store.query(ChatMessage.self).sort(\.date).fetch()
