@@ -20,8 +20,8 @@ func storeWithThreads(_ context: CheckContext, also types: [any Storable.Type] =
 
 extension ConformanceSuite {
   static let referenceChecks: [ConformanceCheck] =
-    referenceWriteChecks + referenceDeleteChecks + referenceToolChecks + referenceRelationChecks
-    + referenceRandomChecks + referenceConcurrencyChecks
+    referenceWriteChecks + referenceDeleteChecks + referenceLevelChecks + referenceToolChecks
+    + referenceRelationChecks + referenceRandomChecks + referenceConcurrencyChecks
 
   static let referenceWriteChecks: [ConformanceCheck] = [
     ConformanceCheck(

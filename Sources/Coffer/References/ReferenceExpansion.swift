@@ -8,16 +8,24 @@
 ///   missing row is a ``CofferError/Code/referenceViolation`` and a row deleted by another
 ///   writer in between a ``CofferError/Code/conflict`` (which ``Store`` answers by expanding
 ///   the batch again);
-/// - for a deleted row, per reference to its entity: under ``DeleteRule/cascade`` the deletes
-///   of the referring rows (by filter when nothing refers to them, else one by one, each
-///   expanded in turn, once per row however the references cycle); under
+/// - for deleted rows, per reference to their entity: under ``DeleteRule/cascade`` the deletes
+///   of the referring rows (by filter when nothing refers to them, else by id, their own rules
+///   applied in turn, once per row however the references cycle); under
 ///   ``DeleteRule/nullify`` an update by filter setting the field to null; under
-///   ``DeleteRule/deny`` a precondition that no other row refers to it. Each comes with a
+///   ``DeleteRule/deny`` a precondition that no other row refers to them. Each comes with a
 ///   precondition on the referring rows as read, so a concurrent writer makes the batch
 ///   conflict rather than leave a dangling reference — also on PostgreSQL, where a batch with
 ///   preconditions runs serializable;
 /// - a delete by filter of a referenced entity becomes the deletes of the rows it selects now,
 ///   with a precondition that it still selects exactly them.
+///
+/// The rules are applied level by level, never row by row: the rows one operation of the batch
+/// deletes are the first level, and the rows the cascades delete because of one level are the
+/// next. Each reference reads the rows that refer to a level with one `isIn` query per
+/// ``chunkSize`` deleted rows, and its filter, its precondition and its operation cover the same
+/// chunk. So deleting a notebook with a thousand notes, each with its labellings, reads the
+/// notes once and the labellings in two queries, and adds two deletes by filter, whatever the
+/// number of notes — not a query, a precondition and a delete per note.
 struct ReferenceExpansion {
   /// What the batch did to one row so far.
   private enum Written {
@@ -38,8 +46,9 @@ struct ReferenceExpansion {
     let id: Value
   }
 
-  /// The most ids one lookup precondition lists.
-  private static let chunkSize = 500
+  /// The most ids one lookup, one query for referring rows, and its precondition and
+  /// operation list.
+  static let chunkSize = 500
 
   let map: ReferenceMap
   let backend: any StorageBackend
@@ -87,7 +96,7 @@ struct ReferenceExpansion {
         for row in all { try wrote(row, in: entity) }
       case .delete(let entity, let id):
         operations.append(operation)
-        try await deleted(id, in: entity)
+        try await deleted([id], in: entity)
       case .deleteMatching(let entity, let filter):
         try await deleteMatching(filter, in: entity, operation: operation)
       case .updateMatching(let entity, let filter, let changes):
@@ -179,55 +188,97 @@ struct ReferenceExpansion {
       }
     }
     removedBy[entity, default: []].append(filter)
-    for id in ids.sorted(by: { ValueOrder.compare($0, $1) < 0 }) {
-      operations.append(.delete(entity: entity, id: id))
-      try await deleted(id, in: entity)
+    ids.sort { ValueOrder.compare($0, $1) < 0 }
+    for id in ids { operations.append(.delete(entity: entity, id: id)) }
+    try await deleted(ids, in: entity)
+  }
+
+  /// Applies the delete rules of the references to deleted rows, level by level: the rows that
+  /// the cascades delete because of one level are the next, until a level deletes nothing that
+  /// another row refers to. Each row's rules are applied once, however the references cycle.
+  private mutating func deleted(_ ids: [Value], in entity: String) async throws {
+    var level: [(entity: String, ids: [Value])] = [(entity, ids)]
+    while !level.isEmpty {
+      // Every row of the level is deleted before any rule reads: a row that refers to another
+      // of the same level is not one the rules must keep whole.
+      for (entity, ids) in level {
+        for id in ids { written[entity, default: [:]][id] = .deleted }
+      }
+      var next = Level()
+      for (entity, ids) in level {
+        guard let links = map.incoming[entity] else { continue }
+        let fresh = ids.filter { expanded.insert(RowKey(entity: entity, id: $0)).inserted }
+        if fresh.isEmpty { continue }
+        for link in links { try await apply(link, toDeleted: fresh, in: entity, next: &next) }
+      }
+      level = next.entities.map { ($0, next.ids[$0] ?? []) }
     }
   }
 
-  /// Applies the delete rules of the references to a deleted row.
-  private mutating func deleted(_ id: Value, in entity: String) async throws {
-    written[entity, default: [:]][id] = .deleted
-    guard let links = map.incoming[entity], expanded.insert(RowKey(entity: entity, id: id)).inserted else {
-      return
+  /// The rows one level of cascades deletes, by entity in the order they first came up.
+  private struct Level {
+    var entities: [String] = []
+    var ids: [String: [Value]] = [:]
+
+    mutating func add(_ ids: [Value], in entity: String) {
+      if ids.isEmpty { return }
+      if self.ids[entity] == nil { entities.append(entity) }
+      self.ids[entity, default: []].append(contentsOf: ids)
     }
-    for link in links { try await apply(link, toDeleted: id, in: entity) }
   }
 
-  private mutating func apply(_ link: ReferenceMap.Link, toDeleted id: Value, in entity: String) async throws
-  {
+  /// Applies one reference's rule to rows of the entity it refers to, deleted at one level;
+  /// the rows a cascade deletes go to `next`.
+  private mutating func apply(
+    _ link: ReferenceMap.Link, toDeleted ids: [Value], in entity: String, next: inout Level
+  ) async throws {
     let referring = link.schema.name
     let field = link.reference.field
     let schema = try layout(of: referring)
     guard let position = schema.position(of: field) else { return }
-    let refersToRow = Filter.compare(field: field, op: .equal, value: id)
-    var inBatch: [Value] = []
+    let deletedIDs = Set(ids)
+    // Rows the batch wrote that refer to a deleted row: as they are now, not as stored.
+    var inBatch: [(id: Value, target: Value)] = []
     for (rowID, state) in written[referring] ?? [:] {
-      if case .row(let row) = state, row[position] == id { inBatch.append(rowID) }
+      if case .row(let row) = state, deletedIDs.contains(row[position]) {
+        inBatch.append((rowID, row[position]))
+      }
     }
-    inBatch.sort { ValueOrder.compare($0, $1) < 0 }
-    let query = try outside(refersToRow, in: referring, schema: schema)
+    inBatch.sort { ValueOrder.compare($0.id, $1.id) < 0 }
+    let chunks = stride(from: 0, to: ids.count, by: Self.chunkSize).map {
+      Array(ids[$0..<min($0 + Self.chunkSize, ids.count)])
+    }
+    let retargetedIDs = ids.filter { retargeted[entity]?.contains($0) == true }
     switch link.reference.onDelete {
     case .deny:
       if let first = inBatch.first {
-        throw denied(entity, id, by: Referrer(entity: referring, id: first, field: field))
+        throw denied(entity, first.target, by: Referrer(entity: referring, id: first.id, field: field))
       }
-      if retargeted[entity]?.contains(id) == true {
-        throw denied(entity, id, by: Referrer(entity: referring, id: nil, field: field))
+      if let first = retargetedIDs.first {
+        throw denied(entity, first, by: Referrer(entity: referring, id: nil, field: field))
       }
-      var probe = query
-      probe.limit = 1
-      if let row = try await backend.fetch(probe).first {
-        throw denied(entity, id, by: Referrer(entity: referring, id: row[schema.idPosition], field: field))
+      for chunk in chunks {
+        let query = try outside(Self.refers(field, to: chunk), in: referring, schema: schema)
+        var probe = query
+        probe.limit = 1
+        if let row = try await backend.fetch(probe).first {
+          throw denied(
+            entity, row[position], by: Referrer(entity: referring, id: row[schema.idPosition], field: field))
+        }
+        preconditions.append(ChangeSet.Precondition(query, .count(0)))
       }
-      preconditions.append(ChangeSet.Precondition(query, .count(0)))
     case .nullify:
-      let count = try await backend.count(query)
-      preconditions.append(ChangeSet.Precondition(query, .count(count)))
-      ruleSummary.updated += count + inBatch.count
-      operations.append(
-        .updateMatching(entity: referring, filter: refersToRow, changes: [.set(field, to: .null)]))
-      for rowID in inBatch {
+      for chunk in chunks {
+        let refersToChunk = Self.refers(field, to: chunk)
+        let query = try outside(refersToChunk, in: referring, schema: schema)
+        let count = try await backend.count(query)
+        preconditions.append(ChangeSet.Precondition(query, .count(count)))
+        ruleSummary.updated += count
+        operations.append(
+          .updateMatching(entity: referring, filter: refersToChunk, changes: [.set(field, to: .null)]))
+      }
+      ruleSummary.updated += inBatch.count
+      for (rowID, _) in inBatch {
         if case .row(var row)? = written[referring]?[rowID] {
           row[position] = .null
           written[referring, default: [:]][rowID] = .row(row)
@@ -235,27 +286,45 @@ struct ReferenceExpansion {
       }
     case .cascade:
       if map.incoming[referring] == nil {
-        let count = try await backend.count(query)
-        preconditions.append(ChangeSet.Precondition(query, .count(count)))
-        ruleSummary.deleted += count + inBatch.count
-        operations.append(.deleteMatching(entity: referring, filter: refersToRow))
-        for rowID in inBatch { written[referring, default: [:]][rowID] = .deleted }
-      } else {
-        let rows = try await backend.fetch(query)
-        preconditions.append(ChangeSet.Precondition(query, .rows(rows)))
-        for rowID in rows.map({ $0[schema.idPosition] }) + inBatch {
-          ruleSummary.deleted += 1
-          operations.append(.delete(entity: referring, id: rowID))
-          try await deleted(rowID, in: referring)
+        for chunk in chunks {
+          let refersToChunk = Self.refers(field, to: chunk)
+          let query = try outside(refersToChunk, in: referring, schema: schema)
+          let count = try await backend.count(query)
+          preconditions.append(ChangeSet.Precondition(query, .count(count)))
+          ruleSummary.deleted += count
+          operations.append(.deleteMatching(entity: referring, filter: refersToChunk))
         }
-        // Rows an update by query pointed at the deleted row, if any.
-        if retargeted[entity]?.contains(id) == true {
-          operations.append(.deleteMatching(entity: referring, filter: refersToRow))
+        ruleSummary.deleted += inBatch.count
+        for (rowID, _) in inBatch { written[referring, default: [:]][rowID] = .deleted }
+      } else {
+        var doomed: [Value] = []
+        for chunk in chunks {
+          let query = try outside(Self.refers(field, to: chunk), in: referring, schema: schema)
+          let rows = try await backend.fetch(query)
+          preconditions.append(ChangeSet.Precondition(query, .rows(rows)))
+          doomed += rows.map { $0[schema.idPosition] }
+        }
+        doomed += inBatch.map(\.id)
+        ruleSummary.deleted += doomed.count
+        for rowID in doomed {
+          operations.append(.delete(entity: referring, id: rowID))
+          // Marked now, so that another reference of this level does not read them again.
+          written[referring, default: [:]][rowID] = .deleted
+        }
+        next.add(doomed, in: referring)
+        // Rows an update by query pointed at a deleted row, if any.
+        if !retargetedIDs.isEmpty {
+          operations.append(.deleteMatching(entity: referring, filter: Self.refers(field, to: retargetedIDs)))
         }
       }
     case .none:
       return
     }
+  }
+
+  /// The rows whose field refers to one of `ids`: an equality for one id.
+  private static func refers(_ field: String, to ids: [Value]) -> Filter {
+    ids.count == 1 ? .compare(field: field, op: .equal, value: ids[0]) : .isIn(field, ids)
   }
 
   /// A checked query for the stored rows that match `filter` and that the batch did not write
