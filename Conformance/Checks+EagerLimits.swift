@@ -32,6 +32,61 @@ extension ConformanceSuite {
             "children of thread \(pair.parent.id) among \(count) parents")
         }
       }
-    }
+    },
+    ConformanceCheck(
+      "references.limit-per-value",
+      "A parent's first children by a descending sort break ties by id; a backend that adopts "
+        + "LimitPerValueReading keeps exactly those rows of each parent itself (limits 0, 1, 3), in the query's "
+        + "order, also when a field is named like the rank it computes."
+    ) { context in
+      let schema = try EntitySchema(
+        name: "Ranked", fields: [Field("id", .int), Field("parent", .int), Field("coffer rank", .int)],
+        idField: "id", indexes: [.on("parent")])
+      let store = try await context.store()
+      try await store.prepare(schemas: [schema])
+      // Parent p has p % 6 children; ranks repeat, so the sort has ties broken by id.
+      var rows: [Row] = []
+      for parent in Int64(1)...40 {
+        for n in 0..<(parent % 6) {
+          rows.append(Row([.int(parent * 100 + n), .int(parent), .int((n * 7) % 3)]))
+        }
+      }
+      try await store.apply(ChangeSet([.insertMany(entity: "Ranked", rows: RowSource(rows))]))
+      let sort = [Sort("coffer rank", ascending: false)]
+      func first(_ limit: Int, of parent: Int64) -> [Row] {
+        Array(
+          rows.filter { $0[1] == .int(parent) }
+            .sorted { lhs, rhs in
+              let order = ValueOrder.compare(lhs[2], rhs[2])
+              return order != 0 ? order > 0 : ValueOrder.compare(lhs[0], rhs[0]) < 0
+            }
+            .prefix(limit))
+      }
+      for parent in Int64(1)...40 {
+        let limited = try await store.fetchRows(
+          Query(entity: "Ranked", filter: FieldRef("parent") == parent, sort: sort, limit: 3))
+        try expectEqual(limited, first(3, of: parent), "parent \(parent)'s first rows by a limited query")
+      }
+      guard let backend = store.backend as? any LimitPerValueReading else { return }
+      var query = Query(entity: "Ranked", filter: .isIn("parent", (1...40).map { .int($0) }), sort: sort)
+      query.layout = schema
+      for limit in [0, 1, 3] {
+        var kept: [Row] = []
+        try await backend.read(query, first: limit, per: "parent") { fields in
+          kept.append(Row(try (0..<3).map { try fields.value(at: $0) }))
+        }
+        let wanted = (Int64(1)...40).flatMap { first(limit, of: $0) }
+        try expectEqual(kept.count, wanted.count, "rows kept with limit \(limit)")
+        for parent in Int64(1)...40 {
+          try expectEqual(
+            kept.filter { $0[1] == .int(parent) }, first(limit, of: parent),
+            "parent \(parent)'s rows with limit \(limit)")
+        }
+        let ranks = kept.map(\.values[2])
+        try expect(
+          zip(ranks, ranks.dropFirst()).allSatisfy { ValueOrder.compare($0, $1) >= 0 },
+          "rows in the query's order (rank descending) with limit \(limit)")
+      }
+    },
   ]
 }

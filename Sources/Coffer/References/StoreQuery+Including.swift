@@ -3,9 +3,11 @@
 ///
 /// Made by `including(_:sort:limit:)`; run with
 /// ``fetch()``. It reads the parents the query selects, then the children of up to
-/// ``chunkSize`` parents per call, with one `isIn` filter on the referring field — or, with a
-/// per-parent limit and at most ``parentsQueriedOneByOne`` parents, each parent's first
-/// children with a limited call of its own.
+/// ``chunkSize`` parents per call, with one `isIn` filter on the referring field. With a
+/// per-parent limit it never reads a child it does not return: a backend that adopts
+/// ``LimitPerValueReading`` (SQLite, PostgreSQL) keeps each parent's first children itself, a
+/// chunk of parents per call; elsewhere, and for at most ``parentsQueriedOneByOne`` parents,
+/// each parent's first children come from a limited call of its own.
 ///
 /// ```swift
 /// let threads = try await store.query(ChatThread.self)
@@ -33,9 +35,9 @@ public struct IncludingQuery<Parent: Storable, Child: Storable>: Sendable {
 
   /// Each parent the query selects, in its order, with its children in ``sort`` order.
   ///
-  /// A per-parent ``limit`` is applied as the children are read: the children of each chunk of
-  /// parents are read in one call and the first `limit` of each parent kept (for a few parents,
-  /// each parent's call is limited in the store).
+  /// A per-parent ``limit`` is applied in the store: per chunk of parents on a backend that
+  /// adopts ``LimitPerValueReading``, else (and for a few parents) with one limited call per
+  /// parent.
   ///
   /// - Throws: ``CofferError/Code/invalidQuery`` when the key path reads no stored field, or
   ///   what ``StoreQuery/fetch()`` throws.
@@ -55,10 +57,32 @@ public struct IncludingQuery<Parent: Storable, Child: Storable>: Sendable {
     }
     // Children by the stored value of their reference, which is the parent's stored id.
     var children: [Value: [Child]] = [:]
-    if let limit, found.count <= Self.parentsQueriedOneByOne {
-      // A few parents with a per-parent limit: one query each reads only the rows it keeps, in
-      // the order an index on the reference (and the sort) gives — a thread's newest 50
-      // messages, not all of them.
+    if let limit, found.count > Self.parentsQueriedOneByOne,
+      let backend = store.backend as? any LimitPerValueReading
+    {
+      // Many parents with a per-parent limit, on a backend that keeps the first rows of each
+      // parent itself: one call per chunk reads only the rows kept.
+      var start = 0
+      while start < found.count {
+        let chunk = found[start..<min(start + Self.chunkSize, found.count)]
+        start += chunk.count
+        var query = Query(
+          entity: Child.entityName, filter: .isIn(field, chunk.map(\.id.storedValue)), sort: sort)
+        query.layout = codec.schema
+        let checked = try store.rethrowing { try QueryValidator.validate(query, schema: codec.schema) }
+        try await store.readInTurn {
+          try await backend.read(checked, first: limit, per: field) { fields in
+            children[try fields.value(at: position), default: []].append(try codec.decode(fields))
+          }
+        }
+      }
+      return found.map { ($0, children[$0.id.storedValue] ?? []) }
+    }
+    if let limit {
+      // A per-parent limit on a backend that cannot keep the first rows of each parent itself
+      // (or for a few parents): one query each reads only the rows it keeps, in the order an
+      // index on the reference (and the sort) gives — a thread's newest 50 messages, not all
+      // of them.
       for parent in found {
         let id = parent.id.storedValue
         guard children[id] == nil else { continue }
@@ -74,9 +98,7 @@ public struct IncludingQuery<Parent: Storable, Child: Storable>: Sendable {
       let query = Query(
         entity: Child.entityName, filter: .isIn(field, chunk.map(\.id.storedValue)), sort: sort)
       for row in try await store.fetchRows(query) {
-        let parent = row[position]
-        if let limit, children[parent, default: []].count >= limit { continue }
-        children[parent, default: []].append(try codec.decode(row))
+        children[row[position], default: []].append(try codec.decode(row))
       }
     }
     return found.map { ($0, children[$0.id.storedValue] ?? []) }

@@ -1,0 +1,61 @@
+@_spi(Backend) import Coffer
+import PostgresNIO
+
+extension PostgresSQL {
+  /// The first `limit` rows of each value of `field` among those `query` selects, in its order:
+  /// `SELECT columns FROM (SELECT columns, row_number() OVER (PARTITION BY field ORDER BY …) AS
+  /// rank FROM table WHERE …) AS ranked WHERE rank <= $n ORDER BY …`, ties by id ascending.
+  static func selectFirst(_ limit: Int, per field: String, of query: Query, in table: PostgresTable) throws
+    -> PostgresSQL
+  {
+    var keys: [String] = []
+    var sortsByID = false
+    for key in query.sort {
+      let column = try table.column(key.field)
+      keys.append(key.ascending ? "\(column) ASC NULLS FIRST" : "\(column) DESC NULLS LAST")
+      if column == table.idColumn { sortsByID = true }
+    }
+    if !sortsByID { keys.append("\(table.idColumn) ASC") }
+    let order = keys.joined(separator: ", ")
+    var rank = "coffer rank"
+    while table.columnNames.contains(rank) { rank += "'" }
+    let rankColumn = PostgresIdentifier.quoted(rank)
+    var built = PostgresSQL()
+    built.sql =
+      "SELECT \(table.selectList) FROM (SELECT \(table.selectList), row_number() OVER (PARTITION BY "
+      + "\(try table.column(field)) ORDER BY \(order)) AS \(rankColumn) FROM \(table.table)"
+    try built.appendWhere(query.filter, table)
+    built.sql += ") AS ranked WHERE \(rankColumn) <= \(built.parameter(.int(Int64(max(0, limit))), .int))"
+    built.sql += " ORDER BY \(order)"
+    return built
+  }
+}
+
+extension PostgresBackend: LimitPerValueReading {
+  /// Keeps the first rows of each value of a field with a window function, in one statement
+  /// on a pooled connection (see ``Coffer/LimitPerValueReading``).
+  public func read(
+    _ query: Query, first limit: Int, per field: String, _ visit: (any StoredFields) throws -> Void
+  ) async throws {
+    let table = try table(query.entity)
+    let view = try RowReshaper(reading: table.schema, as: query.layout, store: name).makeView()
+    let built = try PostgresSQL.selectFirst(limit, per: field, of: query, in: table)
+    do {
+      try await pool.withConnection(while: "reading \(table.schema.name)") { connection in
+        let fields = PostgresFields(kinds: table.kinds)
+        try await PostgresStatements.run(built.sql, built.binds, on: connection, logger: logger) { row in
+          try fields.load(row)
+          do {
+            try visit(view?.showing(fields) ?? fields)
+          } catch {
+            throw VisitorStopped(error: error)
+          }
+        }
+      }
+    } catch let stopped as VisitorStopped {
+      throw stopped.error
+    } catch {
+      throw failure.surfaced(error, while: "reading \(table.schema.name)", entity: table.schema.name)
+    }
+  }
+}
