@@ -55,6 +55,7 @@ public enum QueryValidator {
       }
       var normalized = value
       if case .int(let int) = value, field.kind == .double { normalized = .double(Double(int)) }
+      try KeySize.check(value, setting: position, schema: schema)
       return FieldUpdate(field.name, .set(try FieldValue.checked(normalized, for: schema, at: position)))
     case .add(let amount):
       var normalized = amount
@@ -197,7 +198,8 @@ public enum QueryValidator {
   /// The row, normalized, if it fits the schema.
   ///
   /// - Throws: ``CofferError/Code/invalidValue`` for a wrong field count, a value of the wrong
-  ///   kind, NaN, or null in a required field.
+  ///   kind, NaN, null in a required field, or an id or index entry longer than
+  ///   ``KeySize/maximumBytes``.
   public static func validate(_ row: consuming Row, schema: EntitySchema) throws -> Row {
     guard row.count == schema.fields.count else {
       throw CofferError(
@@ -219,6 +221,7 @@ public enum QueryValidator {
           entity: schema.name, id: id, field: field)
       }
     }
+    try KeySize.check(row, schema: schema)
     return row
   }
 

@@ -36,6 +36,11 @@ public struct EntitySchema: Sendable, Hashable, Codable {
     @usableFromInline let indexes: [Index]
     @usableFromInline let positions: [String: Int]
     let references: [EntityReference]
+    /// Whether the id is a String, whose size as a key ``KeySize`` checks.
+    let idHasVariableSize: Bool
+    /// The field positions of each index with a String or bytes field, whose entries' size
+    /// ``KeySize`` checks.
+    let variableSizeIndexes: [[Int]]
 
     init(
       name: String, fields: [Field], idPosition: Int, indexes: [Index], positions: [String: Int],
@@ -47,6 +52,11 @@ public struct EntitySchema: Sendable, Hashable, Codable {
       self.indexes = indexes
       self.positions = positions
       self.references = references
+      let variable: Set<FieldKind> = [.string, .bytes, .document]
+      idHasVariableSize = variable.contains(fields[idPosition].kind)
+      variableSizeIndexes = indexes.map { $0.fields.compactMap { positions[$0] } }.filter { index in
+        index.contains { variable.contains(fields[$0].kind) }
+      }
     }
   }
   @usableFromInline let storage: Storage
