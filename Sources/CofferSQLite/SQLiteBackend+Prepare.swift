@@ -73,8 +73,12 @@ extension SQLiteBackend {
       let column = SQLiteIdentifier.fresh(for: field.name, avoiding: physical)
       physical.insert(SQLiteIdentifier.folded(column))
       let quoted = SQLiteIdentifier.quoted(column)
+      // The default fills the column of rows another process inserts with an older schema,
+      // which names only the columns it knows.
+      let value = field.defaultValue.flatMap { $0.isNull ? nil : SQLiteLiteral.sql($0) }
       try connection.execute(
-        "ALTER TABLE \(table) ADD COLUMN \(quoted) \(SQLiteTable.columnType(field.kind))")
+        "ALTER TABLE \(table) ADD COLUMN \(quoted) \(SQLiteTable.columnType(field.kind))"
+          + (value.map { " DEFAULT \($0)" } ?? ""))
       if let value = field.defaultValue, !value.isNull {
         try connection.run("UPDATE \(table) SET \(quoted) = ?1", [value])
       }
