@@ -37,6 +37,11 @@ extension ConformanceSuite {
       try await runReadersBesideWriter(url: arguments[0], registry: registry, writes: writes)
       return
     }
+    if arguments.count == 3, arguments[1] == "evolve", let count = Int(arguments[2]), count >= 0 {
+      // The child side of multiprocess.schema-evolution-beside-writer.
+      try await runEvolvingChild(url: arguments[0], registry: registry, count: count)
+      return
+    }
     if arguments.count == 3, arguments[1] == "migrate" {
       // The child side of migration.killed-process-leaves-steps-whole.
       try await runMigrationChild(url: arguments[0], registry: registry)

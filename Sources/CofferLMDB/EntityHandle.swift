@@ -3,6 +3,11 @@ import CLMDB
 
 /// What a backend knows about one prepared entity: the declared schema, the layout its rows are
 /// written under, and its databases.
+///
+/// Another process may since have prepared the entity with other indexes or fields; the handle
+/// then made from the catalog (see ``LMDBBackend/refreshed(_:record:in:)``) still reads and
+/// writes in the declared schema, and keeps the indexes of the stored schema through
+/// ``maintained``.
 final class EntityHandle: Sendable {
   /// The schema the code declared, which every row is returned in.
   let schema: EntitySchema
@@ -10,17 +15,22 @@ final class EntityHandle: Sendable {
   let layout: Int
   /// The rows database: id key → row.
   let rows: MDB_dbi
-  /// The indexes, in the schema's order.
+  /// The indexes queries may walk, in the schema's order: every index of the stored schema
+  /// whose fields the declared one has, alike.
   let indexes: [IndexHandle]
   /// How rows written under other known layouts become rows of ``schema``, by layout;
   /// `nil` for layouts that cannot (a kind changed).
   let evolutions: [Int: OlderLayout?]
   /// The declared schema and the current layout, for decoding rows.
   let shape: RowCodec.Shape
+  /// The handle of the stored schema, whose indexes writes keep, when it is not this one's
+  /// (another process prepared the entity since), and how a declared row becomes one of it.
+  let maintained: (handle: EntityHandle, evolution: SchemaEvolution?)?
 
   init(
     schema: EntitySchema, layout: Int, rows: MDB_dbi, indexes: [IndexHandle],
-    evolutions: [Int: OlderLayout?]
+    evolutions: [Int: OlderLayout?],
+    maintained: (handle: EntityHandle, evolution: SchemaEvolution?)? = nil
   ) {
     self.schema = schema
     self.layout = layout
@@ -28,6 +38,16 @@ final class EntityHandle: Sendable {
     self.indexes = indexes
     self.evolutions = evolutions
     self.shape = RowCodec.Shape(schema: schema, layout: layout)
+    self.maintained = maintained
+  }
+
+  /// The handle whose schema and indexes writes keep the indexes by: the stored schema's.
+  var writer: EntityHandle { maintained?.handle ?? self }
+
+  /// A row of the declared schema as the writer's schema sees it.
+  func writerValues(_ values: [Value]) -> [Value] {
+    guard let maintained else { return values }
+    return maintained.evolution?.migrate(Row(values)).values ?? values
   }
 
   /// Writes the id key of a row into `key`.
@@ -70,6 +90,8 @@ struct IndexHandle: Sendable {
   /// The positions of the indexed fields in the declared schema.
   let positions: [Int]
   let database: MDB_dbi
+  /// The database's name in the catalog, which tells whether it is still the index's.
+  let name: String
 
   /// Writes the index key of a row into `key`; returns whether any of its fields is null
   /// (which exempts it from uniqueness).

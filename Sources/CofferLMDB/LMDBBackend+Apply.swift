@@ -8,86 +8,96 @@ extension LMDBBackend {
   public func apply(_ changes: ChangeSet) async throws -> ChangeSummary {
     try checkOpen()
     if changes.isEmpty { return ChangeSummary() }
-    return try await environment.writeOffPool { transaction in
-      try checkHandlesCurrent(for: changes, in: transaction)
-      var summary = ChangeSummary()
-      var buffer = Scratch()
-      var current: (entity: String, handle: EntityHandle, reshape: RowReshaper)?
-      for precondition in changes.preconditions {
-        let handle = try self.handle(precondition.query.entity)
-        try precondition.verify(
-          try rows(of: precondition.query, handle: handle, in: transaction), store: name)
-      }
-      for operation in changes.operations {
-        let entity = operation.entity
-        let handle: EntityHandle
-        let reshape: RowReshaper
-        if let current, current.entity == entity {
-          (handle, reshape) = (current.handle, current.reshape)
-        } else {
-          handle = try self.handle(entity)
-          reshape = try changes.reshaper(for: handle.schema, store: name)
-          current = (entity, handle, reshape)
-        }
-        switch operation {
-        case .insert(_, let row):
-          try insert(reshape(row).values, handle: handle, buffer: &buffer, in: transaction)
-          summary.inserted += 1
-        case .insertMany(_, let rows):
-          // Each row is made, encoded and written before the next is asked for. A retried
-          // transaction (the map grew) asks for the rows again.
-          for position in 0..<rows.count {
-            try insert(
-              reshape(try rows.row(at: position)).values, handle: handle, buffer: &buffer, in: transaction)
-          }
-          summary.inserted += rows.count
-        case .update(_, let row):
-          guard
-            try replace(
-              reshape(row).values, handle: handle, mustExist: true, buffer: &buffer, in: transaction)
-          else {
-            continue
-          }
-          summary.updated += 1
-        case .upsert(_, let row):
-          if try replace(
-            reshape(row).values, handle: handle, mustExist: false, buffer: &buffer, in: transaction)
-          {
-            summary.updated += 1
-          } else {
-            summary.inserted += 1
-          }
-        case .delete(_, let id):
-          if try delete(KeyEncoding.idKey(id), handle: handle, buffer: &buffer, in: transaction) {
-            summary.deleted += 1
-          }
-        case .deleteMatching(_, let filter):
-          let plan = try plan(
-            Query(entity: handle.schema.name, filter: filter), handle: handle, in: transaction)
-          var doomed: [[UInt8]] = []
-          try scan(plan, handle: handle, in: transaction) { key, _ in
-            doomed.append(Array(key))
-            return true
-          }
-          for key in doomed where try delete(key, handle: handle, buffer: &buffer, in: transaction) {
-            summary.deleted += 1
-          }
-        case .updateMatching(_, let filter, let changes):
-          // Each matching row as stored now, in id order, changed and written like an update.
-          let updates = try CompiledFieldUpdates(changes, schema: handle.schema)
-          var query = Query(entity: handle.schema.name, filter: filter)
-          query.layout = handle.schema
-          for row in try rows(of: query, handle: handle, in: transaction) {
-            let changed = try updates.apply(to: row, store: name)
-            if try replace(changed.values, handle: handle, mustExist: true, buffer: &buffer, in: transaction)
-            {
-              summary.updated += 1
-            }
-          }
-        }
-      }
-      return summary
+    return try await environment.writeOffPool(
+      { transaction in
+        let check = try checkHandlesCurrent(for: changes, in: transaction)
+        return (try apply(changes, check: check, in: transaction), check)
+      },
+      committed: { publish($0.1) }
+    ).0
+  }
+
+  /// Applies the batch in `transaction`, through the handles `check` made again or the
+  /// prepared ones.
+  private func apply(_ changes: ChangeSet, check: HandleCheck, in transaction: Transaction) throws
+    -> ChangeSummary
+  {
+    var summary = ChangeSummary()
+    var buffer = Scratch()
+    var current: (entity: String, handle: EntityHandle, reshape: RowReshaper)?
+    for precondition in changes.preconditions {
+      let handle = try check.handle(precondition.query.entity, of: self)
+      try precondition.verify(
+        try rows(of: precondition.query, handle: handle, in: transaction), store: name)
     }
+    for operation in changes.operations {
+      let entity = operation.entity
+      let handle: EntityHandle
+      let reshape: RowReshaper
+      if let current, current.entity == entity {
+        (handle, reshape) = (current.handle, current.reshape)
+      } else {
+        handle = try check.handle(entity, of: self)
+        reshape = try changes.reshaper(for: handle.schema, store: name)
+        current = (entity, handle, reshape)
+      }
+      switch operation {
+      case .insert(_, let row):
+        try insert(reshape(row).values, handle: handle, buffer: &buffer, in: transaction)
+        summary.inserted += 1
+      case .insertMany(_, let rows):
+        // Each row is made, encoded and written before the next is asked for. A retried
+        // transaction (the map grew) asks for the rows again.
+        for position in 0..<rows.count {
+          try insert(
+            reshape(try rows.row(at: position)).values, handle: handle, buffer: &buffer, in: transaction)
+        }
+        summary.inserted += rows.count
+      case .update(_, let row):
+        guard
+          try replace(
+            reshape(row).values, handle: handle, mustExist: true, buffer: &buffer, in: transaction)
+        else {
+          continue
+        }
+        summary.updated += 1
+      case .upsert(_, let row):
+        if try replace(
+          reshape(row).values, handle: handle, mustExist: false, buffer: &buffer, in: transaction)
+        {
+          summary.updated += 1
+        } else {
+          summary.inserted += 1
+        }
+      case .delete(_, let id):
+        if try delete(KeyEncoding.idKey(id), handle: handle, buffer: &buffer, in: transaction) {
+          summary.deleted += 1
+        }
+      case .deleteMatching(_, let filter):
+        let plan = try plan(
+          Query(entity: handle.schema.name, filter: filter), handle: handle, in: transaction)
+        var doomed: [[UInt8]] = []
+        try scan(plan, handle: handle, in: transaction) { key, _ in
+          doomed.append(Array(key))
+          return true
+        }
+        for key in doomed where try delete(key, handle: handle, buffer: &buffer, in: transaction) {
+          summary.deleted += 1
+        }
+      case .updateMatching(_, let filter, let changes):
+        // Each matching row as stored now, in id order, changed and written like an update.
+        let updates = try CompiledFieldUpdates(changes, schema: handle.schema)
+        var query = Query(entity: handle.schema.name, filter: filter)
+        query.layout = handle.schema
+        for row in try rows(of: query, handle: handle, in: transaction) {
+          let changed = try updates.apply(to: row, store: name)
+          if try replace(changed.values, handle: handle, mustExist: true, buffer: &buffer, in: transaction) {
+            summary.updated += 1
+          }
+        }
+      }
+    }
+    return summary
   }
 
   /// Inserts a row and its index entries: `duplicateID` when its id is stored, `uniqueViolation`
@@ -104,8 +114,10 @@ extension LMDBBackend {
       let id = values[handle.schema.idPosition]
       throw CofferError.idAlreadyStored(entity: handle.schema.name, id: id, store: name)
     }
-    for index in handle.indexes {
-      try index.add(values, idKey: buffer.id, schema: handle.schema, key: &buffer.index, in: transaction)
+    let writer = handle.writer
+    let indexed = handle.writerValues(values)
+    for index in writer.indexes {
+      try index.add(indexed, idKey: buffer.id, schema: writer.schema, key: &buffer.index, in: transaction)
     }
   }
 
@@ -116,8 +128,10 @@ extension LMDBBackend {
     in transaction: Transaction
   ) throws -> Bool {
     handle.idKey(values, into: &buffer.id)
+    // The stored row as the schema whose indexes writes keep sees it.
+    let writer = handle.writer
     let old = try buffer.id.withUnsafeBytes { key in
-      try transaction.get(handle.rows, key).map { try decode($0, key: key, handle: handle, in: transaction) }
+      try transaction.get(handle.rows, key).map { try decode($0, key: key, handle: writer, in: transaction) }
     }
     guard let old else {
       if mustExist {
@@ -127,9 +141,10 @@ extension LMDBBackend {
       try insert(values, handle: handle, buffer: &buffer, in: transaction)
       return false
     }
-    for index in handle.indexes {
+    let indexed = handle.writerValues(values)
+    for index in writer.indexes {
       try index.replace(
-        old, with: values, idKey: buffer.id, schema: handle.schema, key: &buffer.index, in: transaction)
+        old, with: indexed, idKey: buffer.id, schema: writer.schema, key: &buffer.index, in: transaction)
     }
     Self.encode(values, handle: handle, into: &buffer.row)
     try transaction.put(handle.rows, buffer.id, buffer.row)
@@ -142,11 +157,12 @@ extension LMDBBackend {
   )
     throws -> Bool
   {
+    let writer = handle.writer
     let old = try idKey.withUnsafeBytes { key in
-      try transaction.get(handle.rows, key).map { try decode($0, key: key, handle: handle, in: transaction) }
+      try transaction.get(handle.rows, key).map { try decode($0, key: key, handle: writer, in: transaction) }
     }
     guard let old else { return false }
-    for index in handle.indexes { try index.remove(old, idKey: idKey, key: &buffer.index, in: transaction) }
+    for index in writer.indexes { try index.remove(old, idKey: idKey, key: &buffer.index, in: transaction) }
     return try transaction.delete(handle.rows, idKey)
   }
 }

@@ -305,7 +305,8 @@ struct LMDBStorageCheck {
       }
       indexes.append(
         IndexHandle(
-          index: index, positions: index.fields.compactMap { schema.position(of: $0) }, database: database))
+          index: index, positions: index.fields.compactMap { schema.position(of: $0) }, database: database,
+          name: name))
     }
     let handle = EntityHandle(
       schema: schema, layout: record.current, rows: rows, indexes: indexes,

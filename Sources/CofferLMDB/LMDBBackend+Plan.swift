@@ -12,8 +12,15 @@ extension LMDBBackend {
   /// once, in order. So the index wins while its range holds fewer than one row in
   /// ``rowsPerLookup``; the entries are counted up to that bound (a range of one key's
   /// duplicates is counted by liblmdb at once), never further.
+  ///
+  /// Only indexes the catalog still records are walked: another process may have dropped one
+  /// since the handle was made (see ``walkable(_:in:)``).
   func plan(_ query: Query, handle: EntityHandle, in transaction: Transaction) throws -> QueryPlan {
-    let plan = try QueryPlan(query, handle: handle)
+    var plan = try QueryPlan(query, handle: handle)
+    if case .index = plan.access {
+      let walkable = try walkable(handle, in: transaction)
+      if walkable !== handle { plan = try QueryPlan(query, handle: walkable) }
+    }
     guard let (index, range) = plan.walksWholeIndexRange(limit: query.limit) else { return plan }
     let bound = try transaction.entryCount(handle.rows) / Self.rowsPerLookup
     let entries = try indexEntries(index, range, oneKey: plan.visitsOneKey, upTo: bound, in: transaction)

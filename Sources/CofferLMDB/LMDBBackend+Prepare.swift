@@ -1,5 +1,6 @@
 import CLMDB
 @_spi(Backend) import Coffer
+import Synchronization
 
 extension LMDBBackend {
   /// Creates the databases of new entities and evolves stored ones, all in one write
@@ -31,15 +32,39 @@ extension LMDBBackend {
 
   /// Runs `body` in a write transaction and, once it commits, publishes the handles it made
   /// while still holding the writer lock.
-  private func writeHandles(_ body: @Sendable (Transaction) throws -> [EntityHandle]) async throws {
-    try await environment.writeOffPool(body) { handles in
-      entities.withLock { entities in
-        for handle in handles { entities[handle.schema.name] = handle }
-      }
-    }
+  ///
+  /// When the body changed an entity's catalog entry, the store's schema generation moves on in
+  /// the same transaction, so that other processes' handles of the entity are checked (and made
+  /// again from the catalog) before their next batch: see ``checkHandlesCurrent(for:in:)``.
+  private func writeHandles(_ body: @Sendable (Transaction) throws -> [(EntityHandle, changed: Bool)])
+    async throws
+  {
+    try await environment.writeOffPool(
+      { transaction in
+        let prepared = try body(transaction)
+        guard prepared.contains(where: \.changed) else {
+          return PreparedHandles(handles: prepared.map(\.0), generations: nil)
+        }
+        let before = try Catalog.generation(in: transaction, catalog: catalog)
+        try Catalog.write(generation: before &+ 1, in: transaction, catalog: catalog)
+        return PreparedHandles(handles: prepared.map(\.0), generations: (before, before &+ 1))
+      },
+      committed: { prepared in
+        entities.withLock { entities in
+          for handle in prepared.handles { entities[handle.schema.name] = handle }
+        }
+        // This handle's others are as current as before.
+        if let (before, after) = prepared.generations {
+          _ = generation.compareExchange(expected: before, desired: after, ordering: .acquiringAndReleasing)
+        }
+      })
   }
 
-  private func prepare(_ schema: EntitySchema, in transaction: Transaction) throws -> EntityHandle {
+  /// Prepares one entity in `transaction`; returns its handle and whether its catalog entry
+  /// changed.
+  private func prepare(_ schema: EntitySchema, in transaction: Transaction) throws -> (
+    EntityHandle, changed: Bool
+  ) {
     let context = transaction.context
     let names = try Catalog.databaseNames(for: schema, context: context)
     guard var record = try Catalog.record(schema.name, in: transaction, catalog: catalog) else {
@@ -53,7 +78,7 @@ extension LMDBBackend {
       let record = Catalog.EntityRecord(
         layouts: [schema], current: 0, rows: rowsName, indexes: indexNames)
       try Catalog.write(record, for: schema.name, in: transaction, catalog: catalog)
-      return EntityHandle(schema: schema, layout: 0, rows: rows, indexes: indexes, evolutions: [:])
+      return (EntityHandle(schema: schema, layout: 0, rows: rows, indexes: indexes, evolutions: [:]), true)
     }
     guard let rows = try transaction.open(record.rows, flags: 0) else {
       throw CofferError(
@@ -63,9 +88,10 @@ extension LMDBBackend {
     let stored = record.layouts[record.current]
     if stored == schema {
       let indexes = try openIndexes(schema, record.indexes, in: transaction)
-      return EntityHandle(
+      let handle = EntityHandle(
         schema: schema, layout: record.current, rows: rows, indexes: indexes,
         evolutions: evolutions(record, to: schema, except: record.current))
+      return (handle, false)
     }
     _ = try SchemaEvolution(from: stored, to: schema, store: name)
     // A layout is a field list: a schema that changes only its indexes keeps its rows' layout.
@@ -97,7 +123,7 @@ extension LMDBBackend {
     record.current = layout
     record.indexes = indexNames
     try Catalog.write(record, for: schema.name, in: transaction, catalog: catalog)
-    return handle
+    return (handle, true)
   }
 
   /// Opens (creating) an entity's index databases.
@@ -109,7 +135,8 @@ extension LMDBBackend {
         throw transaction.context.error(MDB_NOTFOUND, "create the index \(databaseName)", entity: schema.name)
       }
       return IndexHandle(
-        index: index, positions: index.fields.compactMap { schema.position(of: $0) }, database: database)
+        index: index, positions: index.fields.compactMap { schema.position(of: $0) }, database: database,
+        name: databaseName)
     }
   }
 
@@ -151,4 +178,11 @@ extension LMDBBackend {
       }
     }
   }
+}
+
+/// What ``LMDBBackend/prepare(_:)`` made in its transaction: the handles to publish, and the
+/// store's schema generation before and after when it changed.
+struct PreparedHandles: Sendable {
+  let handles: [EntityHandle]
+  let generations: (before: UInt64, after: UInt64)?
 }

@@ -68,7 +68,8 @@ extension LMDBBackend {
     let indexes = try zip(schema.indexes, record.indexes).map { index, database in
       guard let handle = try transaction.open(database, flags: MDB_DUPSORT) else { throw missing(database) }
       return IndexHandle(
-        index: index, positions: index.fields.compactMap { schema.position(of: $0) }, database: handle)
+        index: index, positions: index.fields.compactMap { schema.position(of: $0) }, database: handle,
+        name: database)
     }
     return EntityHandle(
       schema: schema, layout: record.current, rows: rows, indexes: indexes,

@@ -128,9 +128,13 @@ extension LMDBBackend {
   /// when it is `nil`.
   func count(_ query: Query, in pinned: Transaction?) throws -> Int {
     let handle = try handle(query.entity)
-    let counting = try QueryPlan(query, handle: handle)
     return try environment.read(in: pinned) { transaction in
+      var counting = try QueryPlan(query, handle: handle)
       if counting.matchesAll { return try transaction.entryCount(handle.rows) }
+      if case .index = counting.access {
+        let walkable = try walkable(handle, in: transaction)
+        if walkable !== handle { counting = try QueryPlan(query, handle: walkable) }
+      }
       if counting.walkMatchesFilter {
         return try countWalked(counting, handle: handle, in: transaction)
       }

@@ -38,6 +38,9 @@ public final class LMDBBackend: StorageBackend {
   /// The catalog's schema generation the prepared entities' handles were checked against (see
   /// ``checkHandlesCurrent(for:in:)``).
   let generation = Atomic<UInt64>(0)
+  /// The indexes reads may walk, by handle, at the generation last checked (see
+  /// ``walkable(_:in:)``).
+  let walkableHandles = LockedState(WalkableHandles(generation: 0))
   private let closed = Atomic<Bool>(false)
 
   /// Opens (or creates) the store in the directory `path`.
