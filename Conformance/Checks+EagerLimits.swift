@@ -34,6 +34,34 @@ extension ConformanceSuite {
       }
     },
     ConformanceCheck(
+      "references.eager-loading-shaped-children", requires: .preconditions,
+      "including(_:limit:_:) sorts and filters each parent's children by the key paths of the children's "
+        + "query it shapes, for a few parents and for many alike."
+    ) { context in
+      let store = try await context.store(with: refThreads(20))
+      var messages: [RefMessage] = []
+      for thread in Int64(1)...20 {
+        for n in 0..<Int64(6) {
+          messages.append(
+            RefMessage(id: thread * 100 + n, threadID: thread, text: "m\((n * 5) % 4)", read: n % 3 == 0))
+        }
+      }
+      try await store.insert(messages)
+      for count in [2, 20] {
+        let pairs = try await store.query(RefThread.self).filter(\.id <= Int64(count)).sort(\.id)
+          .including(\RefMessage.threadID, limit: 2) { $0.filter(\.read == false).sort(\.text, .descending) }
+          .fetch()
+        for pair in pairs {
+          let wanted = try await store.query(RefMessage.self)
+            .filter(\.threadID == pair.parent.id && \.read == false).sort(\.text, .descending).limit(2)
+            .fetch()
+          try expectEqual(
+            pair.children.map(\.id), wanted.map(\.id),
+            "unread children of thread \(pair.parent.id) among \(count) parents")
+        }
+      }
+    },
+    ConformanceCheck(
       "references.limit-per-value",
       "A parent's first children by a descending sort break ties by id; a backend that adopts "
         + "LimitPerValueReading keeps exactly those rows of each parent itself (limits 0, 1, 3), in the query's "

@@ -1,7 +1,7 @@
 /// An optional ability of a ``StorageBackend``: reading only the first rows of each value of a
 /// field, in the store itself.
 ///
-/// Eager loading with a per-parent limit (``StoreQuery/including(_:sort:limit:)-(KeyPath<Child,T.ID>,_,_)``)
+/// Eager loading with a per-parent limit (`including(_:sort:limit:)`, ``IncludingQuery``)
 /// asks a backend that adopts this protocol for the first `limit` children of a whole chunk of
 /// parents in one call, so it reads no more rows than it returns: 200 threads with their newest
 /// 5 messages read 1,000 rows, not every message of every thread. SQL backends answer it with a

@@ -31,7 +31,21 @@ public struct IncludingQuery<Parent: Storable, Child: Storable>: Sendable {
   public let sort: [Sort]
   /// At most this many children per parent, or all when `nil`.
   public let limit: Int?
+  /// Which children are read at all (``Filter/all`` for every child of a parent).
+  public let childFilter: Filter
   let error: CofferError?
+
+  init(
+    parents: StoreQuery<Parent>, field: String, sort: [Sort], limit: Int?, childFilter: Filter = .all,
+    error: CofferError?
+  ) {
+    self.parents = parents
+    self.field = field
+    self.sort = sort
+    self.limit = limit
+    self.childFilter = childFilter
+    self.error = error
+  }
 
   /// Each parent the query selects, in its order, with its children in ``sort`` order.
   ///
@@ -67,7 +81,8 @@ public struct IncludingQuery<Parent: Storable, Child: Storable>: Sendable {
         let chunk = found[start..<min(start + Self.chunkSize, found.count)]
         start += chunk.count
         var query = Query(
-          entity: Child.entityName, filter: .isIn(field, chunk.map(\.id.storedValue)), sort: sort)
+          entity: Child.entityName, filter: .isIn(field, chunk.map(\.id.storedValue)) && childFilter,
+          sort: sort)
         query.layout = codec.schema
         let checked = try store.rethrowing { try QueryValidator.validate(query, schema: codec.schema) }
         try await store.readInTurn {
@@ -86,8 +101,9 @@ public struct IncludingQuery<Parent: Storable, Child: Storable>: Sendable {
       for parent in found {
         let id = parent.id.storedValue
         guard children[id] == nil else { continue }
-        children[id] = try await store.query(Child.self).filter(.compare(field: field, op: .equal, value: id))
-          .sort(sort).limit(limit).fetch()
+        children[id] = try await store.query(Child.self)
+          .filter(.compare(field: field, op: .equal, value: id) && childFilter).sort(sort).limit(limit)
+          .fetch()
       }
       return found.map { ($0, children[$0.id.storedValue] ?? []) }
     }
@@ -96,7 +112,8 @@ public struct IncludingQuery<Parent: Storable, Child: Storable>: Sendable {
       let chunk = found[start..<min(start + Self.chunkSize, found.count)]
       start += chunk.count
       let query = Query(
-        entity: Child.entityName, filter: .isIn(field, chunk.map(\.id.storedValue)), sort: sort)
+        entity: Child.entityName, filter: .isIn(field, chunk.map(\.id.storedValue)) && childFilter, sort: sort
+      )
       for row in try await store.fetchRows(query) {
         children[row[position], default: []].append(try codec.decode(row))
       }
@@ -159,5 +176,49 @@ extension StoreQuery {
     IncludingQuery(
       parents: self, field: Child.storedFieldName(for: reference) ?? "", sort: sort, limit: limit,
       error: Child.storedFieldName(for: reference) == nil ? Child.notStored(reference) : nil)
+  }
+}
+
+extension StoreQuery {
+  /// Also fetches, for each value, the `Child` values whose `reference` holds its id, read by
+  /// the children's query that `children` shapes with key paths: its sort orders each parent's
+  /// children and its filter chooses which are read (see ``IncludingQuery``).
+  ///
+  /// ```swift
+  /// let threads = try await store.query(ChatThread.self)
+  ///   .including(\ChatMessage.threadID, limit: 5) { $0.filter(\.isRead == false).sort(\.date, .descending) }
+  ///   .fetch()   // each thread with its newest 5 unread messages
+  /// ```
+  ///
+  /// The children's query's offset and limit are not used: `limit` is per parent.
+  ///
+  /// - Parameters:
+  ///   - reference: the children's key path to a parent's id.
+  ///   - limit: at most this many children per parent; all when `nil`.
+  ///   - children: shapes the children's query: its filter and sort apply.
+  public func including<Child: KeyPathStorable>(
+    _ reference: KeyPath<Child, T.ID>, limit: Int? = nil,
+    _ children: (StoreQuery<Child>) -> StoreQuery<Child>
+  ) -> IncludingQuery<T, Child> {
+    let shaped = children(store.query(Child.self))
+    let field = Child.storedFieldName(for: reference)
+    return IncludingQuery(
+      parents: self, field: field ?? "", sort: shaped.query.sort, limit: limit,
+      childFilter: shaped.query.filter,
+      error: field == nil ? Child.notStored(reference) : shaped.keyPathError)
+  }
+
+  /// The same, for an optional reference: children whose reference is nil belong to no
+  /// parent.
+  public func including<Child: KeyPathStorable>(
+    _ reference: KeyPath<Child, T.ID?>, limit: Int? = nil,
+    _ children: (StoreQuery<Child>) -> StoreQuery<Child>
+  ) -> IncludingQuery<T, Child> {
+    let shaped = children(store.query(Child.self))
+    let field = Child.storedFieldName(for: reference)
+    return IncludingQuery(
+      parents: self, field: field ?? "", sort: shaped.query.sort, limit: limit,
+      childFilter: shaped.query.filter,
+      error: field == nil ? Child.notStored(reference) : shaped.keyPathError)
   }
 }
