@@ -1,7 +1,9 @@
 @_spi(Backend) import Coffer
 
 extension ConformanceSuite {
-  static let batchChecks: [ConformanceCheck] = [
+  static let batchChecks: [ConformanceCheck] = batchOperationChecks + batchUniqueRunChecks
+
+  static let batchOperationChecks: [ConformanceCheck] = [
     ConformanceCheck(
       "batch.duplicate-insert-applies-nothing", "A batch with a duplicate insert anywhere applies nothing."
     ) { context in

@@ -136,7 +136,8 @@ struct PostgresApplier {
 
   /// The batch's operations as steps: runs of two or more operations of one kind on one entity
   /// become one statement each (an update or upsert run ends before an id it already has, so
-  /// that each row's change applies to the row as the one before left it).
+  /// that each row's change applies to the row as the one before left it; on an entity with
+  /// unique indexes, see `apply(_:to:checked:)` for when a run still goes row by row).
   func steps() throws -> [Step] {
     var steps: [Step] = []
     let operations = changes.operations
@@ -149,13 +150,6 @@ struct PostgresApplier {
         continue
       }
       let (table, reshape) = try resolve(operation.entity)
-      // One statement checks a unique index row by row in no set order, so a run could trip
-      // over a value that an earlier operation of the batch moves away: one at a time then.
-      if kind == .update || kind == .upsert, !table.schema.uniqueIndexes.isEmpty {
-        steps.append(.operation(operation))
-        index += 1
-        continue
-      }
       var rows: [Row] = []
       var ids: Set<Value> = []
       var end = index
@@ -292,17 +286,17 @@ struct PostgresApplier {
     return reshape.isIdentity ? rows : rows.map { reshape($0) }
   }
 
-  /// The rows an update by query changes, in id order, as they will be stored: each read and
-  /// locked now, then changed by the update's fields.
+  /// The rows an update by query changes, in id order: each as read and locked now, and as it
+  /// will be stored, changed by the update's fields.
   private func updatedRows(_ entity: String, _ filter: Filter, _ changes: [FieldUpdate]) async throws
-    -> (PostgresTable, [Row])
+    -> (table: PostgresTable, read: [Row], updated: [Row])
   {
     let table = try table(entity)
     let updates = try CompiledFieldUpdates(changes, schema: table.schema)
     var query = Query(entity: entity, filter: filter)
     query.layout = table.schema
     let rows = try await selected(query, locking: true)
-    return (table, try rows.map { try updates.apply(to: $0, store: store) })
+    return (table, rows, try rows.map { try updates.apply(to: $0, store: store) })
   }
 
   /// The table of an entity and the reshaper that puts the batch's rows in its layout.
@@ -361,23 +355,9 @@ struct PostgresApplier {
         start = end
       }
     case .update(_, let made):
-      let row = reshape(made)
-      let rows = try await query(table.updateSQL, bindings(row, table))
-      guard !rows.isEmpty else {
-        let id = row[table.schema.idPosition]
-        throw CofferError.nothingToUpdate(entity: table.schema.name, id: id, store: store)
-      }
-      summary.updated += 1
+      try await update(reshape(made), in: table, to: &summary)
     case .upsert(_, let made):
-      let rows = try await query(table.upsertSQL, bindings(reshape(made), table))
-      if let cell = rows.first?.first(where: { _ in true }),
-        case .bool(true) = try PostgresValues.read(
-          cell.bytes, as: .bool)
-      {
-        summary.inserted += 1
-      } else {
-        summary.updated += 1
-      }
+      try await upsert(reshape(made), in: table, to: &summary)
     case .delete(_, let id):
       var binds = PostgresBindings(capacity: 1)
       binds.append(id, as: table.kinds[table.schema.idPosition])
@@ -393,25 +373,58 @@ struct PostgresApplier {
         summary.deleted += Int(count)
       }
     case .updateMatching(let entity, let filter, let changes):
-      let (table, rows) = try await updatedRows(entity, filter, changes)
-      if !table.schema.uniqueIndexes.isEmpty {
+      let (table, read, rows) = try await updatedRows(entity, filter, changes)
+      if !UniqueRun.isIndependent(rows, stored: read, schema: table.schema) {
         // Row by row in id order, as every backend goes: one statement would check the unique
-        // indexes in another order.
-        for row in rows { try await query(table.updateSQL, bindings(row, table)) }
-        summary.updated += rows.count
+        // indexes in another order, and these rows take values others of them hold or held.
+        for row in rows { try await update(row, in: table, to: &summary) }
         return
       }
       var start = 0
       while start < rows.count {
         let end = min(rows.count, start + Self.rowsPerInsert)
-        try await apply(Run(kind: .update, table: table, rows: Array(rows[start..<end])), to: &summary)
+        // Checked as a whole above: the chunks need no check of their own.
+        try await apply(
+          Run(kind: .update, table: table, rows: Array(rows[start..<end])), to: &summary, checked: true)
         start = end
       }
     }
   }
 
+  /// Updates one row, already in the table's layout.
+  private func update(_ row: Row, in table: PostgresTable, to summary: inout ChangeSummary) async throws {
+    let rows = try await query(table.updateSQL, bindings(row, table))
+    guard !rows.isEmpty else {
+      let id = row[table.schema.idPosition]
+      throw CofferError.nothingToUpdate(entity: table.schema.name, id: id, store: store)
+    }
+    summary.updated += 1
+  }
+
+  /// Upserts one row, already in the table's layout.
+  private func upsert(_ row: Row, in table: PostgresTable, to summary: inout ChangeSummary) async throws {
+    let rows = try await query(table.upsertSQL, bindings(row, table))
+    if let cell = rows.first?.first(where: { _ in true }),
+      case .bool(true) = try PostgresValues.read(cell.bytes, as: .bool)
+    {
+      summary.inserted += 1
+    } else {
+      summary.updated += 1
+    }
+  }
+
   /// Applies a run of operations in one statement, its rows bound as one array per column.
-  private func apply(_ run: Run, to summary: inout ChangeSummary) async throws {
+  ///
+  /// A run of updates or upserts of an entity with unique indexes first reads the stored rows
+  /// it replaces (one statement more). PostgreSQL checks a unique index row by row as one
+  /// statement changes them, in no set order, so when a row of the run takes unique values that
+  /// another row of the run holds before or after it, one statement could fail where the
+  /// changes one after another succeed (or the other way round): such a run goes row by row, in
+  /// the batch's order. Any other run gives, in one statement, what the changes one after
+  /// another give — a clash with a row outside the run fails it either way, and is named by
+  /// replaying the batch (``diagnoseUniqueViolation(cause:)``). `checked` says the caller
+  /// already made sure of that.
+  private func apply(_ run: Run, to summary: inout ChangeSummary, checked: Bool = false) async throws {
     let table = run.table
     var binds = PostgresBindings(capacity: table.kinds.count)
     if run.kind == .delete {
@@ -419,6 +432,22 @@ struct PostgresApplier {
         PostgresArrayParameter(values: run.rows.map { $0[0] }, kind: table.kinds[table.schema.idPosition]))
       summary.deleted += try await query(table.deleteManySQL, binds).count
       return
+    }
+    if !checked, run.kind == .update || run.kind == .upsert, !table.schema.uniqueIndexes.isEmpty {
+      let ids = run.rows.map { $0[table.schema.idPosition] }
+      var query = Query(entity: table.schema.name, filter: .isIn(table.schema.idField.name, ids))
+      query.layout = table.schema
+      let stored = try await selected(query)
+      if !UniqueRun.isIndependent(run.rows, stored: stored, schema: table.schema) {
+        for row in run.rows {
+          if run.kind == .update {
+            try await update(row, in: table, to: &summary)
+          } else {
+            try await upsert(row, in: table, to: &summary)
+          }
+        }
+        return
+      }
     }
     for (index, kind) in table.kinds.enumerated() {
       binds.append(PostgresArrayParameter(values: run.rows.map { $0[index] }, kind: kind))
@@ -493,7 +522,7 @@ struct PostgresApplier {
           rows = RowSource(count: 1) { _ in row }
         case .insertMany(_, let source): rows = source
         case .updateMatching(let entity, let filter, let changes):
-          let updated = try await updatedRows(entity, filter, changes).1
+          let updated = try await updatedRows(entity, filter, changes).updated
           rows = RowSource(count: updated.count) { updated[$0] }
         case .delete, .deleteMatching:
           var ignored = ChangeSummary()
