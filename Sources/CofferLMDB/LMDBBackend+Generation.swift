@@ -150,7 +150,13 @@ extension LMDBBackend {
   func walkable(_ handle: EntityHandle, in transaction: Transaction) throws -> EntityHandle {
     if handle.indexes.isEmpty { return handle }
     let stored = try Catalog.generation(in: transaction, catalog: catalog)
-    if stored == generation.load(ordering: .acquiring) { return handle }
+    // Current at the generation this backend knows, unless a batch replaced the handle since the
+    // read took it.
+    if stored == generation.load(ordering: .acquiring),
+      entities.withLock({ $0[handle.schema.name] === handle })
+    {
+      return handle
+    }
     let known = walkableHandles.withLock { cache in
       cache.generation == stored ? cache.handles.first { $0.handle === handle }?.walkable : nil
     }

@@ -44,7 +44,9 @@ extension LMDBBackend {
         guard let record = try? Catalog.record(handle.schema.name, in: transaction, catalog: catalog) else {
           continue
         }
-        let databases = [(record.rows, handle.rows)] + zip(record.indexes, handle.indexes.map(\.database))
+        // Every index writes keep, each under its own name (a handle made again after another
+        // process's prepare walks only some of them).
+        let databases = [(record.rows, handle.rows)] + handle.writer.indexes.map { ($0.name, $0.database) }
         for (name, database) in databases {
           guard let entries = try? transaction.entryCount(database) else { continue }
           description.details.append(.init(name, "\(entries) entries"))

@@ -48,4 +48,23 @@ import Testing
     try await reader.close()
     try await writer.close()
   }
+
+  @Test func readsThroughAnOlderHandleSkipADroppedIndex() async throws {
+    let folder = try TemporaryFolder()
+    let reader = try LMDBBackend(path: folder.path)
+    try await reader.prepare([old])
+    try await reader.apply(ChangeSet([.insert(entity: "Item", row: Row([1, 1, "c1"]))]))
+    let other = try LMDBBackend(path: folder.path)
+    try await other.prepare([new])
+    try await other.apply(ChangeSet([.insert(entity: "Item", row: Row([2, 9, 2, "c2"]))]))
+    try await other.close()
+    // The reader never writes, so its handle is never made again: its index on code is gone.
+    #expect(
+      try await reader.fetch(Query(entity: "Item", filter: FieldRef("code") == "c2")) == [Row([2, 2, "c2"])])
+    #expect(try await reader.count(Query(entity: "Item", filter: FieldRef("code") == "c1")) == 1)
+    #expect(
+      try await reader.fetch(Query(entity: "Item", sort: [Sort("code", ascending: false)], limit: 1))
+        == [Row([2, 2, "c2"])])
+    try await reader.close()
+  }
 }
