@@ -6,9 +6,11 @@ import Foundation
 /// `coffer-bench --profile SYSTEM scan|get|page|insert ROWS ROUNDS` to repeat one operation for a profiler,
 /// or `coffer-bench --ticket-profile SYSTEM OPERATION ROWS ROUNDS` to do the same in the ticket workload,
 /// or `coffer-bench --contention …` for the contention workload (see ``ContentionBenchmark``),
+/// or `coffer-bench --transfers …` for two-row transfers against raw libpq (see ``TransferBenchmark``),
 /// or `coffer-bench --copy …` for the copy benchmark (see ``CopyBenchmark``),
 /// or `coffer-bench --migration …` for the migration benchmark (see ``MigrationBenchmark``),
 /// or `coffer-bench --queries …` for aggregates and eager loading (see ``QueryModelBenchmark``),
+/// or `coffer-bench --cascade …` for deleting a row whose delete rules cascade (see ``CascadeBenchmark``),
 /// or `coffer-bench --tickets …` for the second workload, issue-tracker tickets (see ``TicketBenchmark``),
 /// or `coffer-bench --readers …` for readers beside a writer, and opening a store (see ``ReadersBenchmark``).
 ///
@@ -139,6 +141,10 @@ do {
     try await ReadersBenchmark.run(Array(arguments.dropFirst()))
     exit(0)
   }
+  if arguments.first == TransferBenchmark.flag {
+    try await TransferBenchmark.run(Array(arguments.dropFirst()))
+    exit(0)
+  }
   if arguments.first == ContentionBenchmark.flag {
     try await ContentionBenchmark.run(Array(arguments.dropFirst()))
     exit(0)
@@ -149,6 +155,10 @@ do {
   }
   if arguments.first == QueryModelBenchmark.flag {
     try await QueryModelBenchmark.run(Array(arguments.dropFirst()))
+    exit(0)
+  }
+  if arguments.first == CascadeBenchmark.flag {
+    try await CascadeBenchmark.run(Array(arguments.dropFirst()))
     exit(0)
   }
   if arguments.first == MigrationBenchmark.flag {
