@@ -66,7 +66,8 @@ private func expectFailure(
 
 extension ConformanceSuite {
   static let migrationChecks: [ConformanceCheck] =
-    migrationStepChecks + migrationPlanChecks + randomMigrationChecks + killedMigrationChecks
+    migrationStepChecks + migrationPlanChecks + migrationRewriteChecks + randomMigrationChecks
+    + killedMigrationChecks
 
   private static let migrationStepChecks: [ConformanceCheck] = [
     ConformanceCheck(

@@ -39,7 +39,9 @@ extension PostgresBackend {
             let editor = PostgresSchemaEditor(
               backend: self, connection: connection, link: link, ledger: ledger)
             defer { editor.isOpen = false }
-            return try body(editor)
+            let value = try body(editor)
+            try editor.finish()
+            return value
           }
           do {
             try await run("COMMIT", on: connection)

@@ -11,6 +11,15 @@ import PostgresNIO
 /// ``PostgresStatements/retire(mentioning:)``), so that no statement prepared for the table
 /// before runs against the new one.
 ///
+/// Staged rows (``stage(_:into:)``, which the core's rewrites use) are kept and sent together,
+/// up to ``PostgresApplier/rowsPerInsert`` of one entity in one `unnest` statement behind a
+/// savepoint, before any other statement of the editor, at ``flushInserts()`` and when the body
+/// ends (``finish()``): a step that rewrites an entity sends one statement per 4,096 rows, not
+/// one round trip (and one wait of the body's thread) per row. When such a statement breaks a
+/// unique index or repeats an id, it is rolled back to its savepoint and its rows go again one
+/// at a time, so that the error names the first row that clashes, as when each row went alone.
+/// ``insert(_:into:)`` still sends its row at once: a body may catch its error and go on.
+///
 /// Used only by the body, on its thread: no lock.
 final class PostgresSchemaEditor: SchemaEditor {
   let backend: PostgresBackend
@@ -25,6 +34,8 @@ final class PostgresSchemaEditor: SchemaEditor {
   private var cursors = 0
   /// Whether the body is still running: the editor refuses to work after it returned.
   var isOpen = true
+  /// Rows staged and not sent yet, all of one entity, in the order they were staged.
+  private var pending: (table: PostgresTable, rows: [Row])?
 
   /// Rows a scan fetches at a time.
   static let rowsPerFetch = 1000
@@ -47,6 +58,7 @@ final class PostgresSchemaEditor: SchemaEditor {
 
   func scan(_ entity: String, _ visit: (any StoredFields) throws -> Void) throws {
     let table = try table(entity)
+    try flush()
     cursors += 1
     let cursor = PostgresIdentifier.quoted("coffer_scan_\(cursors)")
     let action = "reading \(entity)"
@@ -62,7 +74,13 @@ final class PostgresSchemaEditor: SchemaEditor {
       }
       for row in rows {
         try fields.load(row)
-        try visit(fields)
+        do {
+          try visit(fields)
+        } catch {
+          // Rows inserted before this one was read come first: their clash is the error.
+          try flush()
+          throw error
+        }
       }
       if rows.count < Self.rowsPerFetch { break }
     }
@@ -73,6 +91,7 @@ final class PostgresSchemaEditor: SchemaEditor {
 
   func create(_ schema: EntitySchema) throws {
     if try catalogRecords()[schema.name] != nil { throw taken(schema.name) }
+    try flush()
     let table = try link.wait(while: "creating \(schema.name)", entity: schema.name) {
       [backend, connection] in
       try await backend.ensureCatalog(on: connection)
@@ -82,6 +101,21 @@ final class PostgresSchemaEditor: SchemaEditor {
   }
 
   func insert(_ row: Row, into entity: String) throws {
+    let table = try checked(row, into: entity)
+    try flush()
+    try insertOne(row, into: table)
+  }
+
+  func stage(_ row: Row, into entity: String) throws {
+    let table = try checked(row, into: entity)
+    if let pending, pending.table !== table { try flush() }
+    if pending == nil { pending = (table, []) }
+    pending?.rows.append(row)
+    if let count = pending?.rows.count, count >= PostgresApplier.rowsPerInsert { try flush() }
+  }
+
+  /// The table of an entity, after checking that a row has as many values as it has columns.
+  private func checked(_ row: Row, into entity: String) throws -> PostgresTable {
     let table = try table(entity)
     guard row.count == table.kinds.count else {
       throw CofferError(
@@ -90,6 +124,49 @@ final class PostgresSchemaEditor: SchemaEditor {
           + "the row in the entity's stored schema.",
         store: store, entity: entity)
     }
+    return table
+  }
+
+  /// Sends the rows staged and not sent yet, if any.
+  func flush() throws {
+    guard let (table, rows) = pending else { return }
+    pending = nil
+    if rows.count == 1 {
+      try insertOne(rows[0], into: table)
+      return
+    }
+    let entity = table.schema.name
+    let inserted = try link.wait(while: "inserting into \(entity)", entity: entity) { [backend, connection] in
+      var binds = PostgresBindings(capacity: table.kinds.count)
+      for (index, kind) in table.kinds.enumerated() {
+        binds.append(PostgresArrayParameter(values: rows.map { $0[index] }, kind: kind))
+      }
+      try await backend.run("SAVEPOINT coffer_rows", on: connection)
+      do {
+        _ = try await PostgresStatements.rows(table.insertManySQL, binds, on: connection, logger: .disabled)
+      } catch  where PostgresFailure.sqlState(of: error) == "23505" && !connection.isClosed {
+        try await backend.run("ROLLBACK TO SAVEPOINT coffer_rows", on: connection)
+        return false
+      }
+      try await backend.run("RELEASE SAVEPOINT coffer_rows", on: connection)
+      return true
+    }
+    if inserted { return }
+    for row in rows { try insertOne(row, into: table) }
+  }
+
+  func flushInserts() throws {
+    try flush()
+  }
+
+  /// Sends everything the body left unsent: call it when the body returns, before committing.
+  func finish() throws {
+    try flush()
+  }
+
+  /// Inserts one row; explains a unique clash or a repeated id as every backend names it.
+  private func insertOne(_ row: Row, into table: PostgresTable) throws {
+    let entity = table.schema.name
     let action = "inserting into \(entity)"
     // A conflict inserts nothing and leaves the transaction usable, so the row can be explained.
     let inserted = try link.wait(while: action, entity: entity) { [connection] in
@@ -115,6 +192,7 @@ final class PostgresSchemaEditor: SchemaEditor {
   ) throws -> Int? {
     let from = try table(source)
     let into = try table(target)
+    try flush()
     let list = InEngineCopy.selectList(
       columns: from.columns, from: from.kinds, to: into.kinds, converting: conversions
     ) { conversion, column in
@@ -134,6 +212,7 @@ final class PostgresSchemaEditor: SchemaEditor {
 
   func drop(_ entity: String) throws {
     let table = try table(entity)
+    try flush()
     try link.wait(while: "dropping \(entity)", entity: entity) { [backend, connection] in
       try await backend.run("DROP TABLE \(table.table)", on: connection)
       try await backend.catalog.delete(entity, on: connection)
@@ -143,6 +222,7 @@ final class PostgresSchemaEditor: SchemaEditor {
 
   func relabel(_ entity: String, as schema: EntitySchema) throws {
     let old = try table(entity)
+    try flush()
     try old.schema.checkRelabel(as: schema, store: store)
     if schema.name != entity, try catalogRecords()[schema.name] != nil { throw taken(schema.name) }
     let new = try link.wait(while: "relabeling \(entity)", entity: entity) { [backend, connection] in
@@ -153,6 +233,7 @@ final class PostgresSchemaEditor: SchemaEditor {
   }
 
   func migrations() throws -> [MigrationRecord] {
+    try flush()
     if try catalogRecords().values.contains(where: { $0.tableName == PostgresMigrationLog.tableName }) {
       return []
     }
@@ -162,6 +243,7 @@ final class PostgresSchemaEditor: SchemaEditor {
   }
 
   func record(_ migration: MigrationRecord) throws {
+    try flush()
     let owner = try catalogRecords().values.first { $0.tableName == PostgresMigrationLog.tableName }
     if let owner {
       // An entity made before Coffer kept the name has the log's table: it moves aside.

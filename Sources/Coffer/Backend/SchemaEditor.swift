@@ -28,10 +28,27 @@ public protocol SchemaEditor: AnyObject {
   /// - Throws: ``CofferError/Code/invalidSchema`` when an entity with the name is stored.
   func create(_ schema: EntitySchema) throws
 
-  /// Adds a row, in the entity's stored schema, as an insert of a batch would.
+  /// Adds a row, in the entity's stored schema, as an insert of a batch would. A refused row
+  /// leaves the editor usable: the caller may go on.
   ///
   /// - Throws: ``CofferError/Code/duplicateID`` or ``CofferError/Code/uniqueViolation``.
   func insert(_ row: Row, into entity: String) throws
+
+  /// Adds a row as ``insert(_:into:)`` does, for a caller that gives up the whole step when a
+  /// row is refused: the editor may keep the row and write it with others later — before any
+  /// other call of the editor, or at ``flushInserts()`` — and a kept row that is refused then
+  /// fails that call, with the error ``insert(_:into:)`` would have thrown for it. The default
+  /// inserts the row at once.
+  ///
+  /// - Throws: ``CofferError/Code/duplicateID`` or ``CofferError/Code/uniqueViolation``, for
+  ///   this row or one kept before it.
+  func stage(_ row: Row, into entity: String) throws
+
+  /// Writes the rows ``stage(_:into:)`` kept, if it keeps any. The default does nothing.
+  ///
+  /// - Throws: ``CofferError/Code/duplicateID`` or ``CofferError/Code/uniqueViolation`` naming
+  ///   the first kept row that is refused, in the order they were staged.
+  func flushInserts() throws
 
   /// Removes an entity: its rows, its indexes and its record in the catalog.
   ///
@@ -71,6 +88,12 @@ public protocol SchemaEditor: AnyObject {
 }
 
 extension SchemaEditor {
+  /// Inserts the row at once.
+  public func stage(_ row: Row, into entity: String) throws { try insert(row, into: entity) }
+
+  /// Nothing: rows are written as they are staged.
+  public func flushInserts() throws {}
+
   /// `nil`: the caller copies the rows one by one.
   public func copyRows(
     from source: String, into target: String, converting conversions: [Int: FieldConversion.BuiltIn]

@@ -135,30 +135,57 @@ public final class MigrationContext {
     if let inEngine, let copied = try editor.copyRows(from: entity, into: scratch, converting: inEngine) {
       rowsTouched += copied
     } else {
-      try editor.scan(entity) { fields in
-        rowsTouched += 1
-        let row = try Row(fields)
-        if let output = try transform(row) {
-          try insertRow(output, into: scratchSchema, reportingAs: schema.name)
+      try storing(reportingAs: schema.name) {
+        try editor.scan(entity) { fields in
+          rowsTouched += 1
+          let row = try Row(fields)
+          if let output = try transform(row) {
+            try insertRow(output, into: scratchSchema, reportingAs: schema.name, staged: true)
+          }
         }
+        try editor.flushInserts()
       }
     }
     try editor.drop(entity)
     try editor.relabel(scratch, as: schema)
   }
 
-  /// Inserts a checked row, turning a refused one into ``CofferError/Code/migrationFailed``.
-  func insertRow(_ row: Row, into schema: EntitySchema, reportingAs entity: String? = nil) throws {
+  /// Inserts a checked row, turning a refused one into ``CofferError/Code/migrationFailed``;
+  /// `staged` lets the editor write it later (see ``SchemaEditor/stage(_:into:)``).
+  func insertRow(
+    _ row: Row, into schema: EntitySchema, reportingAs entity: String? = nil, staged: Bool = false
+  ) throws {
     let shown = entity ?? schema.name
     let id = row.count > schema.idPosition ? row[schema.idPosition] : .null
     do {
       let checked = try QueryValidator.validate(row, schema: schema)
-      try editor.insert(checked, into: schema.name)
+      if staged {
+        try editor.stage(checked, into: schema.name)
+      } else {
+        try editor.insert(checked, into: schema.name)
+      }
     } catch let error as CofferError {
-      throw failure(
-        "a row of \(shown) cannot be stored: \(error.message)", entity: shown, id: error.idValue ?? id,
-        field: error.field, underlying: error)
+      throw refused(error, entity: shown, id: id)
     }
+  }
+
+  /// Runs `body`, turning a row an editor kept and then refused (a unique clash or a repeated
+  /// id, found when it wrote the rows it kept) into ``CofferError/Code/migrationFailed`` as
+  /// ``insertRow(_:into:reportingAs:)`` does; `entity` names the rows' entity, or the error's
+  /// entity is kept.
+  func storing<R>(reportingAs entity: String? = nil, _ body: () throws -> R) throws -> R {
+    do {
+      return try body()
+    } catch let error as CofferError where error.code == .uniqueViolation || error.code == .duplicateID {
+      throw refused(error, entity: entity ?? error.entity, id: error.idValue ?? .null)
+    }
+  }
+
+  /// The ``CofferError/Code/migrationFailed`` for a row the editor refused.
+  private func refused(_ error: CofferError, entity: String?, id: Value) -> CofferError {
+    failure(
+      "a row of \(entity ?? "an entity") cannot be stored: \(error.message)", entity: entity,
+      id: error.idValue ?? id, field: error.field, underlying: error)
   }
 
   /// The error of a step that cannot go on.

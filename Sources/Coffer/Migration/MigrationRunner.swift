@@ -138,7 +138,10 @@ enum MigrationRunner {
     let step = plan.steps[position]
     let context = MigrationContext(editor: editor, store: store, step: step.name)
     do {
-      try step.body(context)
+      try context.storing {
+        try step.body(context)
+        try editor.flushInserts()
+      }
     } catch let error as CofferError where error.code == .migrationFailed {
       throw error
     } catch {
