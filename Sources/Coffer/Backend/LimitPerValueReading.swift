@@ -10,10 +10,10 @@
 public protocol LimitPerValueReading: StorageBackend {
   /// Reads the rows `query` selects — its filter, in its sort order with ties by id ascending;
   /// it has no offset and no limit — keeping of the rows that share a value of `field` only the
-  /// first `limit`, and hands each over as ``read(_:_:)`` does, in the query's order.
+  /// first `limit`, and hands each over as ``StorageBackend/read(_:_:)`` does, in the query's order.
   ///
   /// - Parameters:
-  ///   - query: a validated query, as ``read(_:_:)`` receives it.
+  ///   - query: a validated query, as ``StorageBackend/read(_:_:)`` receives it.
   ///   - limit: how many rows to keep per value of `field`; at least 0.
   ///   - field: the stored field whose values divide the rows (a child's reference to its
   ///     parent); rows where it is null form one more division.

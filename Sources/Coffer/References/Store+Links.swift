@@ -74,8 +74,8 @@ extension Store {
 /// try await store.unlink(Tagging.self, "messageID", 7, "tagID", "urgent")
 /// ```
 extension Store {
-  /// Stores a join row unless a join row already links the same pair (``link(_:_:_:)``, with
-  /// the references named by stored field).
+  /// Stores a join row unless a join row already links the same pair (the key-path `link`,
+  /// with the references named by stored field).
   ///
   /// - Returns: whether the join row was stored (`false`: the pair was linked already).
   /// - Throws: ``CofferError/Code/invalidQuery`` for a field the join entity lacks;
@@ -95,7 +95,7 @@ extension Store {
     }
   }
 
-  /// Removes the join rows that link a pair (``unlink(_:_:_:_:_:)``, with the references named
+  /// Removes the join rows that link a pair (the key-path `unlink`, with the references named
   /// by stored field).
   ///
   /// - Returns: how many join rows were removed (0 when the pair was not linked).
@@ -113,7 +113,7 @@ extension Store {
   }
 
   /// The rows of `Target` linked to one row through a join entity, ordered by id
-  /// (``linked(_:from:through:to:)``, with the references named by stored field): two backend
+  /// (the key-path `linked`, with the references named by stored field): two backend
   /// calls whatever their number.
   ///
   /// - Parameters:
