@@ -7,7 +7,6 @@ import Foundation
 /// or `coffer-bench --ticket-profile SYSTEM OPERATION ROWS ROUNDS` to do the same in the ticket workload,
 /// or `coffer-bench --contention …` for the contention workload (see ``ContentionBenchmark``),
 /// or `coffer-bench --transfers …` for two-row transfers against raw libpq (see ``TransferBenchmark``),
-/// or `coffer-bench --transfers …` for two-row transfers against raw libpq (see ``TransferBenchmark``),
 /// or `coffer-bench --copy …` for the copy benchmark (see ``CopyBenchmark``),
 /// or `coffer-bench --migration …` for the migration benchmark (see ``MigrationBenchmark``),
 /// or `coffer-bench --queries …` for aggregates and eager loading (see ``QueryModelBenchmark``),
@@ -140,10 +139,6 @@ do {
   }
   if arguments.first == ReadersBenchmark.flag {
     try await ReadersBenchmark.run(Array(arguments.dropFirst()))
-    exit(0)
-  }
-  if arguments.first == TransferBenchmark.flag {
-    try await TransferBenchmark.run(Array(arguments.dropFirst()))
     exit(0)
   }
   if arguments.first == TransferBenchmark.flag {
