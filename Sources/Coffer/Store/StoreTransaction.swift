@@ -238,8 +238,8 @@ extension Store {
   /// No backend lock is held while `body` runs, so `body` may await anything; it must not
   /// assume it runs once (keep side effects for after the call). Concurrency control is
   /// optimistic: see Docs/Concurrency.md. Transactions of this store that conflicted run their
-  /// retries one at a time, in order, and new ones queue behind them until the queue drains,
-  /// so that under contention every transaction gets through.
+  /// retries one at a time, in order, and a new one waits for those ahead of it before it runs
+  /// (beside the other new ones), so that under contention every transaction gets through.
   ///
   /// - Returns: what the last run of `body` returned.
   /// - Throws: what `body` threw (nothing is applied, and it does not run again);
@@ -359,14 +359,13 @@ extension Store {
   private func retrying<R>(retries: Int, _ attempt: () async throws -> Attempt<R>) async throws -> R {
     // Nested in a transaction that holds the gate: run freely, or wait for ourselves forever.
     if TransactionGate.isHeld { return try await attempts(retries: retries, attempt) }
-    if !gate.isContended {
-      switch try await attempt() {
-      case .committed(let result): return result
-      case .conflicted(let error): if retries == 0 { throw error }
-      }
-      return try await inTurn(retries: retries - 1, attempt)
+    // Behind the transactions of this store that conflicted and wait or retry, then freely.
+    if gate.isContended { await gate.pass() }
+    switch try await attempt() {
+    case .committed(let result): return result
+    case .conflicted(let error): if retries == 0 { throw error }
     }
-    return try await inTurn(retries: retries, attempt)
+    return try await inTurn(retries: retries - 1, attempt)
   }
 
   /// Runs attempts holding the store's ``TransactionGate``.
