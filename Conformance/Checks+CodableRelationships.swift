@@ -35,7 +35,7 @@ private struct CodableLabeling: Codable, Storable, Equatable {
 extension ConformanceSuite {
   static let codableRelationshipChecks: [ConformanceCheck] = [
     ConformanceCheck(
-      "relationships.codable-models",
+      "relationships.codable-models", requires: .preconditions,
       "Eager loading and many-to-many links work for models that are Storable through Codable alone, with "
         + "their references named by stored field: including(_:by:), link, linked and unlink."
     ) { context in

@@ -53,7 +53,7 @@ struct StoreFile: Sendable {
       throw error(
         .io,
         "The store path \(path) is not a regular file (a folder, a named pipe or a device), so it cannot be a plist "
-          + "store. Name the store's file itself.")
+          + "store. Check that the URL names a readable file.")
     }
     let size = Int(status.st_size)
     var number: Int32 = 0
