@@ -8,15 +8,7 @@ extension PostgresSQL {
   static func selectFirst(_ limit: Int, per field: String, of query: Query, in table: PostgresTable) throws
     -> PostgresSQL
   {
-    var keys: [String] = []
-    var sortsByID = false
-    for key in query.sort {
-      let column = try table.column(key.field)
-      keys.append(key.ascending ? "\(column) ASC NULLS FIRST" : "\(column) DESC NULLS LAST")
-      if column == table.idColumn { sortsByID = true }
-    }
-    if !sortsByID { keys.append("\(table.idColumn) ASC") }
-    let order = keys.joined(separator: ", ")
+    let order = try orderKeys(query.sort, in: table)
     var rank = "coffer rank"
     while table.columnNames.contains(rank) { rank += "'" }
     let rankColumn = PostgresIdentifier.quoted(rank)
@@ -40,22 +32,6 @@ extension PostgresBackend: LimitPerValueReading {
     let table = try table(query.entity)
     let view = try RowReshaper(reading: table.schema, as: query.layout, store: name).makeView()
     let built = try PostgresSQL.selectFirst(limit, per: field, of: query, in: table)
-    do {
-      try await pool.withConnection(while: "reading \(table.schema.name)") { connection in
-        let fields = PostgresFields(kinds: table.kinds)
-        try await PostgresStatements.run(built.sql, built.binds, on: connection, logger: logger) { row in
-          try fields.load(row)
-          do {
-            try visit(view?.showing(fields) ?? fields)
-          } catch {
-            throw VisitorStopped(error: error)
-          }
-        }
-      }
-    } catch let stopped as VisitorStopped {
-      throw stopped.error
-    } catch {
-      throw failure.surfaced(error, while: "reading \(table.schema.name)", entity: table.schema.name)
-    }
+    try await readRows(built.sql, built.binds, of: table, through: view, on: nil, visit)
   }
 }

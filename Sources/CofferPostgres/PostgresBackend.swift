@@ -125,6 +125,16 @@ public final class PostgresBackend: StorageBackend, Service {
       let built = try PostgresSQL.select(query, in: table)
       (sql, binds) = (built.sql, built.binds)
     }
+    try await readRows(sql, binds, of: table, through: view, on: pinned, visit)
+  }
+
+  /// Runs a statement that selects `table`'s columns and hands over each row as it arrives,
+  /// through `view` when the caller reads another layout; the visitor's own error comes out
+  /// unchanged, any other as the backend's error.
+  func readRows(
+    _ sql: String, _ binds: PostgresBindings, of table: PostgresTable, through view: ReshapedFields?,
+    on pinned: PostgresConnection?, _ visit: (any StoredFields) throws -> Void
+  ) async throws {
     do {
       try await withConnection(pinned, while: "reading \(table.schema.name)") { connection in
         let fields = PostgresFields(kinds: table.kinds)

@@ -18,20 +18,26 @@ struct PostgresSQL {
   var sql = ""
   var binds = PostgresBindings()
 
-  /// `SELECT columns FROM table WHERE … ORDER BY … LIMIT $ OFFSET $`.
-  static func select(_ query: Query, in table: PostgresTable) throws -> PostgresSQL {
-    var built = PostgresSQL()
-    built.sql = "SELECT \(table.selectList) FROM \(table.table)"
-    try built.appendWhere(query.filter, table)
+  /// The `ORDER BY` keys of a sort: nulls first ascending and last descending, ties by id
+  /// ascending.
+  static func orderKeys(_ sort: [Sort], in table: PostgresTable) throws -> String {
     var keys: [String] = []
     var sortsByID = false
-    for key in query.sort {
+    for key in sort {
       let column = try table.column(key.field)
       keys.append(key.ascending ? "\(column) ASC NULLS FIRST" : "\(column) DESC NULLS LAST")
       if column == table.idColumn { sortsByID = true }
     }
     if !sortsByID { keys.append("\(table.idColumn) ASC") }
-    built.sql += " ORDER BY " + keys.joined(separator: ", ")
+    return keys.joined(separator: ", ")
+  }
+
+  /// `SELECT columns FROM table WHERE … ORDER BY … LIMIT $ OFFSET $`.
+  static func select(_ query: Query, in table: PostgresTable) throws -> PostgresSQL {
+    var built = PostgresSQL()
+    built.sql = "SELECT \(table.selectList) FROM \(table.table)"
+    try built.appendWhere(query.filter, table)
+    built.sql += " ORDER BY " + (try orderKeys(query.sort, in: table))
     if let limit = query.limit {
       built.sql += " LIMIT \(built.parameter(.int(Int64(max(0, limit))), .int))"
     }

@@ -200,12 +200,7 @@ extension StoreQuery {
     _ reference: KeyPath<Child, T.ID>, limit: Int? = nil,
     _ children: (StoreQuery<Child>) -> StoreQuery<Child>
   ) -> IncludingQuery<T, Child> {
-    let shaped = children(store.query(Child.self))
-    let field = Child.storedFieldName(for: reference)
-    return IncludingQuery(
-      parents: self, field: field ?? "", sort: shaped.query.sort, limit: limit,
-      childFilter: shaped.query.filter,
-      error: field == nil ? Child.notStored(reference) : shaped.keyPathError)
+    shapedIncluding(reference, limit: limit, children)
   }
 
   /// The same, for an optional reference: children whose reference is nil belong to no
@@ -213,6 +208,14 @@ extension StoreQuery {
   public func including<Child: KeyPathStorable>(
     _ reference: KeyPath<Child, T.ID?>, limit: Int? = nil,
     _ children: (StoreQuery<Child>) -> StoreQuery<Child>
+  ) -> IncludingQuery<T, Child> {
+    shapedIncluding(reference, limit: limit, children)
+  }
+
+  /// The closure forms of `including`: the children's query `children` shapes gives the sort
+  /// and filter.
+  private func shapedIncluding<Child: KeyPathStorable>(
+    _ reference: PartialKeyPath<Child>, limit: Int?, _ children: (StoreQuery<Child>) -> StoreQuery<Child>
   ) -> IncludingQuery<T, Child> {
     let shaped = children(store.query(Child.self))
     let field = Child.storedFieldName(for: reference)
