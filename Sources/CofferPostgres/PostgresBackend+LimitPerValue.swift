@@ -23,7 +23,7 @@ extension PostgresSQL {
   }
 }
 
-extension PostgresBackend: LimitPerValueReading {
+@_spi(Backend) extension PostgresBackend: LimitPerValueReading {
   /// Keeps the first rows of each value of a field with a window function, in one statement
   /// on a pooled connection (see ``Coffer/LimitPerValueReading``).
   public func read(

@@ -27,7 +27,7 @@ extension SQLiteQuery {
   }
 }
 
-extension SQLiteBackend: LimitPerValueReading {
+@_spi(Backend) extension SQLiteBackend: LimitPerValueReading {
   /// Keeps the first rows of each value of a field with a window function, in one statement
   /// on a reader (see ``Coffer/LimitPerValueReading``).
   public func read(

@@ -7,7 +7,7 @@
 /// 5 messages read 1,000 rows, not every message of every thread. SQL backends answer it with a
 /// window function (`row_number() OVER (PARTITION BY …)`). A backend that does not adopt it is
 /// asked once per parent with a limited query instead, which reads as few rows in more calls.
-public protocol LimitPerValueReading: StorageBackend {
+@_spi(Backend) public protocol LimitPerValueReading: StorageBackend {
   /// Reads the rows `query` selects — its filter, in its sort order with ties by id ascending;
   /// it has no offset and no limit — keeping of the rows that share a value of `field` only the
   /// first `limit`, and hands each over as ``StorageBackend/read(_:_:)`` does, in the query's order.

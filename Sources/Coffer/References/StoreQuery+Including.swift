@@ -32,7 +32,7 @@ public struct IncludingQuery<Parent: Storable, Child: Storable>: Sendable {
   /// At most this many children per parent, or all when `nil`.
   public let limit: Int?
   /// Which children are read at all (``Filter/all`` for every child of a parent).
-  public let childFilter: Filter
+  let childFilter: Filter
   let error: CofferError?
 
   init(
@@ -71,51 +71,44 @@ public struct IncludingQuery<Parent: Storable, Child: Storable>: Sendable {
     }
     // Children by the stored value of their reference, which is the parent's stored id.
     var children: [Value: [Child]] = [:]
-    if let limit, found.count > Self.parentsQueriedOneByOne,
-      let backend = store.backend as? any LimitPerValueReading
-    {
-      // Many parents with a per-parent limit, on a backend that keeps the first rows of each
-      // parent itself: one call per chunk reads only the rows kept.
-      var start = 0
-      while start < found.count {
-        let chunk = found[start..<min(start + Self.chunkSize, found.count)]
-        start += chunk.count
-        var query = Query(
-          entity: Child.entityName, filter: .isIn(field, chunk.map(\.id.storedValue)) && childFilter,
-          sort: sort)
-        query.layout = codec.schema
-        let checked = try store.rethrowing { try QueryValidator.validate(query, schema: codec.schema) }
-        try await store.readInTurn {
-          try await backend.read(checked, first: limit, per: field) { fields in
-            children[try fields.value(at: position), default: []].append(try codec.decode(fields))
-          }
-        }
-      }
-      return found.map { ($0, children[$0.id.storedValue] ?? []) }
-    }
+    // With a per-parent limit, a backend that keeps each parent's first rows itself reads a
+    // chunk of parents per call; otherwise (and for a few parents) one limited query per parent
+    // reads only the rows it keeps, in the order an index on the reference (and the sort)
+    // gives — a thread's newest 50 messages, not all of them.
+    var perValue: (backend: any LimitPerValueReading, limit: Int)?
     if let limit {
-      // A per-parent limit on a backend that cannot keep the first rows of each parent itself
-      // (or for a few parents): one query each reads only the rows it keeps, in the order an
-      // index on the reference (and the sort) gives — a thread's newest 50 messages, not all
-      // of them.
-      for parent in found {
-        let id = parent.id.storedValue
-        guard children[id] == nil else { continue }
-        children[id] = try await store.query(Child.self)
-          .filter(.compare(field: field, op: .equal, value: id) && childFilter).sort(sort).limit(limit)
-          .fetch()
+      if found.count > Self.parentsQueriedOneByOne, let backend = store.backend as? any LimitPerValueReading {
+        perValue = (backend, limit)
+      } else {
+        for parent in found {
+          let id = parent.id.storedValue
+          guard children[id] == nil else { continue }
+          children[id] = try await store.query(Child.self)
+            .filter(.compare(field: field, op: .equal, value: id) && childFilter).sort(sort).limit(limit)
+            .fetch()
+        }
+        return found.map { ($0, children[$0.id.storedValue] ?? []) }
       }
-      return found.map { ($0, children[$0.id.storedValue] ?? []) }
     }
     var start = 0
     while start < found.count {
       let chunk = found[start..<min(start + Self.chunkSize, found.count)]
       start += chunk.count
-      let query = Query(
+      var query = Query(
         entity: Child.entityName, filter: .isIn(field, chunk.map(\.id.storedValue)) && childFilter, sort: sort
       )
-      for row in try await store.fetchRows(query) {
-        children[row[position], default: []].append(try codec.decode(row))
+      guard let perValue else {
+        for row in try await store.fetchRows(query) {
+          children[row[position], default: []].append(try codec.decode(row))
+        }
+        continue
+      }
+      query.layout = codec.schema
+      let checked = try store.rethrowing { try QueryValidator.validate(query, schema: codec.schema) }
+      try await store.readInTurn {
+        try await perValue.backend.read(checked, first: perValue.limit, per: field) { fields in
+          children[try fields.value(at: position), default: []].append(try codec.decode(fields))
+        }
       }
     }
     return found.map { ($0, children[$0.id.storedValue] ?? []) }

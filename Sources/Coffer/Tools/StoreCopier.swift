@@ -126,9 +126,9 @@ public struct StoreCopier: Sendable {
     for (schema, total) in zip(schemas, totals) {
       var digester = RowDigester(schema: schema)
       var (last, already): (Value?, Int) = (nil, 0)
-      if resume { (last, already) = try await resumePoint(of: schema, reader: reader) }
+      if resume { last = try await resumePoint(of: schema) }
       if let last {
-        digester = try await checkedPrefix(of: schema, upTo: last, reader: reader)
+        (digester, already) = try await checkedPrefix(of: schema, upTo: last, reader: reader)
         if !verify { digester = RowDigester(schema: schema) }
       }
       state.entity = schema.name
@@ -169,12 +169,12 @@ public struct StoreCopier: Sendable {
     return (report, verify ? StoreDigest(entities: digests) : nil)
   }
 
-  /// The digest of the source's rows of an entity up to `last`, after checking that the
-  /// target holds exactly those rows: a resumed copy skips them, so a row changed in the target
-  /// since the interrupted run is found here, before anything is written, not by the final
-  /// comparison.
+  /// The digest of the source's rows of an entity up to `last`, and how many rows the target
+  /// holds, after checking that the target holds exactly those rows (the digest counts them
+  /// too): a resumed copy skips them, so other ids, or a row changed in the target since the
+  /// interrupted run, are found here, before anything is written, not by the final comparison.
   private func checkedPrefix(of schema: EntitySchema, upTo last: Value, reader: RowReader) async throws
-    -> RowDigester
+    -> (RowDigester, Int)
   {
     var prefix = RowReader.all(of: schema)
     prefix.filter = .compare(field: schema.idField.name, op: .lessOrEqual, value: last)
@@ -182,39 +182,32 @@ public struct StoreCopier: Sendable {
     try await reader.readReleasing(prefix) { try sourceDigester.add($0) }
     var targetDigester = RowDigester(schema: schema)
     try await target.rethrowing { try await target.backend.read(prefix) { try targetDigester.add($0) } }
-    guard sourceDigester.digest == targetDigester.digest else {
+    let (source, held) = (sourceDigester.digest, targetDigester.digest)
+    guard source == held else {
+      let what =
+        source.count == held.count
+        ? "differ from the source's: they were changed since the interrupted copy"
+        : "number \(held.count) where the source holds \(source.count): they are not what an interrupted copy "
+          + "from this source left"
       throw CofferError(
         .conflict,
-        "The target's rows of this entity up to the id shown differ from the source's: they were changed since the "
-          + "interrupted copy, so resuming would leave a copy that is not the source. Copy into an empty store "
-          + "instead.", store: target.backend.name, entity: schema.name, id: last)
+        "The target's rows of this entity up to the id shown \(what), so resuming would leave a copy that is not "
+          + "the source. Copy into an empty store instead.", store: target.backend.name, entity: schema.name,
+        id: last)
     }
-    return sourceDigester
+    return (sourceDigester, held.count)
   }
 
-  /// Where a resumed copy of an entity continues: the largest id the target holds, and how
-  /// many rows it holds — which must be exactly the source's rows up to that id.
-  private func resumePoint(of schema: EntitySchema, reader: RowReader) async throws -> (Value?, Int) {
-    let idField = schema.idField.name
-    var newest = Query(entity: schema.name, sort: [Sort(idField, ascending: false)], limit: 1)
+  /// Where a resumed copy of an entity continues: the largest id the target holds (every row it
+  /// holds is at or before it), or `nil` when it holds none.
+  private func resumePoint(of schema: EntitySchema) async throws -> Value? {
+    var newest = Query(entity: schema.name, sort: [Sort(schema.idField.name, ascending: false)], limit: 1)
     newest.layout = schema
     var last: Value?
     try await target.rethrowing {
       try await target.backend.read(newest) { last = try $0.value(at: schema.idPosition) }
     }
-    guard let last else { return (nil, 0) }
-    let held = try await target.rethrowing { try await target.backend.count(RowReader.all(of: schema)) }
-    var upTo = RowReader.all(of: schema)
-    upTo.filter = .compare(field: idField, op: .lessOrEqual, value: last)
-    let sourceRows = try await reader.count(upTo)
-    guard sourceRows == held else {
-      throw CofferError(
-        .conflict,
-        "The target holds \(held) rows of this entity up to the id shown, where the source holds \(sourceRows): "
-          + "they are not what an interrupted copy from this source left. Copy into an empty store instead.",
-        store: target.backend.name, entity: schema.name, id: last)
-    }
-    return (last, held)
+    return last
   }
 }
 
