@@ -197,6 +197,91 @@ extension ConformanceSuite {
       try expectEqual(try await store.countRows(everything), 0, "rows left after deleting each as read")
     },
     ConformanceCheck(
+      "transaction.write-back-rows-if-unchanged", requires: .preconditions,
+      "A batch that writes back every row it read, on the condition that they are all unchanged, "
+        + "applies when every value of every kind still holds, and applies none of its operations and "
+        + "fails with conflict naming the id when one row changed (-0.0 for 0.0 too) — with updates "
+        + "alone, and with a delete among them."
+    ) { context in
+      let store = try await context.store()
+      try await store.prepare(schemas: EveryKindFixture.schemas)
+      try await store.apply(EveryKindFixture.changeSet())
+      let schema = EveryKindFixture.schema("Every")
+      let layouts = ["Every": schema]
+      guard let level = schema.position(of: "level"), let double = schema.position(of: "double") else {
+        throw CheckFailure("the fixture's Every has no level or double field")
+      }
+      var everything = Query(entity: "Every", sort: [Sort("id")])
+      everything.layout = schema
+      func leveled(_ rows: [Row], _ value: Int64) -> [Row] {
+        rows.map { row in
+          var row = row
+          row.values[level] = .int(value)
+          return row
+        }
+      }
+      func updates(_ rows: [Row]) -> [ChangeSet.Operation] { rows.map { .update(entity: "Every", row: $0) } }
+      func asRead(_ rows: [Row]) -> ChangeSet.Precondition {
+        ChangeSet.Precondition(Query(lookingUp: rows.map { $0[schema.idPosition] }, in: schema), .rows(rows))
+      }
+      let read = try await store.fetchRows(everything)
+      guard read.count >= 3 else { throw CheckFailure("the fixture holds fewer than 3 Every rows") }
+      let summary = try await store.apply(
+        ChangeSet(updates(leveled(read, 1_000)), layouts: layouts, preconditions: [asRead(read)]))
+      try expectEqual(summary.updated, read.count, "rows updated when all are as read")
+      let now = try await store.fetchRows(everything)
+      try expectEqual(now, leveled(read, 1_000), "the rows after their update as read")
+
+      let middle = now.count / 2
+      var changed = now[middle]
+      changed.values[level] = .int(1_001)
+      try await store.apply(ChangeSet([.update(entity: "Every", row: changed)], layouts: layouts))
+      var expected = now
+      expected[middle] = changed
+      let refused = try await expectThrows(.conflict, "updates of rows read before one of them changed") {
+        try await store.apply(
+          ChangeSet(updates(leveled(now, 2_000)), layouts: layouts, preconditions: [asRead(now)]))
+      }
+      try expectEqual(refused.entity, "Every", "the entity the conflict names")
+      try expectEqual(refused.idValue, now[middle][schema.idPosition], "the id the conflict names")
+      try expectEqual(try await store.fetchRows(everything), expected, "the rows after the refused updates")
+
+      let last = expected[expected.count - 1][schema.idPosition]
+      let withDelete =
+        updates(leveled(Array(now.dropLast()), 3_000)) + [.delete(entity: "Every", id: last)]
+      let refusedDelete = try await expectThrows(.conflict, "updates and a delete of rows read before") {
+        try await store.apply(ChangeSet(withDelete, layouts: layouts, preconditions: [asRead(now)]))
+      }
+      try expectEqual(refusedDelete.idValue, now[middle][schema.idPosition], "the id the conflict names")
+      try expectEqual(try await store.fetchRows(everything), expected, "the rows after the refused delete")
+
+      if let zeroAt = expected.firstIndex(where: {
+        if case .double(let value) = $0[double] { return value == 0 && value.sign == .minus }
+        return false
+      }) {
+        var zero = expected
+        zero[zeroAt].values[double] = .double(0.0)
+        _ = try await expectThrows(.conflict, "updates on a read of 0.0 where -0.0 is stored") {
+          try await store.apply(
+            ChangeSet(updates(leveled(zero, 4_000)), layouts: layouts, preconditions: [asRead(zero)]))
+        }
+        try expectEqual(
+          try await store.fetchRows(everything), expected, "the rows after the refused -0.0 read")
+      } else {
+        throw CheckFailure("the fixture holds no -0.0 double")
+      }
+
+      let deleted = try await store.apply(
+        ChangeSet(
+          updates(leveled(Array(expected.dropLast()), 3_000)) + [.delete(entity: "Every", id: last)],
+          layouts: layouts, preconditions: [asRead(expected)]))
+      try expectEqual(deleted.updated, expected.count - 1, "rows updated beside the delete, all as read")
+      try expectEqual(deleted.deleted, 1, "rows deleted beside the updates, all as read")
+      try expectEqual(
+        try await store.fetchRows(everything), leveled(Array(expected.dropLast()), 3_000),
+        "the rows after the updates and the delete")
+    },
+    ConformanceCheck(
       "transaction.body-error-applies-nothing", requires: .preconditions,
       "A transaction body that throws applies none of its writes and does not run again."
     ) { context in

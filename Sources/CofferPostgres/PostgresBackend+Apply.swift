@@ -191,6 +191,7 @@ struct PostgresApplier {
   func run() async throws -> ChangeSummary {
     do {
       if let summary = try await applyIfUnchanged() { return summary }
+      if let summary = try await applyIfRowsUnchanged() { return summary }
     } catch  where PostgresFailure.sqlState(of: error) == "23505" && !connection.isClosed {
       throw try await diagnoseUniqueViolation(cause: error)
     }
@@ -204,13 +205,17 @@ struct PostgresApplier {
     case .run(let run)?: single = steps.count == 1 && run.kind != .update && !guarded
     case nil: single = !guarded
     }
-    // A conditional batch is serializable: the server then fails it (and it runs again) if a
-    // row its preconditions read is changed by a concurrent batch before it commits.
-    if !single { try await execute(guarded ? "BEGIN ISOLATION LEVEL SERIALIZABLE" : "BEGIN") }
-    if guarded { try await execute(Self.indexScansUntilCommit) }
+    // A conditional batch locks the rows its preconditions are about where it can
+    // (`PostgresApplier+RowLocks.swift`); else it is serializable: the server then fails it (and
+    // it runs again) if a row its preconditions read is changed by a concurrent batch before it
+    // commits.
+    let locked = guarded ? try rowLockOrder() : nil
+    let serializable = guarded && locked == nil
+    if !single { try await execute(serializable ? "BEGIN ISOLATION LEVEL SERIALIZABLE" : "BEGIN") }
+    if serializable { try await execute(Self.indexScansUntilCommit) }
     do {
-      for precondition in changes.preconditions {
-        try precondition.verify(try await selected(precondition.query), store: store)
+      for precondition in locked ?? changes.preconditions {
+        try precondition.verify(try await selected(precondition.query, locking: locked != nil), store: store)
       }
       var summary = ChangeSummary()
       for step in steps {
