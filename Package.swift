@@ -99,8 +99,12 @@ let package = Package(
       name: "CofferConfiguration",
       dependencies: ["Coffer", .product(name: "Configuration", package: "swift-configuration")],
       swiftSettings: upcoming),
+    // posix_spawn for the tools, the conformance suite's second process and the tests: harness
+    // code, kept out of the core and out of every product.
+    .target(name: "CofferChildProcess", dependencies: ["Coffer"], swiftSettings: upcoming),
     .target(
-      name: "CofferConformance", dependencies: ["Coffer", .product(name: "Logging", package: "swift-log")],
+      name: "CofferConformance",
+      dependencies: ["Coffer", "CofferChildProcess", .product(name: "Logging", package: "swift-log")],
       path: "Conformance",
       swiftSettings: upcoming),
     .target(
@@ -112,18 +116,23 @@ let package = Package(
     .executableTarget(
       name: "coffer",
       dependencies: [
-        "Coffer", "CofferStores", "CofferConformance", "CofferConfiguration", "CofferChatExample",
-        "CofferSoak",
+        "Coffer", "CofferChildProcess", "CofferStores", "CofferConformance", "CofferConfiguration",
+        "CofferChatExample", "CofferSoak",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       swiftSettings: upcoming),
     // Helpers the backends' tests share: temporary folders, tiny file systems, killed writers.
     .target(
-      name: "CofferTestSupport", dependencies: ["Coffer"], path: "Tests/Support", swiftSettings: upcoming),
+      name: "CofferTestSupport", dependencies: ["Coffer", "CofferChildProcess"], path: "Tests/Support",
+      swiftSettings: upcoming),
     .testTarget(name: "CofferTests", dependencies: ["Coffer", "CofferMemory"], swiftSettings: upcoming),
     .testTarget(
+      name: "CofferChildProcessTests", dependencies: ["CofferChildProcess"], swiftSettings: upcoming),
+    .testTarget(
       name: "CofferPlistTests",
-      dependencies: ["Coffer", "CofferPlist", "CofferStores", "CofferTestSupport", "coffer"],
+      dependencies: [
+        "Coffer", "CofferChildProcess", "CofferPlist", "CofferStores", "CofferTestSupport", "coffer",
+      ],
       swiftSettings: upcoming),
     .testTarget(
       name: "CofferConformanceTests",
@@ -137,20 +146,22 @@ let package = Package(
     .testTarget(
       name: "CofferSQLiteTests",
       dependencies: [
-        "Coffer", "CofferSQLite", "CofferStores", "CofferConformance", "CofferTestSupport", "coffer",
+        "Coffer", "CofferChildProcess", "CofferSQLite", "CofferStores", "CofferConformance",
+        "CofferTestSupport", "coffer",
       ],
       swiftSettings: upcoming),
     .testTarget(
       name: "CofferLMDBTests",
       dependencies: [
-        "Coffer", "CofferLMDB", "CofferMacros", "CofferStores", "CofferConformance", "CofferTestSupport",
-        "coffer",
+        "Coffer", "CofferChildProcess", "CofferLMDB", "CofferMacros", "CofferStores", "CofferConformance",
+        "CofferTestSupport", "coffer",
       ],
       swiftSettings: upcoming),
     .testTarget(
       name: "CofferPostgresTests",
       dependencies: [
-        "Coffer", "CofferPostgres", "CofferStores", "CofferConformance", "CofferTestSupport", "coffer",
+        "Coffer", "CofferChildProcess", "CofferPostgres", "CofferStores", "CofferConformance",
+        "CofferTestSupport", "coffer",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -163,15 +174,15 @@ let package = Package(
     .testTarget(
       name: "CofferMacroTests",
       dependencies: [
-        "Coffer", "CofferMacros", "CofferMacroPlugin", "CofferMemory",
+        "Coffer", "CofferChildProcess", "CofferMacros", "CofferMacroPlugin", "CofferMemory",
         .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
       ],
       swiftSettings: upcoming),
     .testTarget(
       name: "CofferCLITests",
       dependencies: [
-        "coffer", "Coffer", "CofferMemory", "CofferChatExample", "CofferStores", "CofferMacros",
-        "CofferConformance", "CofferSoak", "CofferTestSupport",
+        "coffer", "Coffer", "CofferChildProcess", "CofferMemory", "CofferChatExample", "CofferStores",
+        "CofferMacros", "CofferConformance", "CofferSoak", "CofferTestSupport",
       ],
       swiftSettings: upcoming),
   ]

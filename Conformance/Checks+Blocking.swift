@@ -1,4 +1,5 @@
 @_spi(Backend) import Coffer
+import CofferChildProcess
 import Foundation
 import Synchronization
 

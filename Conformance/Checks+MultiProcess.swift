@@ -1,4 +1,5 @@
 @_spi(Backend) import Coffer
+import CofferChildProcess
 import Foundation
 
 /// A row the multi-process checks commit from two processes at once.

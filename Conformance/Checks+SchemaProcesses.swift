@@ -1,4 +1,5 @@
 @_spi(Backend) import Coffer
+import CofferChildProcess
 import Foundation
 
 /// The `Evolving` entity as the writing process declares it: a group, and a code with a plain

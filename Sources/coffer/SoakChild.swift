@@ -1,4 +1,5 @@
 import Coffer
+import CofferChildProcess
 import CofferSoak
 import Dispatch
 

@@ -1,4 +1,5 @@
 import Coffer
+import CofferChildProcess
 import Foundation
 
 /// One run of the built `coffer` executable: what it printed and how it ended.

@@ -1,4 +1,5 @@
 import Coffer
+import CofferChildProcess
 import CofferTestSupport
 import Foundation
 import Testing

@@ -1,4 +1,5 @@
 import Coffer
+import CofferChildProcess
 import CofferLMDB
 import CofferTestSupport
 import Foundation

@@ -1,4 +1,5 @@
 import Coffer
+import CofferChildProcess
 import CofferPlist
 import CofferTestSupport
 import Foundation

@@ -1,4 +1,5 @@
 import Coffer
+import CofferChildProcess
 import CofferPostgres
 import CofferTestSupport
 import Foundation

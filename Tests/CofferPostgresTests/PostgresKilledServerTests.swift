@@ -1,4 +1,5 @@
 import Coffer
+import CofferChildProcess
 import CofferStores
 import CofferTestSupport
 import Foundation

@@ -1,4 +1,5 @@
 import Coffer
+import CofferChildProcess
 import CofferConformance
 import CofferStores
 import CofferTestSupport

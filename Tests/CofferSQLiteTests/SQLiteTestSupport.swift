@@ -1,4 +1,5 @@
 import Coffer
+import CofferChildProcess
 import CofferSQLite
 import CofferTestSupport
 import Foundation

@@ -1,4 +1,5 @@
 import Coffer
+import CofferChildProcess
 import Foundation
 
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
 import Coffer
+import CofferChildProcess
 import Foundation
 
 /// A tiny tmpfs mounted for one test, so that a write really runs out of space. Mounting needs

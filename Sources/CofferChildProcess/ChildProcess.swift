@@ -1,3 +1,4 @@
+import Coffer
 import Dispatch
 
 #if canImport(Glibc)
@@ -20,8 +21,9 @@ import Dispatch
 /// signal dispositions and mask are reset to the defaults.
 ///
 /// Waiting has a blocking and an `async` form of each call: the `async` one blocks a thread of
-/// its own instead of one of the Swift concurrency pool's. Like ``BlockingQueue``, this is
-/// plumbing for this package's targets (`package` access), not public API.
+/// its own instead of one of the Swift concurrency pool's. This module is harness, not product:
+/// only the `coffer` tools, the conformance suite's multi-process checks and the tests import
+/// it, and it is no library product (hence `package` access), so `import Coffer` never shows it.
 package final class ChildProcess: Sendable {
   /// Where the child's standard input comes from.
   package enum Input: Sendable {

@@ -1,4 +1,4 @@
-import Coffer
+import CofferChildProcess
 import Testing
 
 #if canImport(Glibc)

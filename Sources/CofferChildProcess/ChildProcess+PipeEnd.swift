@@ -1,3 +1,5 @@
+import Coffer
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
