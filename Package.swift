@@ -110,14 +110,22 @@ let package = Package(
     .target(
       name: "CofferChatExample", dependencies: ["Coffer", "CofferMacros"], path: "Examples/Chat",
       swiftSettings: upcoming),
-    // What `coffer soak` counts, checks and prints, apart from the command so that tests can
+    // What `coffer-dev soak` counts, checks and prints, apart from the command so that tests can
     // import it (an executable's own module cannot be imported on every platform).
     .target(name: "CofferSoak", swiftSettings: upcoming),
     .executableTarget(
       name: "coffer",
       dependencies: [
-        "Coffer", "CofferChildProcess", "CofferStores", "CofferConformance", "CofferConfiguration",
-        "CofferChatExample", "CofferSoak",
+        "Coffer", "CofferStores", "CofferConformance", "CofferConfiguration", "CofferChatExample",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
+      swiftSettings: upcoming),
+    // The harness commands Coffer's own tests and reliability runs start (`soak`, `churn`): built
+    // with the package for `make test`/`make soak`, no product, so `coffer` holds only user tools.
+    .executableTarget(
+      name: "coffer-dev",
+      dependencies: [
+        "Coffer", "CofferChildProcess", "CofferStores", "CofferSoak",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       swiftSettings: upcoming),
@@ -132,6 +140,7 @@ let package = Package(
       name: "CofferPlistTests",
       dependencies: [
         "Coffer", "CofferChildProcess", "CofferPlist", "CofferStores", "CofferTestSupport", "coffer",
+        "coffer-dev",
       ],
       swiftSettings: upcoming),
     .testTarget(
@@ -147,14 +156,14 @@ let package = Package(
       name: "CofferSQLiteTests",
       dependencies: [
         "Coffer", "CofferChildProcess", "CofferSQLite", "CofferStores", "CofferConformance",
-        "CofferTestSupport", "coffer",
+        "CofferTestSupport", "coffer", "coffer-dev",
       ],
       swiftSettings: upcoming),
     .testTarget(
       name: "CofferLMDBTests",
       dependencies: [
         "Coffer", "CofferChildProcess", "CofferLMDB", "CofferMacros", "CofferStores", "CofferConformance",
-        "CofferTestSupport", "coffer",
+        "CofferTestSupport", "coffer", "coffer-dev",
       ],
       swiftSettings: upcoming),
     .testTarget(
@@ -181,8 +190,8 @@ let package = Package(
     .testTarget(
       name: "CofferCLITests",
       dependencies: [
-        "coffer", "Coffer", "CofferChildProcess", "CofferMemory", "CofferChatExample", "CofferStores",
-        "CofferMacros", "CofferConformance", "CofferSoak", "CofferTestSupport",
+        "coffer", "coffer-dev", "Coffer", "CofferChildProcess", "CofferMemory", "CofferChatExample",
+        "CofferStores", "CofferMacros", "CofferConformance", "CofferSoak", "CofferTestSupport",
       ],
       swiftSettings: upcoming),
   ]

@@ -214,9 +214,12 @@ struct PostgresApplier {
     if !single { try await execute(serializable ? "BEGIN ISOLATION LEVEL SERIALIZABLE" : "BEGIN") }
     if serializable { try await execute(Self.indexScansUntilCommit) }
     do {
-      for precondition in locked ?? changes.preconditions {
-        try precondition.verify(try await selected(precondition.query, locking: locked != nil), store: store)
+      if let locked {
+        for precondition in locked {
+          try precondition.verify(try await selected(precondition.query, locking: true), store: store)
+        }
       }
+      for precondition in changes.preconditions where locked == nil { try await check(precondition) }
       var summary = ChangeSummary()
       for step in steps {
         switch step {
@@ -270,9 +273,10 @@ struct PostgresApplier {
   /// other writers until the batch ends when `locking`.
   func selected(_ query: Query, locking: Bool = false) async throws -> [Row] {
     let table = try table(query.entity)
+    let idsOnly = table.readsIDsOnly(query.layout)
     var sql: String
     var binds = PostgresBindings(capacity: 1)
-    if let ids = query.lookedUpIDs(in: table.schema) {
+    if !idsOnly, let ids = query.lookedUpIDs(in: table.schema) {
       if ids.isEmpty { return [] }
       binds.append(PostgresArrayParameter(values: ids, kind: table.kinds[table.schema.idPosition]))
       sql = table.getManySQL
@@ -281,12 +285,13 @@ struct PostgresApplier {
       (sql, binds) = (built.sql, built.binds)
     }
     if locking { sql += " FOR UPDATE" }
-    let fields = PostgresFields(kinds: table.kinds)
+    let fields = PostgresFields(kinds: table.selectedKinds(query.layout))
     var rows: [Row] = []
     for row in try await self.query(sql, binds) {
       try fields.load(row)
       rows.append(try Row(fields))
     }
+    if idsOnly { return rows }
     let reshape = try RowReshaper(reading: table.schema, as: query.layout, store: store)
     return reshape.isIdentity ? rows : rows.map { reshape($0) }
   }
@@ -369,14 +374,8 @@ struct PostgresApplier {
       summary.deleted += try await query(table.deleteSQL, binds).count
     case .deleteMatching(_, let filter):
       let built = try PostgresSQL.delete(filter, in: table)
-      let rows = try await query(
+      summary.deleted += try await counted(
         "WITH deleted AS (\(built.sql) RETURNING 1) SELECT count(*) FROM deleted", built.binds)
-      if let cell = rows.first?.first(where: { _ in true }),
-        case .int(let count) = try PostgresValues.read(
-          cell.bytes, as: .int)
-      {
-        summary.deleted += Int(count)
-      }
     case .updateMatching(let entity, let filter, let changes):
       let (table, read, rows) = try await updatedRows(entity, filter, changes)
       if !UniqueRun.isIndependent(rows, stored: read, schema: table.schema) {
@@ -435,7 +434,7 @@ struct PostgresApplier {
     if run.kind == .delete {
       binds.append(
         PostgresArrayParameter(values: run.rows.map { $0[0] }, kind: table.kinds[table.schema.idPosition]))
-      summary.deleted += try await query(table.deleteManySQL, binds).count
+      summary.deleted += try await counted(table.deleteManySQL, binds)
       return
     }
     if !checked, run.kind == .update || run.kind == .upsert, !table.schema.uniqueIndexes.isEmpty {

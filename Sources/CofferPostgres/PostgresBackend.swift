@@ -111,6 +111,11 @@ public final class PostgresBackend: StorageBackend, Service {
     _ query: Query, on pinned: PostgresConnection?, _ visit: (any StoredFields) throws -> Void
   ) async throws {
     let table = try table(query.entity)
+    if table.readsIDsOnly(query.layout) {
+      let built = try PostgresSQL.select(query, in: table)
+      try await readRows(built.sql, built.binds, of: table, through: nil, on: pinned, idsOnly: true, visit)
+      return
+    }
     let view = try RowReshaper(reading: table.schema, as: query.layout, store: name).makeView()
     let sql: String
     var binds = PostgresBindings(capacity: 1)
@@ -128,16 +133,16 @@ public final class PostgresBackend: StorageBackend, Service {
     try await readRows(sql, binds, of: table, through: view, on: pinned, visit)
   }
 
-  /// Runs a statement that selects `table`'s columns and hands over each row as it arrives,
-  /// through `view` when the caller reads another layout; the visitor's own error comes out
-  /// unchanged, any other as the backend's error.
+  /// Runs a statement that selects `table`'s columns (its id column alone when `idsOnly`) and
+  /// hands over each row as it arrives, through `view` when the caller reads another layout; the
+  /// visitor's own error comes out unchanged, any other as the backend's error.
   func readRows(
     _ sql: String, _ binds: PostgresBindings, of table: PostgresTable, through view: ReshapedFields?,
-    on pinned: PostgresConnection?, _ visit: (any StoredFields) throws -> Void
+    on pinned: PostgresConnection?, idsOnly: Bool = false, _ visit: (any StoredFields) throws -> Void
   ) async throws {
     do {
       try await withConnection(pinned, while: "reading \(table.schema.name)") { connection in
-        let fields = PostgresFields(kinds: table.kinds)
+        let fields = PostgresFields(kinds: idsOnly ? [table.kinds[table.schema.idPosition]] : table.kinds)
         try await PostgresStatements.run(sql, binds, on: connection, logger: logger) { row in
           try fields.load(row)
           do {

@@ -32,10 +32,12 @@ struct PostgresSQL {
     return keys.joined(separator: ", ")
   }
 
-  /// `SELECT columns FROM table WHERE … ORDER BY … LIMIT $ OFFSET $`.
+  /// `SELECT columns FROM table WHERE … ORDER BY … LIMIT $ OFFSET $`; the id column alone for a
+  /// query whose layout is the id field alone (see ``PostgresTable/readsIDsOnly(_:)``).
   static func select(_ query: Query, in table: PostgresTable) throws -> PostgresSQL {
     var built = PostgresSQL()
-    built.sql = "SELECT \(table.selectList) FROM \(table.table)"
+    let list = table.readsIDsOnly(query.layout) ? table.idColumn : table.selectList
+    built.sql = "SELECT \(list) FROM \(table.table)"
     try built.appendWhere(query.filter, table)
     built.sql += " ORDER BY " + (try orderKeys(query.sort, in: table))
     if let limit = query.limit {

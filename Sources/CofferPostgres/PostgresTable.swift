@@ -33,13 +33,27 @@ final class PostgresTable: Sendable {
   let updateManySQL: String
   /// `INSERT … SELECT * FROM unnest(…) ON CONFLICT (id) DO UPDATE …`: many upserts (of distinct ids).
   let upsertManySQL: String
-  /// `DELETE … WHERE id = ANY($1) RETURNING 1`.
+  /// `DELETE … WHERE id = ANY($1)`, answering the number of rows it deleted (one row, not one
+  /// per row deleted).
   let deleteManySQL: String
   /// ``updateSQL`` that changes the row only while every other column still holds the values
   /// bound after the new row's.
   let updateIfUnchangedSQL: String
   /// `DELETE … WHERE id = $1 AND` every other column still holds the values bound after it.
   let deleteIfUnchangedSQL: String
+
+  /// Whether a query read in `layout` wants the ids alone: its layout is the id field alone, as
+  /// stored. ``PostgresSQL/select(_:in:)`` then selects the id column alone, and the rows it
+  /// reads are rows of that one value.
+  func readsIDsOnly(_ layout: EntitySchema?) -> Bool {
+    guard let layout, layout.fields.count == 1 else { return false }
+    return layout.idField.name == schema.idField.name && layout.idField.kind == schema.idField.kind
+  }
+
+  /// The kinds of the columns a query read in `layout` selects.
+  func selectedKinds(_ layout: EntitySchema?) -> [FieldKind] {
+    readsIDsOnly(layout) ? [kinds[schema.idPosition]] : kinds
+  }
 
   init(schema: EntitySchema, namespace: String, tableName: String, columnNames: [String]) {
     self.schema = schema
@@ -90,7 +104,8 @@ final class PostgresTable: Sendable {
       + (excluded.isEmpty ? "NOTHING" : "UPDATE SET \(excluded.joined(separator: ", "))")
       + " RETURNING (xmax = 0)"
     deleteManySQL =
-      "DELETE FROM \(table) WHERE \(id) = ANY($1::\(PostgresValues.arrayCast(kinds[schema.idPosition]))) RETURNING 1"
+      "WITH deleted AS (DELETE FROM \(table) WHERE \(id) = ANY($1::\(PostgresValues.arrayCast(kinds[schema.idPosition]))) "
+      + "RETURNING 1) SELECT count(*) FROM deleted"
     let unchangedAfterRow = Self.unchangedCondition(
       columns, kinds, skipping: schema.idPosition, after: columns.count)
     updateIfUnchangedSQL =

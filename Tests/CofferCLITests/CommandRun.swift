@@ -2,13 +2,13 @@ import Coffer
 import CofferChildProcess
 import Foundation
 
-/// One run of the built `coffer` executable: what it printed and how it ended.
+/// One run of the built `coffer` (or `coffer-dev`) executable: what it printed and how it ended.
 struct CommandRun {
   var status: Int32
   var output: String
   var errorOutput: String
 
-  /// The folder the build put the test bundle in; `coffer` is built next to it.
+  /// The folder the build put the test bundle in; `coffer` and `coffer-dev` are built next to it.
   static var productsDirectory: URL {
     #if os(macOS)
       for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
@@ -26,7 +26,21 @@ struct CommandRun {
   static func coffer(_ arguments: [String], environment extra: [String: String] = [:], input: [UInt8]? = nil)
     async throws -> CommandRun
   {
-    let executable = productsDirectory.appendingPathComponent("coffer")
+    try await run("coffer", arguments, environment: extra, input: input)
+  }
+
+  /// Runs the harness executable `coffer-dev` (`soak`, `churn`) as ``coffer(_:environment:input:)``
+  /// runs `coffer`.
+  static func cofferDev(_ arguments: [String], environment extra: [String: String] = [:]) async throws
+    -> CommandRun
+  {
+    try await run("coffer-dev", arguments, environment: extra, input: nil)
+  }
+
+  private static func run(
+    _ program: String, _ arguments: [String], environment extra: [String: String], input: [UInt8]?
+  ) async throws -> CommandRun {
+    let executable = productsDirectory.appendingPathComponent(program)
     guard FileManager.default.isExecutableFile(atPath: executable.path) else {
       throw MissingExecutable(path: executable.path)
     }
@@ -47,6 +61,6 @@ struct CommandRun {
 
   struct MissingExecutable: Error, CustomStringConvertible {
     var path: String
-    var description: String { "coffer was not built at \(path)" }
+    var description: String { "\(path) was not built" }
   }
 }

@@ -16,7 +16,7 @@ import Testing
     let path = folder.appendingPathComponent(scheme == "sqlite" ? "soak.sqlite" : "soak").path
     // Growth is not judged here: three one-second windows of a debug build on a busy machine
     // say nothing about leaks.
-    let run = try await CommandRun.coffer([
+    let run = try await CommandRun.cofferDev([
       "soak", "\(scheme)://\(path)", "--seconds", "3", "--window", "1", "--processes", "1", "--writers", "2",
       "--readers", "2", "--growth-limit", "1000",
     ])
@@ -126,5 +126,19 @@ import Testing
     #expect(allWindows.growth { $0.anonymousBytes } == nil)
     #expect(
       allWindows.rendered(store: "memory:").contains { $0.hasPrefix("  anonymous rss growth: not measured") })
+  }
+}
+
+@Suite struct HarnessCommandTests {
+  /// `coffer` lists only what a user runs; the harness commands are `coffer-dev`'s.
+  @Test func soakAndChurnAreCofferDevCommandsNotCoffers() async throws {
+    let user = try await CommandRun.coffer(["--help"])
+    #expect(user.status == 0)
+    #expect(!user.output.contains("soak") && !user.output.contains("churn"), "\(user.output)")
+    let moved = try await CommandRun.coffer(["soak", "memory:"])
+    #expect(moved.status != 0)
+    let harness = try await CommandRun.cofferDev(["--help"])
+    #expect(harness.status == 0)
+    #expect(harness.output.contains("soak") && harness.output.contains("churn"), "\(harness.output)")
   }
 }

@@ -13,8 +13,8 @@ import Testing
   @Test(arguments: PlistBackend.Format.allCases)
   func aKilledWriterNeverLeavesAFileThatFailsToOpenNorLosesACommit(format: PlistBackend.Format) async throws {
     try #require(
-      FileManager.default.isExecutableFile(atPath: KilledWriter.coffer.path),
-      "build the coffer executable first")
+      FileManager.default.isExecutableFile(atPath: KilledWriter.cofferDev.path),
+      "build the coffer-dev executable first")
     let folder = try TemporaryFolder()
     let path = folder.file("churn.plist")
     var killsDuringWrites = 0
@@ -49,12 +49,12 @@ import Testing
 
   @Test func anotherProcessCannotOpenTheStoreWhileOneHasItOpen() async throws {
     try #require(
-      FileManager.default.isExecutableFile(atPath: KilledWriter.coffer.path),
-      "build the coffer executable first")
+      FileManager.default.isExecutableFile(atPath: KilledWriter.cofferDev.path),
+      "build the coffer-dev executable first")
     let folder = try TemporaryFolder()
     let path = folder.file("shared.plist")
     let writer = try ChildProcess(
-      KilledWriter.coffer.path, ["churn", "plist://\(path)", "--commits", "100000"], standardOutput: .pipe,
+      KilledWriter.cofferDev.path, ["churn", "plist://\(path)", "--commits", "100000"], standardOutput: .pipe,
       standardError: .nullDevice)
     defer {
       writer.kill(SIGKILL)

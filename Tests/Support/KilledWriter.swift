@@ -6,7 +6,7 @@ import Foundation
   import Glibc
 #endif
 
-/// The row `coffer churn` writes: one per commit, ids counting up from 1.
+/// The row `coffer-dev churn` writes: one per commit, ids counting up from 1.
 public struct ChurnRecord: Storable {
   /// The commit's number.
   public var id: Int64
@@ -16,16 +16,18 @@ public struct ChurnRecord: Storable {
   public var payload: String
 }
 
-/// A `coffer churn` process committing to a store, killed with SIGKILL in the middle.
+/// A `coffer-dev churn` process committing to a store, killed with SIGKILL in the middle.
 public enum KilledWriter {
-  /// The `coffer` executable, built next to the test bundle.
-  public static var coffer: URL { Bundle.main.bundleURL.appendingPathComponent("coffer") }
+  /// The `coffer-dev` executable, built next to the test bundle (a test target that kills
+  /// writers depends on the `coffer-dev` target, so that it is built).
+  public static var cofferDev: URL { Bundle.main.bundleURL.appendingPathComponent("coffer-dev") }
 
-  /// Starts `coffer churn URL`, waits for its first commit, lets it run for a random few
+  /// Starts `coffer-dev churn URL`, waits for its first commit, lets it run for a random few
   /// milliseconds up to `maximumDelay`, kills it, and returns the ids it reported committed.
   public static func run(_ url: String, maximumDelay: Int) async throws -> [Int64] {
     let writer = try ChildProcess(
-      coffer.path, ["churn", url, "--commits", "100000"], standardOutput: .pipe, standardError: .nullDevice)
+      cofferDev.path, ["churn", url, "--commits", "100000"], standardOutput: .pipe, standardError: .nullDevice
+    )
     var printed = try await writer.standardOutput.read(until: "committed")
     try await Task.sleep(for: .milliseconds(Int.random(in: 5...maximumDelay)))
     writer.kill(SIGKILL)

@@ -13,9 +13,10 @@
 ///   applied in turn, once per row however the references cycle); under
 ///   ``DeleteRule/nullify`` an update by filter setting the field to null; under
 ///   ``DeleteRule/deny`` a precondition that no other row refers to them. Each comes with a
-///   precondition on the referring rows as read, so a concurrent writer makes the batch
-///   conflict rather than leave a dangling reference — also on PostgreSQL, where a batch with
-///   preconditions runs serializable;
+///   precondition on the referring rows as read (their number, or the ids of those it deletes
+///   by id: only ids are read for them), so a concurrent writer makes the batch conflict rather
+///   than leave a dangling reference — also on PostgreSQL, where a batch with preconditions
+///   runs serializable;
 /// - a delete by filter of a referenced entity becomes the deletes of the rows it selects now,
 ///   with a precondition that it still selects exactly them.
 ///
@@ -24,8 +25,8 @@
 /// next. Each reference reads the rows that refer to a level with one `isIn` query per
 /// ``chunkSize`` deleted rows, and its filter, its precondition and its operation cover the same
 /// chunk. So deleting a notebook with a thousand notes, each with its labellings, reads the
-/// notes once and the labellings in two queries, and adds two deletes by filter, whatever the
-/// number of notes — not a query, a precondition and a delete per note.
+/// notes' ids once and counts the labellings in two queries, and adds two deletes by filter,
+/// whatever the number of notes — not a query, a precondition and a delete per note.
 struct ReferenceExpansion {
   /// What the batch did to one row so far.
   private enum Written {
@@ -71,6 +72,8 @@ struct ReferenceExpansion {
   private var removedBy: [String: [Filter]] = [:]
   /// The ids that an update by filter of the batch set reference fields to, by referenced entity.
   private var retargeted: [String: Set<Value>] = [:]
+  /// The layouts of the id field alone, by entity (see `idsOnly(_:schema:)`).
+  private var idLayouts: [String: EntitySchema] = [:]
 
   init(map: ReferenceMap, backend: any StorageBackend, store: String, layouts: [String: EntitySchema]) {
     self.map = map
@@ -171,10 +174,10 @@ struct ReferenceExpansion {
     if map.incoming[entity] != nil {
       // The rows it deletes must be known to apply their rules: read them, and make the batch
       // conflict if it would select others when it is applied.
-      let query = try outside(filter, in: entity, schema: schema)
+      let query = try idsOnly(outside(filter, in: entity, schema: schema), schema: schema)
       let rows = try await backend.fetch(query)
       preconditions.append(ChangeSet.Precondition(query, .rows(rows)))
-      ids = rows.map { $0[schema.idPosition] }
+      ids = rows.map { $0[0] }
     } else {
       operations.append(operation)
     }
@@ -299,10 +302,11 @@ struct ReferenceExpansion {
       } else {
         var doomed: [Value] = []
         for chunk in chunks {
-          let query = try outside(Self.refers(field, to: chunk), in: referring, schema: schema)
+          let query = try idsOnly(
+            outside(Self.refers(field, to: chunk), in: referring, schema: schema), schema: schema)
           let rows = try await backend.fetch(query)
           preconditions.append(ChangeSet.Precondition(query, .rows(rows)))
-          doomed += rows.map { $0[schema.idPosition] }
+          doomed += rows.map { $0[0] }
         }
         doomed += inBatch.map(\.id)
         ruleSummary.deleted += doomed.count
@@ -335,6 +339,22 @@ struct ReferenceExpansion {
     if !touched.isEmpty { selection = selection && .not(.isIn(schema.idField.name, touched)) }
     for removed in removedBy[entity] ?? [] { selection = selection && .not(removed) }
     return try QueryValidator.validate(Query(entity: entity, filter: selection), schema: schema)
+  }
+
+  /// `query` reading only the ids of the rows it selects, in a layout of the id field alone:
+  /// all that deleting them by id needs, and all its precondition must pin — that the query
+  /// still selects exactly those rows, whatever they hold by then. A backend may then read the
+  /// id column alone.
+  private mutating func idsOnly(_ query: Query, schema: EntitySchema) throws -> Query {
+    var narrowed = query
+    if let layout = idLayouts[schema.name] {
+      narrowed.layout = layout
+    } else {
+      let layout = try EntitySchema(name: schema.name, fields: [schema.idField], idField: schema.idField.name)
+      idLayouts[schema.name] = layout
+      narrowed.layout = layout
+    }
+    return narrowed
   }
 
   // MARK: Lookups

@@ -3,22 +3,21 @@ import Coffer
 import CofferStores
 import Foundation
 
-/// One row written by `coffer churn`.
+/// One row written by `coffer-dev churn`.
 struct ChurnRecord: Storable {
   var id: Int64
   var note: String
   var payload: String
 }
 
-extension CofferCommand {
-  /// `coffer churn URL`: a stream of single-row commits, for crash and durability tests.
+extension CofferDevCommand {
+  /// `coffer-dev churn URL`: a stream of single-row commits, for crash and durability tests.
   ///
   /// Each commit inserts the next id and, once the store has accepted it, prints
   /// `committed ID` — so a test that kills the process knows which rows must survive.
   struct Churn: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-      abstract: "Apply a stream of single-row commits to a store (for crash and durability testing).",
-      shouldDisplay: false)
+      abstract: "Apply a stream of single-row commits to a store (for crash and durability testing).")
 
     @Argument(help: ArgumentHelp("The store URL.", valueName: "URL"))
     var url: String
@@ -31,7 +30,7 @@ extension CofferCommand {
       do {
         store = try await Store.open(url: url)
       } catch {
-        throw Terminal.failure(error, while: "opening the store '\(StoreArgument.redacted(url))'")
+        throw Terminal.failure(error, while: "opening the store '\(Terminal.redacted(url))'")
       }
       var next =
         (try await store.query(ChurnRecord.self).sort([Sort("id", ascending: false)]).first()?.id ?? 0) + 1

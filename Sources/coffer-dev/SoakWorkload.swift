@@ -2,7 +2,7 @@ import Coffer
 import CofferSoak
 import Foundation
 
-/// One account of `coffer soak`: the transfers move amounts between balances, so the sum of all
+/// One account of `coffer-dev soak`: the transfers move amounts between balances, so the sum of all
 /// balances never changes.
 struct SoakAccount: Storable {
   var id: Int64
@@ -19,7 +19,7 @@ struct SoakWorkload: Sendable {
   var writers: Int
   /// How many reader tasks check the invariant.
   var readers: Int
-  /// Where problems are reported (standard error), e.g. "coffer soak child 1".
+  /// Where problems are reported (standard error), e.g. "coffer-dev soak child 1".
   var speaker: String
   /// What the tasks counted since the last ``take()``.
   let tally = LockedState(SoakCounts())

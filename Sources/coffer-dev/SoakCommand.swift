@@ -1,18 +1,19 @@
 import ArgumentParser
 import Coffer
+import CofferChildProcess
 import CofferSoak
 import CofferStores
 import Foundation
 
-extension CofferCommand {
-  /// `coffer soak URL`: a bounded soak of one store. Writer tasks move random amounts between
+extension CofferDevCommand {
+  /// `coffer-dev soak URL`: a bounded soak of one store. Writer tasks move random amounts between
   /// accounts in transactions while reader tasks read every account in one snapshot and check
   /// that the balances still sum to the seeded total — in this process and in extra processes
   /// (this executable again) on the same store. Prints throughput, resident memory and open
   /// files per window and a summary; exits non-zero on a violation, an error, a transfer that
   /// conflicted after every retry, or growth after the warm-up windows beyond the limit.
   ///
-  /// Hidden: it is a reliability tool (`make soak`, `scripts/soak`), not an everyday command.
+  /// `make soak` and `scripts/soak` run it on every durable backend.
   struct Soak: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
       abstract:
@@ -23,8 +24,7 @@ extension CofferCommand {
         A transfer whose conflict outlasts every retry of Store.transaction is counted apart \
         ("exhausted") and fails the run like an error: the store's retries take turns, so under \
         this load none should, and one would mean an application saw its transaction fail.
-        """,
-      shouldDisplay: false)
+        """)
 
     @Argument(help: ArgumentHelp("The store URL (a scratch store: the soak writes to it).", valueName: "URL"))
     var url: String
@@ -102,14 +102,14 @@ extension CofferCommand {
 
     /// The soak itself: seeds, starts the extra processes, runs, reports.
     private func runParent() async throws {
-      let store = try await StoreArgument.open(url, role: "store to soak")
+      let store = try await Terminal.open(url, role: "store to soak")
       let shown = store.backend.name
       let capabilities = store.backend.capabilities
       let ledger = SoakLedger.seeded(accounts: accounts, balance: Self.seedBalance)
       do {
-        guard capabilities.isSuperset(of: [.preconditions, .snapshots]) else {
+        guard capabilities.contains(.preconditions), store.backend is any SnapshotReading else {
           throw CofferError(
-            .unsupported, "The soak needs transactions and snapshots, which this backend does not declare.",
+            .unsupported, "The soak needs transactions and snapshots, which this backend does not have.",
             store: shown)
         }
         try await seed(store, ledger)
@@ -146,7 +146,7 @@ extension CofferCommand {
       let collecting = children.map { child in Task { await child.collect() } }
 
       let workload = SoakWorkload(
-        store: store, ledger: ledger, writers: writers, readers: readers, speaker: "coffer soak")
+        store: store, ledger: ledger, writers: writers, readers: readers, speaker: "coffer-dev soak")
       let deadline = start + .seconds(seconds)
       async let work: Void = workload.run(from: start, until: deadline)
       var own: [(counts: SoakCounts, resources: SoakResources)] = []
@@ -258,12 +258,12 @@ extension CofferCommand {
     /// An extra process: the same workload on the same store, from the same moment, printing
     /// one ``SoakChildLine`` per window and one at the end for the parent.
     private func runChild(number: Int) async throws {
-      let speaker = "coffer soak, extra process \(number)"
+      let speaker = "coffer-dev soak, extra process \(number)"
       let store: Store
       do {
         store = try await Store.open(url: url)
       } catch {
-        throw Terminal.failure(error, while: "\(speaker): opening '\(StoreArgument.redacted(url))'")
+        throw Terminal.failure(error, while: "\(speaker): opening '\(Terminal.redacted(url))'")
       }
       let wait = max(0, (startAt ?? 0) - Date().timeIntervalSince1970)
       let start = ContinuousClock.now + .milliseconds(Int(wait * 1_000))

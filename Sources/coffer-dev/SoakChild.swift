@@ -3,7 +3,7 @@ import CofferChildProcess
 import CofferSoak
 import Dispatch
 
-/// An extra process of `coffer soak`: this executable again, run as `coffer soak URL --child N`,
+/// An extra process of `coffer-dev soak`: this executable again, run as `coffer-dev soak URL --child N`,
 /// whose lines the parent collects as they come.
 final class SoakChild: Sendable {
   /// What the child has reported so far.
