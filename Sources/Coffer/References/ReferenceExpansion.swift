@@ -22,11 +22,12 @@
 ///
 /// The rules are applied level by level, never row by row: the rows one operation of the batch
 /// deletes are the first level, and the rows the cascades delete because of one level are the
-/// next. Each reference reads the rows that refer to a level with one `isIn` query per
-/// ``chunkSize`` deleted rows, and its filter, its precondition and its operation cover the same
-/// chunk. So deleting a notebook with a thousand notes, each with its labellings, reads the
-/// notes' ids once and counts the labellings in two queries, and adds two deletes by filter,
-/// whatever the number of notes — not a query, a precondition and a delete per note.
+/// next. Each reference reads the rows that refer to a level with one `isIn` query per 500
+/// deleted rows (or as many as a ``LongListFiltering`` backend takes), and its filter, its
+/// precondition and its operation cover the same chunk. So deleting a notebook with a thousand
+/// notes, each with its labellings, reads the notes' ids once and counts the labellings in two
+/// queries (one on PostgreSQL), and adds as many deletes by filter, whatever the number of
+/// notes — not a query, a precondition and a delete per note.
 struct ReferenceExpansion {
   /// What the batch did to one row so far.
   private enum Written {
@@ -48,7 +49,7 @@ struct ReferenceExpansion {
   }
 
   /// The most ids one lookup, one query for referring rows, and its precondition and
-  /// operation list.
+  /// operation list, unless the backend takes more (``LongListFiltering``).
   static let chunkSize = 500
 
   let map: ReferenceMap
@@ -75,11 +76,15 @@ struct ReferenceExpansion {
   /// The layouts of the id field alone, by entity (see `idsOnly(_:schema:)`).
   private var idLayouts: [String: EntitySchema] = [:]
 
+  /// The most ids of one chunk on this backend.
+  let chunkSize: Int
+
   init(map: ReferenceMap, backend: any StorageBackend, store: String, layouts: [String: EntitySchema]) {
     self.map = map
     self.backend = backend
     self.store = store
     self.layouts = layouts
+    chunkSize = max(1, (backend as? any LongListFiltering)?.valuesPerFilter ?? Self.chunkSize)
   }
 
   /// Expands checked operations.
@@ -248,8 +253,8 @@ struct ReferenceExpansion {
       }
     }
     inBatch.sort { ValueOrder.compare($0.id, $1.id) < 0 }
-    let chunks = stride(from: 0, to: ids.count, by: Self.chunkSize).map {
-      Array(ids[$0..<min($0 + Self.chunkSize, ids.count)])
+    let chunks = stride(from: 0, to: ids.count, by: chunkSize).map {
+      Array(ids[$0..<min($0 + chunkSize, ids.count)])
     }
     let retargetedIDs = ids.filter { retargeted[entity]?.contains($0) == true }
     switch link.reference.onDelete {
@@ -373,7 +378,7 @@ struct ReferenceExpansion {
       }
       var start = 0
       while start < ids.count {
-        let chunk = Array(ids[start..<min(start + Self.chunkSize, ids.count)])
+        let chunk = Array(ids[start..<min(start + chunkSize, ids.count)])
         start += chunk.count
         let found = Set(try await backend.get(entity: schema, ids: chunk).map { $0[schema.idPosition] })
         if let absent = chunk.first(where: { !found.contains($0) }), let referrer = wants[absent] {
