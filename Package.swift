@@ -25,7 +25,6 @@ let package = Package(
     .library(name: "CofferStores", targets: ["CofferStores"]),
     .library(name: "CofferConfiguration", targets: ["CofferConfiguration"]),
     .library(name: "CofferConformance", targets: ["CofferConformance"]),
-    .library(name: "CofferChatExample", targets: ["CofferChatExample"]),
     .executable(name: "coffer", targets: ["coffer"]),
   ],
   traits: [
@@ -107,6 +106,8 @@ let package = Package(
       dependencies: ["Coffer", "CofferChildProcess", .product(name: "Logging", package: "swift-log")],
       path: "Conformance",
       swiftSettings: upcoming),
+    // The domain-protocol chat example behind `coffer demo` and the CLI tests: a target, not a
+    // product, so that no client can come to depend on it.
     .target(
       name: "CofferChatExample", dependencies: ["Coffer", "CofferMacros"], path: "Examples/Chat",
       swiftSettings: upcoming),
