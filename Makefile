@@ -15,13 +15,14 @@ TRAITS := --enable-all-traits
 # Folders `make format` rewrites.
 SWIFT_SOURCES := Package.swift Sources Tests Examples Conformance Fuzz CrashStates
 
-.PHONY: all deps demo test docs docs-conformance docs-catalog format lint sanitize fuzz help differential crash-states soak
+.PHONY: all deps demo test check-builds docs docs-conformance docs-catalog format lint sanitize fuzz help differential crash-states soak
 
 all: test
 
 help:
 	@echo "make demo    install missing system libraries, then run the chat demo (swift run coffer demo)"
-	@echo "make test    install missing system libraries, then run every test (swift test)"
+	@echo "make test    install missing system libraries, then run every test (swift test) and make check-builds"
+	@echo "make check-builds  build and run a client with only the SQLite trait, and build the fuzz targets"
 	@echo "make differential  run the randomized differential check on every backend side by side for long"
 	@echo "make docs    regenerate Docs/Conformance.md, then build the DocC catalog of Coffer into .build/docs (fails on any warning)"
 	@echo "make format  format the Swift sources with swift format"
@@ -78,6 +79,7 @@ TEST_RUN = $(SWIFT) build $(TRAITS) --build-tests \
 	&& $(TIME_LIMIT) $(SWIFT) test $(TRAITS) --skip-build --filter PostgresFailoverTests
 test:
 	@$(MAKE) --no-print-directory deps EXTRA_APT_PACKAGES="$(if $(COFFER_TEST_POSTGRES_URL),,$(APT_TEST_PACKAGES))"
+	@$(MAKE) --no-print-directory check-builds
 	@set -eu; \
 	if [ -n "$${COFFER_TEST_POSTGRES_URL:-}" ]; then $(TEST_RUN); exit; fi; \
 	cluster="$$(mktemp -d "$${TMPDIR:-/tmp}/coffer-postgres.XXXXXX")"; rmdir "$$cluster"; \
@@ -86,6 +88,22 @@ test:
 	echo "PostgreSQL test server: $${url%%\?*} (removed when the tests end)"; \
 	export PGPASSWORD="$$(cat "$$cluster/password")" COFFER_TEST_POSTGRES_URL="$$url"; \
 	$(TEST_RUN)
+
+# Builds that `make test` runs besides the package's own, so that neither breaks unseen: a client
+# package that depends on Coffer with only the `SQLite` trait, built and run (scripts/check-client,
+# in .build-client), and every fuzz target of Fuzz/ built, not run: debug, with libFuzzer linked,
+# in a scratch folder of its own (`make fuzz` builds them optimized with AddressSanitizer). About
+# 2.5 minutes from nothing, seconds when warm.
+FUZZ_CHECK_BUILD = $(SWIFT) build --package-path Fuzz --scratch-path .build-fuzz-check \
+  -Xswiftc -sanitize=fuzzer -Xswiftc -use-ld=lld
+check-builds:
+	@scripts/check-client
+	@if $(FUZZ_CHECK_BUILD) > .build-fuzz-check.log 2>&1; then \
+	  echo "fuzz: every target of Fuzz/ builds"; \
+	else \
+	  grep -E 'error' .build-fuzz-check.log | head -20 >&2; \
+	  echo "fuzz: the fuzz targets did not build (log: .build-fuzz-check.log)" >&2; exit 1; \
+	fi
 
 docs: docs-conformance docs-catalog
 
