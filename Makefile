@@ -15,7 +15,7 @@ TRAITS := --enable-all-traits
 # Folders `make format` rewrites.
 SWIFT_SOURCES := Package.swift Sources Tests Examples Conformance Fuzz CrashStates
 
-.PHONY: all deps demo test check-builds docs docs-conformance docs-catalog format lint sanitize fuzz help differential crash-states soak
+.PHONY: all deps demo test check-builds check-swift-syntax docs docs-conformance docs-catalog format lint sanitize fuzz help differential crash-states soak
 
 all: test
 
@@ -23,6 +23,7 @@ help:
 	@echo "make demo    install missing system libraries, then run the chat demo (swift run coffer demo)"
 	@echo "make test    install missing system libraries, then run every test (swift test) and make check-builds"
 	@echo "make check-builds  build and run a client with only the SQLite trait, and build the fuzz targets"
+	@echo "make check-swift-syntax  build the macro and run its tests with each swift-syntax major Package.swift accepts"
 	@echo "make differential  run the randomized differential check on every backend side by side for long"
 	@echo "make docs    regenerate Docs/Conformance.md, then build the DocC catalog of Coffer into .build/docs (fails on any warning)"
 	@echo "make format  format the Swift sources with swift format"
@@ -104,6 +105,13 @@ check-builds:
 	  grep -E 'error' .build-fuzz-check.log | head -20 >&2; \
 	  echo "fuzz: the fuzz targets did not build (log: .build-fuzz-check.log)" >&2; exit 1; \
 	fi
+
+# The @Storable macro built and its tests run with the newest release of each swift-syntax major
+# that Package.swift's range accepts (scripts/check-swift-syntax, in .build-swift-syntax/MAJOR);
+# SWIFT_SYNTAX_VERSIONS="602.0.0" picks versions. About 4 minutes a major from nothing, so it is
+# not part of `make test`: run it when the macro or the range changes.
+check-swift-syntax:
+	@scripts/check-swift-syntax $(SWIFT_SYNTAX_VERSIONS)
 
 docs: docs-conformance docs-catalog
 

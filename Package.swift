@@ -44,7 +44,9 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
     .package(
       url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: ["JSON", "YAML"]),
-    .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
+    // Every major the macro builds with, proven by scripts/check-swift-syntax: an app whose other
+    // macro packages need one of them still resolves.
+    .package(url: "https://github.com/swiftlang/swift-syntax", "602.0.0"..<"604.0.0"),
     .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
   ],
