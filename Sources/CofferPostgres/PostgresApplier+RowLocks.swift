@@ -94,45 +94,48 @@ extension PostgresApplier {
         binds.append(PostgresArrayParameter(values: source.map { $0[index] }, kind: kind))
       }
     }
-    let updated = try await query(Self.updateManyIfUnchangedSQL(table), binds)
+    let updated = try await query(table.updateManyIfUnchangedSQL, binds)
     if updated.count == rows.count { return ChangeSummary(updated: rows.count) }
     // Removed or changed since they were read: the error names which.
     try precondition.verify(try await selected(precondition.query), store: store)
     // Changed and changed back in between: still a conflict, as the rows were written meanwhile.
     throw ChangeSet.Precondition.conflict(entity: schema.name, id: nil, store: store, what: "changed")
   }
+}
 
-  /// The statement of ``applyIfRowsUnchanged()``: the rows as read bound as one array per
-  /// column (`$1`…), then the rows as they will be stored (`$n+1`…); returns the ids updated.
-  static func updateManyIfUnchangedSQL(_ table: PostgresTable) -> String {
-    let schema = table.schema
-    let count = table.columns.count
-    let id = table.idColumn
-    let names = table.columns.indices.map { "\"\($0)\"" }
+extension PostgresTable {
+  /// The statement of `PostgresApplier.applyIfRowsUnchanged()` for a table: the rows as read
+  /// bound as one array per column (`$1`…), then the rows as they will be stored (`$n+1`…);
+  /// returns the ids updated.
+  static func updateManyIfUnchangedSQL(
+    _ table: String, _ columns: [String], _ kinds: [FieldKind], id idPosition: Int
+  ) -> String {
+    let id = columns[idPosition]
+    let names = columns.indices.map { "\"\($0)\"" }
     func unnest(after: Int) -> String {
-      let arrays = table.kinds.enumerated().map {
+      let arrays = kinds.enumerated().map {
         "$\(after + $0.offset + 1)::\(PostgresValues.arrayCast($0.element))"
       }
       return "unnest(\(arrays.joined(separator: ", ")))"
     }
-    let others = table.columns.indices.filter { $0 != schema.idPosition }
+    let others = columns.indices.filter { $0 != idPosition }
     let same =
-      ["\"locked\".\(id) = \"read\".\(names[schema.idPosition])"]
+      ["\"locked\".\(id) = \"read\".\(names[idPosition])"]
       + others.map { index in
-        table.kinds[index] == .double
-          ? "float8send(\"locked\".\(table.columns[index])) IS NOT DISTINCT FROM float8send(\"read\".\(names[index]))"
-          : "\"locked\".\(table.columns[index]) IS NOT DISTINCT FROM \"read\".\(names[index])"
+        kinds[index] == .double
+          ? "float8send(\"locked\".\(columns[index])) IS NOT DISTINCT FROM float8send(\"read\".\(names[index]))"
+          : "\"locked\".\(columns[index]) IS NOT DISTINCT FROM \"read\".\(names[index])"
       }
-    let assignments = others.map { "\(table.columns[$0]) = \"rows\".\(names[$0])" }
+    let assignments = others.map { "\(columns[$0]) = \"rows\".\(names[$0])" }
     return
-      "WITH \"locked\" AS MATERIALIZED (SELECT \(table.selectList) FROM \(table.table) WHERE \(id) = ANY($\(schema.idPosition + 1)) "
-      + "ORDER BY \(id) FOR UPDATE), "
-      + "\"unchanged\" AS (SELECT count(*) AS \"count\" FROM \"locked\" JOIN \(unnest(after: 0)) AS \"read\"(\(names.joined(separator: ", "))) "
-      + "ON \(same.joined(separator: " AND "))) "
-      + "UPDATE \(table.table) SET "
-      + (assignments.isEmpty ? "\(id) = \(table.table).\(id)" : assignments.joined(separator: ", "))
-      + " FROM \(unnest(after: count)) AS \"rows\"(\(names.joined(separator: ", "))), \"unchanged\" "
-      + "WHERE \(table.table).\(id) = \"rows\".\(names[schema.idPosition]) "
-      + "AND \"unchanged\".\"count\" = cardinality($\(schema.idPosition + 1)) RETURNING \(table.table).\(id)"
+      "WITH \"locked\" AS MATERIALIZED (SELECT \(columns.joined(separator: ", ")) FROM \(table) "
+      + "WHERE \(id) = ANY($\(idPosition + 1)) ORDER BY \(id) FOR UPDATE), "
+      + "\"unchanged\" AS (SELECT count(*) AS \"count\" FROM \"locked\" JOIN \(unnest(after: 0)) "
+      + "AS \"read\"(\(names.joined(separator: ", "))) ON \(same.joined(separator: " AND "))) "
+      + "UPDATE \(table) SET "
+      + (assignments.isEmpty ? "\(id) = \(table).\(id)" : assignments.joined(separator: ", "))
+      + " FROM \(unnest(after: columns.count)) AS \"rows\"(\(names.joined(separator: ", "))), \"unchanged\" "
+      + "WHERE \(table).\(id) = \"rows\".\(names[idPosition]) "
+      + "AND \"unchanged\".\"count\" = cardinality($\(idPosition + 1)) RETURNING \(table).\(id)"
   }
 }

@@ -41,6 +41,9 @@ final class PostgresTable: Sendable {
   let updateIfUnchangedSQL: String
   /// `DELETE … WHERE id = $1 AND` every other column still holds the values bound after it.
   let deleteIfUnchangedSQL: String
+  /// ``updateManySQL`` that applies only while every row read, locked first, still holds what
+  /// was read (`PostgresApplier+RowLocks.swift`).
+  let updateManyIfUnchangedSQL: String
 
   /// Whether a query read in `layout` wants the ids alone: its layout is the id field alone, as
   /// stored. ``PostgresSQL/select(_:in:)`` then selects the id column alone, and the rows it
@@ -115,6 +118,7 @@ final class PostgresTable: Sendable {
     deleteIfUnchangedSQL =
       "DELETE FROM \(table) WHERE \(id) = $1" + (unchangedAfterID.isEmpty ? "" : " AND \(unchangedAfterID)")
       + " RETURNING 1"
+    updateManyIfUnchangedSQL = Self.updateManyIfUnchangedSQL(table, columns, kinds, id: schema.idPosition)
   }
 
   /// `column IS NOT DISTINCT FROM $n AND …` for every column but `skipping`, in field order,
