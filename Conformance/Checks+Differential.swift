@@ -173,7 +173,7 @@ extension ConformanceSuite {
   public static func runDifferential(
     on targets: [ConformanceTarget], budget: DifferentialBudget, log: @Sendable (String) -> Void = { _ in }
   ) async -> DifferentialReport {
-    var shared = targets.reduce(BackendCapabilities(rawValue: ~0)) { $0.intersection($1.capabilities) }
+    var shared = targets.reduce(CheckRequirements(rawValue: ~0)) { $0.intersection($1.capabilities) }
     if targets.contains(where: { $0.capabilities.contains(.reopenable) }) { shared.insert(.reopenable) }
     let features = DifferentialFeatures.allowed(by: shared, excluding: budget.excluded)
     var report = DifferentialReport()

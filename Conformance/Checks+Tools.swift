@@ -56,8 +56,8 @@ extension ConformanceSuite {
       }
       let query = Query(entity: "Every", sort: [Sort("id")])
       try await stopsAtThird({ try await store.backend.read(query, $0) }, "read")
-      if store.backend.capabilities.contains(.snapshots) {
-        try await store.backend.withSnapshot { snapshot in
+      if let reading = store.backend as? any SnapshotReading {
+        try await reading.withSnapshot { snapshot in
           try await stopsAtThird({ try await snapshot.read(query, $0) }, "read in a snapshot")
           try expectEqual(
             try await snapshot.count(Query(entity: "Every")), 108, "rows counted in the snapshot after")
@@ -67,12 +67,14 @@ extension ConformanceSuite {
       try expectEqual(try await store.fetchRows(query).count, 108, "rows read after")
     },
     ConformanceCheck(
-      "read.release-cached-memory-changes-nothing",
+      "read.release-cached-memory-changes-nothing", requires: .cachedMemoryRelease,
       "releaseCachedMemory() changes nothing a read returns or a write stores: called in the middle of a "
         + "read (also in a snapshot), between batches and from another task while reads run."
     ) { context in
       let store = try await filledStore(context, extra: 2_000)
-      let backend = store.backend
+      guard let backend = store.backend as? any CachedMemoryReleasing else {
+        throw CheckFailure("the backend does not adopt CachedMemoryReleasing")
+      }
       let query = Query(entity: "Every", sort: [Sort("id")])
       let expected = try await store.fetchRows(query)
       func readReleasing(_ read: ((any StoredFields) throws -> Void) async throws -> Void) async throws
@@ -86,8 +88,8 @@ extension ConformanceSuite {
         return rows
       }
       try expectEqual(try await readReleasing { try await backend.read(query, $0) }, expected, "rows read")
-      if backend.capabilities.contains(.snapshots) {
-        try await backend.withSnapshot { snapshot in
+      if let reading = backend as? any SnapshotReading {
+        try await reading.withSnapshot { snapshot in
           let rows = try await readReleasing { try await snapshot.read(query, $0) }
           try expectEqual(rows, expected, "rows read in a snapshot")
         }

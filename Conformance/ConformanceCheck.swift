@@ -12,13 +12,13 @@ public struct ConformanceCheck: Sendable, Identifiable {
   public let area: String
   /// The rule in one line, e.g. "A value inserted is returned unchanged by get(id)."
   public let rule: String
-  /// The capabilities a backend must declare for the check to run; without them it is skipped
-  /// and reported as skipped.
-  public let requires: BackendCapabilities
+  /// What a backend must declare or adopt for the check to run; without it the check is
+  /// skipped and reported as skipped.
+  public let requires: CheckRequirements
   let body: @Sendable (CheckContext) async throws -> Void
 
   init(
-    _ id: String, requires: BackendCapabilities = [], _ rule: String,
+    _ id: String, requires: CheckRequirements = [], _ rule: String,
     body: @escaping @Sendable (CheckContext) async throws -> Void
   ) {
     self.id = id

@@ -39,10 +39,10 @@ public struct ConformanceTarget: Sendable {
     }
   }
 
-  /// The URL as given.
+  /// The URL as given, without a password it may hold: what reports and messages show.
   public let name: String
-  /// What the backend declares it can do, read from a scratch store.
-  public let capabilities: BackendCapabilities
+  /// What the backend declares and adopts, read from a scratch store.
+  public let capabilities: CheckRequirements
   /// The program the multi-process checks run as a second process, if any.
   public let child: ChildProgram?
   /// The row codecs every check runs with, one run each: by default both the code `@Storable`
@@ -71,10 +71,10 @@ public struct ConformanceTarget: Sendable {
     defer { try? FileManager.default.removeItem(atPath: probeDirectory) }
     let probe = entry.scratchURL(base, probeDirectory, "capabilities-\(UUID().uuidString)")
     let backend = try await entry.open(probe, .disabled)
-    let capabilities = backend.capabilities
+    let capabilities = CheckRequirements(of: backend)
     try await backend.close()
     await entry.removeScratch?(probe)
-    self.name = url
+    self.name = base.description
     self.capabilities = capabilities
     self.rowCodecs = rowCodecs
     self.base = base

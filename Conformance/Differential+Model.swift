@@ -35,7 +35,7 @@ struct DifferentialFeatures: Sendable, Hashable {
   func has(_ name: String) -> Bool { enabled.contains(name) }
 
   /// Every feature the capabilities allow, less the excluded ones.
-  static func allowed(by capabilities: BackendCapabilities, excluding excluded: Set<String>) -> Self {
+  static func allowed(by capabilities: CheckRequirements, excluding excluded: Set<String>) -> Self {
     var enabled = all.subtracting(excluded)
     if !capabilities.contains(.reopenable) { enabled.remove("reopen") }
     if !capabilities.contains(.schemaEvolution) {

@@ -19,13 +19,14 @@ import Synchronization
 /// ```
 ///
 /// Docs/LMDB.md describes options and behaviour; Docs/Formats.md the layout.
-public final class LMDBBackend: StorageBackend {
+public final class LMDBBackend: StorageBackend, CachedMemoryReleasing {
   /// `lmdb:///ABSOLUTE/PATH` or `lmdb:RELATIVE/PATH`, with its options.
   public let name: String
-  /// Reopenable, durable, multi-process, atomic across entities, evolving, migrating.
+  /// Reopenable, durable, multi-process, atomic across entities, evolving, seeing other
+  /// processes' commits.
   public let capabilities: BackendCapabilities = [
     .reopenable, .durable, .multiProcess, .crossEntityTransactions, .schemaEvolution, .preconditions,
-    .snapshots, .observesOtherHandles, .migrations,
+    .observesOtherHandles,
   ]
   /// The settings the store was opened with.
   public let configuration: Configuration

@@ -11,7 +11,9 @@ import Synchronization
 /// Open it as `memory:` for a fresh private store, or `memory:NAME` for a store shared by
 /// everything in the process that opens the same name through the same registry — closing
 /// one handle leaves the data for the others, and opening the name again finds it.
-public final class MemoryBackend: StorageBackend {
+public final class MemoryBackend: StorageBackend, SnapshotReading, SchemaEditing, InPlaceModifying,
+  CommitObserving
+{
   /// `memory:` or `memory:NAME`.
   public let name: String
   /// Named stores can be reopened and evolve their schema; none is durable.
@@ -28,7 +30,7 @@ public final class MemoryBackend: StorageBackend {
     self.name = name
     self.storage = storage
     var capabilities: BackendCapabilities = [
-      .crossEntityTransactions, .preconditions, .snapshots, .migrations,
+      .crossEntityTransactions, .preconditions,
     ]
     if shared { capabilities.formUnion([.reopenable, .schemaEvolution, .observesOtherHandles]) }
     self.capabilities = capabilities

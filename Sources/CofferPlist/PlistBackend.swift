@@ -15,7 +15,7 @@ import Logging
 /// ```
 ///
 /// The file layout is specified in Docs/Formats.md.
-public final class PlistBackend: StorageBackend {
+public final class PlistBackend: StorageBackend, SnapshotReading, SchemaEditing {
   /// `plist:///ABSOLUTE/PATH` or `plist:RELATIVE/PATH`.
   public let name: String
   /// Reopenable, evolving, atomic across entities; durable with ``Persistence/immediate``.
@@ -68,7 +68,7 @@ public final class PlistBackend: StorageBackend {
     let logger = (logger ?? .disabled).forStore(file.storeName)
     self.logger = logger
     var capabilities: BackendCapabilities = [
-      .reopenable, .crossEntityTransactions, .schemaEvolution, .preconditions, .snapshots, .migrations,
+      .reopenable, .crossEntityTransactions, .schemaEvolution, .preconditions,
     ]
     if configuration.persistence == .immediate { capabilities.insert(.durable) }
     self.capabilities = capabilities

@@ -26,14 +26,15 @@ import ServiceLifecycle
 /// and then closes the store.
 ///
 /// Docs/PostgreSQL.md describes the layout, the options, concurrency and failures.
-public final class PostgresBackend: StorageBackend, Service {
+public final class PostgresBackend: StorageBackend, SnapshotReading, CommitObserving, Service {
   /// `postgres://USER@HOST:PORT/DATABASE[?schema=NAME]`, never with the password; every server
   /// when there are several: `postgres://USER@HOST:PORT,HOST:PORT/DATABASE`.
   public let name: String
-  /// Reopenable, durable, multi-process, atomic across entities, evolving, migrating.
+  /// Reopenable, durable, multi-process, atomic across entities, evolving, seeing other
+  /// processes' commits.
   public let capabilities: BackendCapabilities = [
     .reopenable, .durable, .multiProcess, .crossEntityTransactions, .schemaEvolution, .preconditions,
-    .snapshots, .observesOtherHandles, .migrations,
+    .observesOtherHandles,
   ]
   /// How the store was opened (its password included: do not print it).
   public let configuration: Configuration

@@ -15,7 +15,7 @@ import Logging
 /// ```
 ///
 /// Docs/SQLite.md describes the table layout, the options and the concurrency model.
-public final class SQLiteBackend: StorageBackend {
+public final class SQLiteBackend: StorageBackend, SnapshotReading, CommitObserving {
   /// `sqlite:///ABSOLUTE/PATH` or `sqlite:RELATIVE/PATH`.
   public let name: String
   /// Reopenable, durable (unless `synchronous=off`), multi-process, atomic across entities, evolving,
@@ -62,8 +62,8 @@ public final class SQLiteBackend: StorageBackend {
     self.configuration = configuration
     self.logger = (logger ?? .disabled).forStore(name)
     var capabilities: BackendCapabilities = [
-      .reopenable, .multiProcess, .crossEntityTransactions, .schemaEvolution, .preconditions, .snapshots,
-      .observesOtherHandles, .migrations,
+      .reopenable, .multiProcess, .crossEntityTransactions, .schemaEvolution, .preconditions,
+      .observesOtherHandles,
     ]
     if configuration.synchronous != .off { capabilities.insert(.durable) }
     self.capabilities = capabilities

@@ -17,6 +17,7 @@ import Testing
     ["import", url],
     ["verify", url],
     ["migrate", url],
+    ["conformance", url],
   ])
   func aFailedOpenNeverPrintsThePassword(arguments: [String]) async throws {
     let run = try await CommandRun.coffer(arguments, input: [])

@@ -3,7 +3,7 @@ import CofferMemory
 import CofferStores
 
 /// A memory backend with one deliberate flaw, to prove that the suite's checks can fail.
-final class BrokenBackend: StorageBackend {
+final class BrokenBackend: StorageBackend, SnapshotReading, SchemaEditing, CommitObserving {
   enum Flaw: String, Sendable, CaseIterable {
     /// Ascending sorts put nulls last instead of first.
     case nullsLast = "broken-nulls-last"

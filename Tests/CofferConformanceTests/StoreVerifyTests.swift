@@ -28,8 +28,9 @@ private final class DamagedBackend: StorageBackend {
 
   init(_ damage: Damage) { self.damage = damage }
 
-  /// The memory backend's, but snapshots: its reads go through ``read(_:_:)``.
-  var capabilities: BackendCapabilities { inner.capabilities.subtracting(.snapshots) }
+  /// The memory backend's; it does not adopt ``SnapshotReading``, so its reads go through
+  /// ``read(_:_:)``.
+  var capabilities: BackendCapabilities { inner.capabilities }
 
   func prepare(_ schemas: [EntitySchema]) async throws -> [EntitySchema] { try await inner.prepare(schemas) }
 

@@ -115,7 +115,7 @@ import Testing
     let folder = try TemporaryFolder()
     let store = try await openStore(folder.path)
     try await store.insert((1...20).map(sampleNote))
-    let description = try await store.backend.describeStorage()
+    let description = try await #require(store.backend as? any StorageInspecting).describeStorage()
     try await store.close()
     #expect(description.formatVersion == "1")
     #expect((description.bytesOnDisk ?? 0) > 0)

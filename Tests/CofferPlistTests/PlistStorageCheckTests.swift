@@ -20,7 +20,7 @@ import Testing
   func describesTheFormatVersionSizeAndFormat(format: String) async throws {
     let folder = try TemporaryFolder()
     let store = try await openStore(folder.file("posts.plist"), format: format)
-    let description = try await store.backend.describeStorage()
+    let description = try await #require(store.backend as? any StorageInspecting).describeStorage()
     try await store.close()
     #expect(description.formatVersion == "1")
     #expect((description.bytesOnDisk ?? 0) > 0)
@@ -32,7 +32,7 @@ import Testing
     let folder = try TemporaryFolder()
     let store = try await openStore(folder.file("posts.plist"))
     try await store.delete(Post.self, id: 4)
-    #expect(try await store.backend.checkStorage() == [])
+    #expect(try await #require(store.backend as? any StorageInspecting).checkStorage() == [])
     try await store.close()
   }
 
@@ -41,7 +41,7 @@ import Testing
     let path = folder.file("posts.plist")
     let store = try await Store.open(url: "plist://\(path)?persist=manual", registry: plistRegistry())
     try await store.insert((1...3).map(samplePost))
-    #expect(try await store.backend.checkStorage() == [])
+    #expect(try await #require(store.backend as? any StorageInspecting).checkStorage() == [])
     try await store.close()
   }
 
@@ -59,7 +59,7 @@ import Testing
     try FileManager.default.removeItem(atPath: path)
     try FileManager.default.copyItem(atPath: otherPath, toPath: path)
 
-    let found = try await store.backend.checkStorage()
+    let found = try await #require(store.backend as? any StorageInspecting).checkStorage()
     #expect(found.count == 1, "\(found)")
     #expect(
       found.first.map {
@@ -76,12 +76,12 @@ import Testing
     let bytes = try #require(FileManager.default.contents(atPath: path))
     try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: path))
 
-    let found = try await store.backend.checkStorage()
+    let found = try await #require(store.backend as? any StorageInspecting).checkStorage()
     #expect(found.count == 1, "\(found)")
     #expect(found.first?.message.contains("no longer reads") == true, "\(found)")
 
     try FileManager.default.removeItem(atPath: path)
-    let gone = try await store.backend.checkStorage()
+    let gone = try await #require(store.backend as? any StorageInspecting).checkStorage()
     #expect(gone.first?.message.contains("is gone") == true, "\(gone)")
     try await store.close()
   }

@@ -1,4 +1,5 @@
 import Coffer
+import CofferPostgres
 import CofferStores
 import CofferTestSupport
 import Foundation
@@ -22,12 +23,12 @@ import Testing
 
   /// Runs `body` with a scratch store holding `Person` rows 1...count and an empty `Tag`.
   func withStore(
-    people count: Int = 3, _ body: (PostgresScratch, any StorageBackend) async throws -> Void
+    people count: Int = 3, _ body: (PostgresScratch, PostgresBackend) async throws -> Void
   ) async throws {
     let server = try PostgresTestServer.required()
     try await server.scratch().use { scratch in
       let store = try await scratch.open()
-      let backend = store.backend
+      let backend = try #require(store.backend as? PostgresBackend)
       try await backend.prepare([Self.person, Self.tag])
       var start = 1
       while start <= count {
@@ -52,7 +53,7 @@ import Testing
 
   @Test func declaresMigrationsAndListsSchemasWithThisTransactionsChanges() async throws {
     try await withStore { _, backend in
-      #expect(backend.capabilities.contains(.migrations))
+      #expect(backend.name.hasPrefix("postgres"))
       let apple = try EntitySchema(name: "Apple", fields: [Field("id", .int)], idField: "id")
       let names = try await backend.editSchema { editor in
         let before = try editor.schemas().map(\.name)
@@ -69,7 +70,7 @@ import Testing
     let server = try PostgresTestServer.required()
     try await server.scratch().use { scratch in
       let store = try await scratch.open()
-      let backend = store.backend
+      let backend = try #require(store.backend as? PostgresBackend)
       let (schemas, log) = try await backend.editSchema { (try $0.schemas(), try $0.migrations()) }
       #expect(schemas.isEmpty)
       #expect(log.isEmpty)
@@ -312,8 +313,11 @@ import Testing
       let reopened = try await scratch.open()
       #expect(try await reopened.backend.prepare([user]) == [user])
       #expect(try await rows(reopened.backend, "User") == (1...3).map { person(Int64($0)) })
-      #expect(try await reopened.backend.editSchema { try $0.migrations() } == [step])
-      #expect(try await reopened.backend.checkStorage().isEmpty)
+      #expect(
+        try await #require(reopened.backend as? any SchemaEditing).editSchema { try $0.migrations() } == [
+          step
+        ])
+      #expect(try await #require(reopened.backend as? any StorageInspecting).checkStorage().isEmpty)
       try await reopened.close()
     }
   }
@@ -337,7 +341,7 @@ import Testing
   @Test func editorsOfTwoHandlesTakeTurns() async throws {
     try await withStore { scratch, backend in
       let other = try await scratch.open()
-      @Sendable func step(_ name: String, _ backend: any StorageBackend) async throws -> Int {
+      @Sendable func step(_ name: String, _ backend: any SchemaEditing) async throws -> Int {
         try await backend.editSchema { editor in
           let position = try editor.migrations().count
           // Long enough for the other editor to start meanwhile.
@@ -349,7 +353,8 @@ import Testing
         }
       }
       async let one = step("one", backend)
-      async let two = step("two", other.backend)
+      let otherBackend = try #require(other.backend as? any SchemaEditing)
+      async let two = step("two", otherBackend)
       let positions = try await [one, two]
       #expect(positions.sorted() == [0, 1])
       #expect(try await backend.editSchema { try $0.migrations() }.map(\.position) == [0, 1])

@@ -32,7 +32,7 @@ struct CheckedItem: Storable, Equatable {
   /// What a newly opened store finds.
   private func problems(_ scratch: PostgresScratch) async throws -> [IntegrityProblem] {
     let store = try await scratch.open()
-    let problems = try await store.backend.checkStorage()
+    let problems = try await #require(store.backend as? any StorageInspecting).checkStorage()
     try await store.close()
     return problems
   }
@@ -42,7 +42,7 @@ struct CheckedItem: Storable, Equatable {
     try await server.scratch().use { scratch in
       try await fill(scratch)
       let store = try await scratch.open()
-      let description = try await store.backend.describeStorage()
+      let description = try await #require(store.backend as? any StorageInspecting).describeStorage()
       try await store.close()
       #expect(description.formatVersion == "1")
       #expect((description.bytesOnDisk ?? 0) > 0)

@@ -73,7 +73,7 @@ import Testing
     try await store.insert(LowerOdd(id: 1, total: 3))
     try await store.insert(Tagged(name: "x", count: 1))
     try await store.prepare([TaggedWithoutCount.self])
-    #expect(try await store.backend.checkStorage() == [])
+    #expect(try await #require(store.backend as? any StorageInspecting).checkStorage() == [])
     try await store.close()
   }
 

@@ -4,7 +4,7 @@ import Testing
 
 /// A memory backend that counts the reads the core makes of it and keeps the batches it is
 /// given, so a test can see how the core expanded a batch.
-private final class CountingBackend: StorageBackend {
+private final class CountingBackend: StorageBackend, SnapshotReading, SchemaEditing {
   private let inner = MemoryBackend()
   private let state = LockedState<(reads: Int, batches: [ChangeSet])>((0, []))
 

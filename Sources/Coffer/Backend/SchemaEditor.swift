@@ -3,7 +3,7 @@ import Foundation
 /// What a migration step is made of, inside one write transaction of a backend: the stored
 /// entities, their rows, and the store's record of the migration steps it has run.
 ///
-/// A backend hands one to the body of ``StorageBackend/editSchema(_:)``. Everything done
+/// A backend hands one to the body of ``SchemaEditing/editSchema(_:)``. Everything done
 /// through it commits together when the body returns, or not at all when it throws, so a
 /// migration step is never half applied. The core builds every step of a
 /// ``MigrationPlan`` from these primitives, once for every backend; a backend only provides

@@ -6,20 +6,23 @@
 /// schema before it reaches the backend, so a backend may assume values are of their fields'
 /// kinds, never NaN, with dates already rounded to the microsecond.
 ///
-/// Fifteen requirements, one per thing a store does: its ``name`` and ``capabilities``,
-/// ``prepare(_:)`` (which also lists what is stored), one read path ``read(_:_:)``, ``count(_:)``,
-/// ``aggregate(_:)`` for sums, extremes, averages and groups, ``apply(_:)`` for every change
-/// including bulk inserts and conditional batches, ``modifyInPlace(_:id:_:)`` for a
-/// read-and-write under a lock the backend holds anyway, ``close()``, ``withSnapshot(_:)`` for
-/// several reads of one state, ``commitMarker()`` to notice commits made elsewhere,
-/// ``editSchema(_:)`` for migration steps, ``releaseCachedMemory()``, and for the tools
-/// ``describeStorage()`` and ``checkStorage()``. Seven need an implementation: ``name``,
-/// ``capabilities``, ``prepare(_:)``, ``read(_:_:)``, ``count(_:)``, ``apply(_:)`` and
-/// ``close()``; the other eight have defaults. Everything else a
-/// caller of the SPI uses — ``fetch(_:)``, ``get(entity:ids:)``, ``insert(into:count:row:)``,
-/// ``storedSchemas()`` — is built on them in this module, once for every backend. A backend
-/// keeps its own fast paths inside the requirements: a lookup by id arrives as a ``Query``
-/// whose ``Query/lookedUpIDs(in:)`` says so.
+/// Seven requirements, one per thing every store does, none with a default: its ``name`` and
+/// ``capabilities``, ``prepare(_:)`` (which also lists what is stored), one read path
+/// ``read(_:_:)``, ``count(_:)``, ``apply(_:)`` for every change including bulk inserts and
+/// conditional batches, and ``close()``. Everything else a caller of the SPI uses —
+/// ``fetch(_:)``, ``get(entity:ids:)``, ``insert(into:count:row:)``, ``storedSchemas()`` — is
+/// built on them in this module, once for every backend. A backend keeps its own fast paths
+/// inside the requirements: a lookup by id arrives as a ``Query`` whose
+/// ``Query/lookedUpIDs(in:)`` says so.
+///
+/// What only some backends can do is a protocol of its own that a backend adopts, each with
+/// its one guarantee, none with a default — adopting one without implementing it does not
+/// compile: ``SnapshotReading`` (several reads on one state), ``SchemaEditing`` (migration
+/// steps), ``AggregateComputing`` (aggregates in the engine), ``InPlaceModifying`` (a
+/// read-and-write under the backend's own lock), ``CommitObserving`` (noticing commits made
+/// elsewhere), ``StorageInspecting`` (describing and checking the engine's storage) and
+/// ``CachedMemoryReleasing``. ``BackendCapabilities`` says only how a backend behaves
+/// (durable, shared between processes, …), never which methods it has.
 ///
 /// Passing the conformance suite (`CofferConformance`) is what makes a type a Coffer backend;
 /// each requirement below states the guarantee the suite checks.
@@ -28,7 +31,7 @@
 ///
 /// ## How this interface evolves
 ///
-/// A new requirement arrives with a default implementation in the same release, so an
+/// A new ability arrives as a new refining protocol, never as a new requirement here, so an
 /// existing backend keeps compiling and keeps passing the suite it passed. A requirement is
 /// removed only after a release in which it is deprecated, and the deprecation says what
 /// replaces it. A new guarantee on an existing requirement arrives as a new conformance check,
@@ -36,19 +39,13 @@
 /// message, not from a user.
 ///
 /// ## Topics
+/// - ``name``
+/// - ``capabilities``
 /// - ``prepare(_:)``
 /// - ``read(_:_:)``
 /// - ``count(_:)``
-/// - ``aggregate(_:)``
 /// - ``apply(_:)``
-/// - ``modifyInPlace(_:id:_:)``
 /// - ``close()``
-/// - ``withSnapshot(_:)``
-/// - ``commitMarker()``
-/// - ``describeStorage()``
-/// - ``checkStorage()``
-/// - ``editSchema(_:)``
-/// - ``releaseCachedMemory()``
 public protocol StorageBackend: AnyObject, Sendable {
   /// A short name for messages and logs: the store URL without secrets (`sqlite:///var/db.sqlite`).
   var name: String { get }
@@ -103,23 +100,6 @@ public protocol StorageBackend: AnyObject, Sendable {
   /// - Throws: ``CofferError/Code/unknownEntity`` for an entity that was not prepared.
   func count(_ query: Query) async throws -> Int
 
-  /// Computes an aggregate — a count, a count of distinct values, a sum, a minimum, a maximum
-  /// or an average — over the rows an ``Aggregation``'s filter selects, once or per group.
-  ///
-  /// Guarantees: the result is the one ``AggregateEvaluator`` computes from ``read(_:_:)``
-  /// (which is the default implementation, so a backend need not write it): one group when
-  /// ``Aggregation/groupBy`` is `nil` (its key ``Value/null``), otherwise one per distinct key
-  /// in ascending ``ValueOrder``, the null key first; integer sums exact, a sum outside `Int64`
-  /// ``CofferError/Code/valueOutOfRange`` whatever the order of the rows; sums and averages of
-  /// doubles within ``Aggregation/relativeTolerance``, with infinities as ``Aggregation``
-  /// says. A backend that computes it in its engine (SQLite, PostgreSQL) finishes with
-  /// ``AggregateEvaluator``'s helpers, and falls back to the default for a case its engine
-  /// cannot compute identically. Only the query's entity, filter and layout count.
-  ///
-  /// - Throws: ``CofferError/Code/unknownEntity`` for an entity that was not prepared;
-  ///   ``CofferError/Code/valueOutOfRange`` as above.
-  func aggregate(_ aggregation: Aggregation) async throws -> [AggregateGroup<Value, Value>]
-
   /// Applies a batch atomically.
   ///
   /// Guarantees: either every operation takes effect, in order, or none does. A failed batch
@@ -139,142 +119,9 @@ public protocol StorageBackend: AnyObject, Sendable {
   @discardableResult
   func apply(_ changes: ChangeSet) async throws -> ChangeSummary
 
-  /// Reads the row of an entity with an id, and stores in its place the row `change` makes of
-  /// it, as one atomic step that no other writer can come between — for a backend that can do
-  /// this under a writer lock it holds anyway, with no round trip and nothing to run again.
-  /// ``Store/modify(_:id:retries:_:)`` asks for it first.
-  ///
-  /// `change` gets the stored row in the layout of `schema` (`nil` when no row has the id) and
-  /// returns the new row in that layout, or throws, and then nothing is stored and its error
-  /// comes out as it is. It is synchronous and may hold the backend's lock while it runs. Call
-  /// it in the calling task, never on a thread of the backend's own: it is the app's code, and
-  /// may be isolated to the app's actor, which runs other work while this call awaits. The
-  /// new row is stored as ``apply(_:)`` stores an update, with the same errors.
-  ///
-  /// - Returns: `false`, having called nothing and changed nothing, when the backend has no
-  ///   such path or cannot take it now (the entity's stored layout is not `schema`); the store
-  ///   then reads the row and applies the update on the condition that the row is unchanged.
-  ///   The default returns `false`.
-  func modifyInPlace(_ schema: EntitySchema, id: Value, _ change: (Row?) throws -> Row) async throws -> Bool
-
   /// Releases the backend's resources. Later calls fail with ``CofferError/Code/closed``.
   /// Closing twice is harmless. A durable backend has persisted everything applied.
   func close() async throws
-
-  /// Runs `body` with a view of one committed state: every read through the
-  /// ``StorageSnapshot`` sees the store as it was when the snapshot began, whatever is applied
-  /// meanwhile, and a batch applied while it is open is invisible to it.
-  ///
-  /// Guarantees: the view holds no write lock (writers go on while it is open) and is valid
-  /// only until `body` returns. A backend that cannot keep one state does not declare
-  /// ``BackendCapabilities/snapshots``; the default implementation throws
-  /// ``CofferError/Code/unsupported``.
-  func withSnapshot<R>(_ body: (any StorageSnapshot) async throws -> R) async throws -> R
-
-  /// A number that changes whenever a batch is committed to the store's data by anyone — this
-  /// handle, another handle on the same data, another process — or `nil` when the backend
-  /// cannot tell. Cheap: ``Store`` asks for it every few tens of milliseconds while a query is
-  /// observed, to notice commits it did not make. The default is `nil`.
-  func commitMarker() async throws -> UInt64?
-
-  /// What the store's storage is, for `coffer inspect`: the format version it is written in
-  /// and the bytes it takes on disk (or on the server), where the backend can tell. Cheap: it
-  /// reads no rows. The default knows nothing (every property `nil`).
-  func describeStorage() async throws -> StorageDescription
-
-  /// Checks the engine's own structures for damage that reading rows through ``read(_:_:)``
-  /// would not show — a SQLite page or index out of step with its table, an LMDB index entry
-  /// without its row, a PostgreSQL constraint that does not hold — and returns one problem per
-  /// finding, empty when there is none.
-  ///
-  /// Guarantees: it changes nothing, and may take as long as reading the whole store. The
-  /// checks every backend shares (each row readable and of its schema, ids and unique indexes
-  /// holding, counts and index order agreeing with a full scan) are made by
-  /// ``Store/verify()`` on top of it, once for every backend; this requirement adds only what
-  /// is particular to the engine. The default finds nothing.
-  func checkStorage() async throws -> [IntegrityProblem]
-
-  /// Runs `body` in one write transaction with a ``SchemaEditor`` over the store's entities
-  /// and its record of migrations, committing everything it did when it returns and nothing
-  /// when it throws — the error is rethrown as it is. What ``Store/migrate(_:)`` runs each
-  /// migration step in.
-  ///
-  /// Guarantees: atomic and, on a backend that declares ``BackendCapabilities/durable``,
-  /// durable once it returns; a process killed during it leaves the store as it was before.
-  /// Batches and other edits wait for it (or it for them); readers go on and see the state
-  /// before or after, never between. `body` runs off the concurrency pool's threads where the
-  /// transaction blocks. `body` may run more than once — a backend may abort the transaction
-  /// and run it again from the start on a fresh editor (LMDB does when its map fills up) — so
-  /// it must act only through the editor. After it returns, ``prepare(_:)`` and every read see
-  /// the new entities. A backend that declares ``BackendCapabilities/migrations`` implements
-  /// it; the default throws ``CofferError/Code/unsupported``.
-  func editSchema<R: Sendable>(_ body: @Sendable (any SchemaEditor) throws -> R) async throws -> R
-
-  /// Gives back memory the backend holds only to make later reads faster — for a store read
-  /// through a memory map of its file, the file's pages mapped into this process. The data
-  /// tools call it every few tens of thousands of rows while they read or write a whole
-  /// store, so a copy, an export or a digest of a large store does not end up holding the
-  /// whole file resident.
-  ///
-  /// Guarantees: it changes nothing a read returns or a write stores, and is safe while reads
-  /// and writes run on other threads, also in the middle of one (reading a row handed to a
-  /// visitor included); they may only be slower for a moment. It does not block. The default
-  /// does nothing.
-  func releaseCachedMemory()
-}
-
-/// A read-only view of one committed state of a store, valid inside
-/// ``StorageBackend/withSnapshot(_:)``. Its reads have the guarantees of
-/// ``StorageBackend/read(_:_:)`` and ``StorageBackend/count(_:)``, all on the same state.
-public protocol StorageSnapshot: Sendable {
-  /// Reads the rows a query selects, as ``StorageBackend/read(_:_:)`` does.
-  func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws
-  /// Counts the rows a query's filter selects, as ``StorageBackend/count(_:)`` does.
-  func count(_ query: Query) async throws -> Int
-}
-
-extension StorageBackend {
-  /// Nothing: the backend keeps no memory a read could do without.
-  public func releaseCachedMemory() {}
-
-  /// `false`: the store reads the row and writes it back on the condition that it is unchanged.
-  public func modifyInPlace(_ schema: EntitySchema, id: Value, _ change: (Row?) throws -> Row) async throws
-    -> Bool
-  { false }
-
-  /// `nil`: the backend cannot tell when another handle or process commits.
-  public func commitMarker() async throws -> UInt64? { nil }
-
-  /// Throws ``CofferError/Code/unsupported``: a backend that can run migration steps
-  /// declares ``BackendCapabilities/migrations`` and implements this.
-  public func editSchema<R: Sendable>(_ body: @Sendable (any SchemaEditor) throws -> R) async throws -> R {
-    throw CofferError(
-      .unsupported,
-      "This backend cannot run migration steps; copy the store to one that can and migrate that.",
-      store: name)
-  }
-
-  /// The reference evaluator: ``AggregateEvaluator`` over the rows ``read(_:_:)`` hands over.
-  public func aggregate(_ aggregation: Aggregation) async throws -> [AggregateGroup<Value, Value>] {
-    let schema: EntitySchema
-    if let layout = aggregation.query.layout {
-      schema = layout
-    } else if let stored = try await storedSchemas().first(where: { $0.name == aggregation.query.entity }) {
-      schema = stored
-    } else {
-      throw CofferError(
-        .unknownEntity,
-        "Entity '\(aggregation.query.entity)' was never prepared in this store. Prepare it first "
-          + "(Store does this for you).", store: name, entity: aggregation.query.entity)
-    }
-    return try await AggregateEvaluator.evaluate(aggregation, schema: schema) { try await read($0, $1) }
-  }
-
-  /// Throws ``CofferError/Code/unsupported``: a backend that keeps snapshots implements this.
-  public func withSnapshot<R>(_ body: (any StorageSnapshot) async throws -> R) async throws -> R {
-    throw CofferError(
-      .unsupported, "This backend cannot read a consistent snapshot of the store.", store: name)
-  }
 }
 
 extension StorageBackend {
@@ -398,7 +245,10 @@ extension Query {
   }
 }
 
-/// What a backend can do; the conformance suite skips checks that need what it lacks.
+/// How a backend behaves — whether its data survives a crash, whether several processes may
+/// share it, … — for the store and the conformance suite, which skips checks that need what a
+/// backend lacks. What a backend can do beyond ``StorageBackend``'s requirements is not a
+/// capability but a protocol it adopts (``SnapshotReading`` and the others).
 public struct BackendCapabilities: OptionSet, Sendable, Hashable {
   /// The raw bits.
   public let rawValue: Int
@@ -418,13 +268,9 @@ public struct BackendCapabilities: OptionSet, Sendable, Hashable {
   /// ``StorageBackend/apply(_:)`` checks a batch's ``ChangeSet/preconditions`` inside its write
   /// transaction. ``Store`` refuses a batch with preconditions on a backend without it.
   public static let preconditions = BackendCapabilities(rawValue: 1 << 5)
-  /// ``StorageBackend/withSnapshot(_:)`` reads one consistent state.
-  public static let snapshots = BackendCapabilities(rawValue: 1 << 6)
-  /// ``StorageBackend/commitMarker()`` changes with commits made through other handles or
+  /// ``CommitObserving/commitMarker()`` changes with commits made through other handles or
   /// processes, so observers see them.
   public static let observesOtherHandles = BackendCapabilities(rawValue: 1 << 7)
-  /// ``StorageBackend/editSchema(_:)`` runs migration steps atomically.
-  public static let migrations = BackendCapabilities(rawValue: 1 << 8)
 
   /// The names of the capabilities set, for reports.
   public var names: [String] {
@@ -435,9 +281,7 @@ public struct BackendCapabilities: OptionSet, Sendable, Hashable {
     if contains(.crossEntityTransactions) { names.append("crossEntityTransactions") }
     if contains(.schemaEvolution) { names.append("schemaEvolution") }
     if contains(.preconditions) { names.append("preconditions") }
-    if contains(.snapshots) { names.append("snapshots") }
     if contains(.observesOtherHandles) { names.append("observesOtherHandles") }
-    if contains(.migrations) { names.append("migrations") }
     return names
   }
 }

@@ -1,4 +1,4 @@
-/// What a backend says about its storage for the tools: ``StorageBackend/describeStorage()``.
+/// What a backend says about its storage for the tools: ``StorageInspecting/describeStorage()``.
 public struct StorageDescription: Sendable, Hashable, Codable {
   /// The version of the backend's storage format (`"2"`, a catalog's version), or `nil`.
   public var formatVersion: String?
@@ -31,7 +31,7 @@ public struct StorageDescription: Sendable, Hashable, Codable {
 }
 
 /// One thing wrong in a store, found by ``Store/verify()`` or a backend's
-/// ``StorageBackend/checkStorage()``: where it is and what it is, in words a person can act on.
+/// ``StorageInspecting/checkStorage()``: where it is and what it is, in words a person can act on.
 /// It names entities, fields and ids, never another stored value.
 public struct IntegrityProblem: Sendable, Hashable, Codable, CustomStringConvertible {
   /// The entity it concerns, or `nil` for the store as a whole.
@@ -58,12 +58,4 @@ public struct IntegrityProblem: Sendable, Hashable, Codable, CustomStringConvert
     if let field { place.append(field) }
     return place.isEmpty ? message : place.joined(separator: ", ") + ": " + message
   }
-}
-
-extension StorageBackend {
-  /// Nothing known: every property `nil`.
-  public func describeStorage() async throws -> StorageDescription { StorageDescription() }
-
-  /// No problems: the checks ``Store/verify()`` makes for every backend are all there is.
-  public func checkStorage() async throws -> [IntegrityProblem] { [] }
 }

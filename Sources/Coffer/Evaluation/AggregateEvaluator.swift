@@ -1,6 +1,6 @@
 /// The reference meaning of an ``Aggregation``: computed from the rows ``StorageBackend/read(_:_:)``
-/// hands over. The default ``StorageBackend/aggregate(_:)`` (memory, plist, LMDB) is this; SQL
-/// backends compute the same in the database and finish their results with the helpers here,
+/// hands over. A backend that is not ``AggregateComputing`` (memory, plist, LMDB) is answered with
+/// this; SQL backends compute the same in the database and finish their results with the helpers here,
 /// so every backend rounds, orders and fails alike.
 @_spi(Backend) public enum AggregateEvaluator {
   /// Reads the rows the aggregation's filter selects through `read` and computes it.
@@ -24,6 +24,31 @@
     var groups = try Groups(aggregation, schema: schema)
     try await read(query) { try groups.add($0) }
     return try groups.results()
+  }
+
+  /// Computes the aggregation over the rows `backend` reads, in the layout the aggregation
+  /// carries or, when it carries none, the schema the entity is stored in: what ``Store`` uses
+  /// for a backend that is not ``AggregateComputing``, and what one falls back to.
+  ///
+  /// - Throws: as ``evaluate(_:schema:read:)``; ``CofferError/Code/unknownEntity`` for an
+  ///   entity that was never prepared.
+  public static func evaluate(_ aggregation: Aggregation, on backend: any StorageBackend) async throws
+    -> [AggregateGroup<Value, Value>]
+  {
+    let schema: EntitySchema
+    if let layout = aggregation.query.layout {
+      schema = layout
+    } else if let stored = try await backend.storedSchemas().first(where: {
+      $0.name == aggregation.query.entity
+    }) {
+      schema = stored
+    } else {
+      throw CofferError(
+        .unknownEntity,
+        "Entity '\(aggregation.query.entity)' was never prepared in this store. Prepare it first "
+          + "(Store does this for you).", store: backend.name, entity: aggregation.query.entity)
+    }
+    return try await evaluate(aggregation, schema: schema) { try await backend.read($0, $1) }
   }
 
   /// Computes an aggregation over rows already selected by its filter (in its layout, or

@@ -1,7 +1,7 @@
 extension InMemoryTables {
   /// Runs `body` with a ``SchemaEditor`` over a copy of these tables and keeps the copy when
   /// it returns: all of the edit, or (when it throws) none of it. What the memory and
-  /// property-list backends' ``StorageBackend/editSchema(_:)`` do under their lock, and how
+  /// property-list backends' ``SchemaEditing/editSchema(_:)`` do under their lock, and how
   /// ``Store/rehearseMigration(_:)`` runs a plan on a copy of a store.
   ///
   /// - Returns: what `body` returned, and whether it changed anything (an edit that only read

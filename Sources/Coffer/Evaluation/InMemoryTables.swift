@@ -342,5 +342,5 @@
   }
 }
 
-/// The tables as they are, read as one state: a copy is a snapshot (see ``StorageBackend/withSnapshot(_:)``).
+/// The tables as they are, read as one state: a copy is a snapshot (see ``SnapshotReading/withSnapshot(_:)``).
 extension InMemoryTables: StorageSnapshot {}

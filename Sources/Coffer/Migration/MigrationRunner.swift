@@ -59,7 +59,7 @@ public struct MigrationReport: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Runs a ``MigrationPlan`` one step per write transaction of a ``StorageBackend``'s
-/// ``StorageBackend/editSchema(_:)``, the same way on every backend.
+/// ``SchemaEditing/editSchema(_:)``, the same way on every backend.
 ///
 /// Each transaction reads the store's record of steps, refuses a record the plan does not
 /// start with (``CofferError/Code/unknownMigration``), runs the next step and records it —
@@ -80,10 +80,11 @@ enum MigrationRunner {
   ///   that cannot go on); the store is left after the last step that succeeded.
   static func run(_ plan: MigrationPlan, on backend: any StorageBackend) async throws -> MigrationReport {
     try plan.validate(store: backend.name)
+    let editing = try backend.schemaEditing()
     var ran: [Int: Int] = [:]
     var firstRecord: [MigrationRecord]?
     while true {
-      let turn = try await backend.editSchema { editor in
+      let turn = try await editing.editSchema { editor in
         try runNextStep(of: plan, with: editor, store: backend.name)
       }
       switch turn {

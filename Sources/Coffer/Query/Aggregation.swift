@@ -1,5 +1,5 @@
 /// A request for one aggregate over the rows a filter selects, optionally per group: the
-/// untyped form a ``StorageBackend`` receives in ``StorageBackend/aggregate(_:)`` and the row
+/// untyped form a ``StorageBackend`` receives in ``AggregateComputing/aggregate(_:)`` and the row
 /// API's spelling (``Store/aggregateRows(_:)``), with stored field names.
 ///
 /// ```swift

@@ -15,7 +15,7 @@ extension Store {
   public func aggregateRows(_ aggregation: Aggregation) async throws -> [AggregateGroup<Value, Value>] {
     let schema = try preparedSchema(aggregation.query.entity)
     let checked = try rethrowing { try QueryValidator.validate(aggregation, schema: schema) }
-    return try await readInTurn { try await backend.aggregate(checked) }
+    return try await readInTurn { try await backend.computeAggregate(checked) }
   }
 }
 
@@ -36,7 +36,7 @@ extension StoreQuery {
     return try await store.readInTurn {
       switch source {
       case nil:
-        return try await store.backend.aggregate(checked)
+        return try await store.backend.computeAggregate(checked)
       case .snapshot(let reader):
         return try await AggregateEvaluator.evaluate(checked, schema: schema) {
           try await reader.read($0, $1)

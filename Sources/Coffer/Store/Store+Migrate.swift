@@ -40,8 +40,8 @@ extension Store {
   ///   does not have at that position (the store is untouched);
   ///   ``CofferError/Code/migrationFailed`` for the first step that fails (it applied nothing;
   ///   the steps before it stay applied); ``CofferError/Code/invalidConfiguration`` for a plan
-  ///   with an unnamed or repeated step; ``CofferError/Code/unsupported`` for a backend without
-  ///   ``BackendCapabilities/migrations``.
+  ///   with an unnamed or repeated step; ``CofferError/Code/unsupported`` for a backend that is
+  ///   not ``SchemaEditing``.
   @discardableResult
   public func migrate(_ plan: MigrationPlan) async throws -> MigrationReport {
     let report = try await rethrowing { try await MigrationRunner.run(plan, on: backend) }
@@ -81,8 +81,8 @@ extension Store {
   public func rehearseMigration(_ plan: MigrationPlan) async throws -> MigrationReport {
     let backend = self.backend
     var tables = InMemoryTables(storeName: backend.name)
-    if backend.capabilities.contains(.migrations) {
-      tables.migrations = try await rethrowing { try await backend.editSchema { try $0.migrations() } }
+    if let editing = backend as? any SchemaEditing {
+      tables.migrations = try await rethrowing { try await editing.editSchema { try $0.migrations() } }
     }
     let schemas = try await storedSchemas(named: nil)
     try tables.prepare(schemas)
@@ -103,9 +103,8 @@ extension Store {
   /// The migration steps the store has run, in order, as its catalog records them; empty for
   /// a store no plan has migrated.
   ///
-  /// - Throws: ``CofferError/Code/unsupported`` for a backend without
-  ///   ``BackendCapabilities/migrations``.
+  /// - Throws: ``CofferError/Code/unsupported`` for a backend that is not ``SchemaEditing``.
   public func migrations() async throws -> [MigrationRecord] {
-    try await rethrowing { try await backend.editSchema { try $0.migrations() } }
+    try await rethrowing { try await backend.schemaEditing().editSchema { try $0.migrations() } }
   }
 }

@@ -61,7 +61,8 @@ extension Store {
   /// It ends at once on a backend that has no marker.
   private func watchForeignCommits() -> Task<Void, Never> {
     Task { [weak self] in
-      guard var last = try? await self?.backend.commitMarker() else { return }
+      guard let backend = self?.backend as? any CommitObserving, var last = try? await backend.commitMarker()
+      else { return }
       // A marker may move a moment before readers see the commit (a server's log position
       // does): after it moves, the queries run once more at the next poll.
       var again = false

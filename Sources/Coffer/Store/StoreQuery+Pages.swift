@@ -50,7 +50,7 @@ extension StoreQuery {
       let items = try await slice.fetch()
       return QueryPage(items: items, number: number, size: size, total: total)
     }
-    guard source == nil, store.backend.capabilities.contains(.snapshots) else {
+    guard source == nil, store.backend is any SnapshotReading else {
       return try await read(slice, whole)
     }
     return try await store.snapshot { snapshot in

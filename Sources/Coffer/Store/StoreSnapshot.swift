@@ -59,12 +59,10 @@ extension Store {
   /// snapshot keeps the file from reusing pages, and the map cannot grow); a copy-on-write
   /// copy of the tables in memory and in a property-list store.
   ///
-  /// - Throws: ``CofferError/Code/unsupported`` on a backend without
-  ///   ``BackendCapabilities/snapshots``; what `body` threw.
+  /// - Throws: ``CofferError/Code/unsupported`` on a backend that is not
+  ///   ``SnapshotReading``; what `body` threw.
   public func snapshot<R>(_ body: (StoreSnapshot) async throws -> R) async throws -> R {
-    guard backend.capabilities.contains(.snapshots) else {
-      throw CofferError(.unsupported, "This backend cannot read a consistent snapshot.", store: backend.name)
-    }
+    let backend = try self.backend.snapshotReading()
     return try await readInTurn {
       try await backend.withSnapshot { reader in try await body(StoreSnapshot(store: self, reader: reader)) }
     }

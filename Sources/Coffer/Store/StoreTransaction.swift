@@ -292,11 +292,12 @@ extension Store {
   }
 
   /// ``modify(_:id:retries:_:)`` done by the backend in one step (see
-  /// ``StorageBackend/modifyInPlace(_:id:_:)``), or `nil` when the backend leaves it to the
+  /// ``InPlaceModifying/modifyInPlace(_:id:_:)``), or `nil` when the backend leaves it to the
   /// store, or the entity keeps references (a changed reference is checked as a batch's is).
   private func modifiedInPlace<T: Storable>(
     _ codec: EntityCodec<T>, id key: Value, _ change: (inout T) throws -> Void
   ) async throws -> T? {
+    guard let backend = backend as? any InPlaceModifying else { return nil }
     if try await keepsReferences(codec.schema.name) { return nil }
     var modified: T?
     do {

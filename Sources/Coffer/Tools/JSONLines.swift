@@ -107,7 +107,7 @@ extension Store {
   /// opening line, then per entity a header with its exact schema and row count followed by
   /// its rows in id order, then a closing line with every entity's digest.
   ///
-  /// Reads one snapshot when the backend has ``BackendCapabilities/snapshots``, a page of rows
+  /// Reads one snapshot when the backend has ``SnapshotReading``, a page of rows
   /// at a time, and hands `write` whole lines — about a page of rows per call — so memory stays
   /// flat however large the store. Every kind round-trips exactly through
   /// ``StoreImporter``.

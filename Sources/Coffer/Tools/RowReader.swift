@@ -1,10 +1,10 @@
 /// How the data tools read a store: through one snapshot when the backend has
-/// ``BackendCapabilities/snapshots`` (so that a copy, an export and their digests describe one
+/// ``SnapshotReading`` (so that a copy, an export and their digests describe one
 /// state), through the backend otherwise — an entity at a time, in id order, a page at a time.
 struct RowReader: Sendable {
   let read: @Sendable (Query, (any StoredFields) throws -> Void) async throws -> Void
   let count: @Sendable (Query) async throws -> Int
-  /// Gives back memory the read left behind (``StorageBackend/releaseCachedMemory()``): called
+  /// Gives back memory the read left behind (``CachedMemoryReleasing/releaseCachedMemory()``): called
   /// every ``releaseInterval`` rows or so, and when a read of a whole entity ends.
   var release: @Sendable () -> Void = {}
 
@@ -135,13 +135,13 @@ extension Store {
   /// the store as it goes otherwise; errors name the store.
   func withRowReader<R>(_ body: (RowReader) async throws -> R) async throws -> R {
     let backend = self.backend
-    if backend.capabilities.contains(.snapshots) {
+    if let reading = backend as? any SnapshotReading {
       return try await rethrowing {
-        try await backend.withSnapshot { snapshot in
+        try await reading.withSnapshot { snapshot in
           try await body(
             RowReader(
               read: { try await snapshot.read($0, $1) }, count: { try await snapshot.count($0) },
-              release: { backend.releaseCachedMemory() }))
+              release: { backend.releaseCachedMemoryIfAny() }))
         }
       }
     }
@@ -149,7 +149,7 @@ extension Store {
       try await body(
         RowReader(
           read: { try await backend.read($0, $1) }, count: { try await backend.count($0) },
-          release: { backend.releaseCachedMemory() }))
+          release: { backend.releaseCachedMemoryIfAny() }))
     }
   }
 }

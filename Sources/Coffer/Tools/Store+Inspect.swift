@@ -14,7 +14,8 @@ public struct StoreInspection: Sendable, Hashable, Codable {
   public var store: String
   /// The backend's type (`SQLiteBackend`).
   public var backend: String
-  /// The capabilities its backend declares, by name.
+  /// How its backend behaves (``BackendCapabilities``) and the abilities it adopts
+  /// (``SnapshotReading`` and the others), by name.
   public var capabilities: [String]
   /// What the backend says of its storage: format version, size, details.
   public var storage: StorageDescription
@@ -26,7 +27,9 @@ extension Store {
   /// Describes the store: its backend's capabilities and storage, and every entity it holds
   /// with its exact stored schema and row count. Reads no rows but to count them.
   public func inspect() async throws -> StoreInspection {
-    let storage = try await rethrowing { try await backend.describeStorage() }
+    let storage = try await rethrowing {
+      try await (backend as? any StorageInspecting)?.describeStorage() ?? StorageDescription()
+    }
     var entities: [StoreInspection.Entity] = []
     for schema in try await storedSchemas(named: nil) {
       let rows = try await rethrowing { try await backend.count(RowReader.all(of: schema)) }
@@ -34,7 +37,7 @@ extension Store {
     }
     return StoreInspection(
       store: backend.name, backend: String(describing: type(of: backend)),
-      capabilities: backend.capabilities.names,
+      capabilities: backend.capabilities.names + backend.abilityNames,
       storage: storage, entities: entities)
   }
 }

@@ -15,7 +15,7 @@ import Foundation
 /// - Each entity is read in id order, a batch at a time (keyset paging), so memory holds a
 ///   batch or two however large the store; each batch is one atomic insert into the target.
 /// - The source is only read, in one snapshot when its backend has
-///   ``BackendCapabilities/snapshots`` (the copy and its digest then describe one state).
+///   ``SnapshotReading`` (the copy and its digest then describe one state).
 /// - The target must hold no rows, unless ``resume`` is set: an interrupted copy left every
 ///   entity's rows up to some id, and a resumed run continues after the last one copied,
 ///   never inserting a row twice. Before it skips the rows already there, it checks that they
@@ -139,7 +139,7 @@ public struct StoreCopier: Sendable {
       progress(state)
       var copied = 0
       let targetBackend = target.backend
-      var written = RowReader.ReleaseSchedule { targetBackend.releaseCachedMemory() }
+      var written = RowReader.ReleaseSchedule { targetBackend.releaseCachedMemoryIfAny() }
       let verify = self.verify
       try await reader.pages(of: schema, after: last, pageSize: batchSize) { rows in
         try Task.checkCancellation()

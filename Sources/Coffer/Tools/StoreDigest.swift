@@ -79,7 +79,7 @@ public struct StoreDigest: Sendable, Hashable, Codable {
 extension Store {
   /// The digest of the store's data: every entity it holds (or only those named), with its
   /// stored schema, row count and order-independent row hash — computed in one snapshot when
-  /// the backend has ``BackendCapabilities/snapshots``, so that it describes one state.
+  /// the backend has ``SnapshotReading``, so that it describes one state.
   ///
   /// Reads every row once, in place. Compare two stores' digests to prove a copy complete, or
   /// keep one to see later whether anything changed.

@@ -15,7 +15,7 @@ public struct VerifyReport: Sendable, Hashable, Codable {
   public var store: String
   /// The entities read, sorted by name.
   public var entities: [EntityCheck] = []
-  /// Every problem found: the backend's own (``StorageBackend/checkStorage()``) first, then
+  /// Every problem found: the backend's own (``StorageInspecting/checkStorage()``) first, then
   /// those the shared checks found, entity by entity.
   public var problems: [IntegrityProblem] = []
 
@@ -28,10 +28,10 @@ public struct VerifyReport: Sendable, Hashable, Codable {
 extension Store {
   /// Checks the store's integrity without changing it, and reports every problem found.
   ///
-  /// First the backend checks its own structures (``StorageBackend/checkStorage()``: SQLite's
+  /// First the backend checks its own structures (``StorageInspecting/checkStorage()``: SQLite's
   /// `integrity_check`, a walk of LMDB's indexes, PostgreSQL's constraints, …). Then, the same
   /// for every backend, each entity is read in full — in one snapshot when the backend has
-  /// ``BackendCapabilities/snapshots`` — and checked:
+  /// ``SnapshotReading`` — and checked:
   /// - every value reads back, of its field's kind, and non-null where the field is required;
   /// - ids are present and each stored once, and every unique index holds;
   /// - ``StorageBackend/count(_:)`` agrees with the rows read;
@@ -44,7 +44,9 @@ extension Store {
   /// - Throws: The backend's error when it cannot read at all (a closed store, a lost server).
   public func verify() async throws -> VerifyReport {
     var report = VerifyReport(store: backend.name)
-    report.problems = try await rethrowing { try await backend.checkStorage() }
+    if let inspecting = backend as? any StorageInspecting {
+      report.problems = try await rethrowing { try await inspecting.checkStorage() }
+    }
     let schemas = try await storedSchemas(named: nil)
     try await withRowReader { reader in
       for schema in schemas {
