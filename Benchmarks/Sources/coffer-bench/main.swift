@@ -9,6 +9,7 @@ import Foundation
 /// or `coffer-bench --transfers …` for two-row transfers against raw libpq (see ``TransferBenchmark``),
 /// or `coffer-bench --copy …` for the copy benchmark (see ``CopyBenchmark``),
 /// or `coffer-bench --migration …` for the migration benchmark (see ``MigrationBenchmark``),
+/// or `coffer-bench --migration-open …` for opening a store with a migration plan (see ``MigrationOpenBenchmark``),
 /// or `coffer-bench --queries …` for aggregates and eager loading (see ``QueryModelBenchmark``),
 /// or `coffer-bench --cascade …` for deleting a row whose delete rules cascade (see ``CascadeBenchmark``),
 /// or `coffer-bench --tickets …` for the second workload, issue-tracker tickets (see ``TicketBenchmark``),
@@ -159,6 +160,10 @@ do {
   }
   if arguments.first == CascadeBenchmark.flag {
     try await CascadeBenchmark.run(Array(arguments.dropFirst()))
+    exit(0)
+  }
+  if arguments.first == MigrationOpenBenchmark.flag {
+    try await MigrationOpenBenchmark.run(Array(arguments.dropFirst()))
     exit(0)
   }
   if arguments.first == MigrationBenchmark.flag {
