@@ -35,7 +35,9 @@ func outcome(of id: String, on url: String) async throws -> ConformanceOutcome {
 let backendURLs =
   ["memory:", "memory-unnamed:", "plist:", "plist:?format=xml", "sqlite:", "lmdb:"] + TestServers.storeURLs
 
-@Suite struct MemoryBackendConformance {
+/// Every conformance check on every backend in this package (and the test servers' stores when
+/// they run): the matrix `Docs/Conformance.md` describes, one test case per check and backend.
+@Suite struct ConformanceMatrix {
   @Test(arguments: backendURLs, ConformanceSuite.checks)
   func check(url: String, check: ConformanceCheck) async throws {
     let result = try await withTarget(url) { await ConformanceSuite.run(check, on: $0) }

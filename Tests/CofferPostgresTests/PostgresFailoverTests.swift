@@ -54,8 +54,9 @@ struct PostgresFailoverTests {
     try await writer.waitFor(successes: 20, since: .now, within: .seconds(20))
     try await primary.script("kill")
     let killed = ContinuousClock.now
-    // A failover manager would notice and promote the standby; until then no server accepts writes.
-    try await Task.sleep(for: .seconds(1))
+    // A failover manager would notice and promote the standby; until then no server accepts
+    // writes, which the store reports: promote once a batch has failed saying so.
+    try await writer.waitForFailure(since: killed, saying: "accepts writes", within: .seconds(30))
     let promoting = ContinuousClock.now
     try await standby.script("promote")
     let promoted = ContinuousClock.now
@@ -193,6 +194,23 @@ private final class BatchWriter: Sendable {
     }
     let (pending, ended) = progress.withLock { $0 }
     return (calls.withLock { $0 }, ended ? nil : pending, ended)
+  }
+
+  /// Waits until a batch that started at `since` or later has failed with a message containing
+  /// `text`.
+  func waitForFailure(since: ContinuousClock.Instant, saying text: String, within limit: Duration)
+    async throws
+  {
+    let deadline = ContinuousClock.now + limit
+    while !calls.withLock({
+      $0.contains { $0.started >= since && $0.error?.message.contains(text) == true }
+    }) {
+      guard ContinuousClock.now < deadline else {
+        throw CofferError(
+          .timedOut, "No batch failed saying '\(text)' within \(limit) of the primary being killed.")
+      }
+      try await Task.sleep(for: .milliseconds(20))
+    }
   }
 
   /// Waits until `successes` batches that started at `since` or later were acknowledged.

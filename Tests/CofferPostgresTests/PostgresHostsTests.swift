@@ -50,16 +50,16 @@ struct PostgresHostsTests {
     #expect(error?.description.contains("Sup3r-s3cret") == false)
   }
 
-  @Test("when no server answers, opening fails with unavailable, naming each server and the database")
+  // Refused at once by both, which the message says; a client that kept retrying would never
+  // return and run into the time limit.
+  @Test(
+    "when no server answers, opening fails with unavailable, naming each server and the database",
+    .timeLimit(.minutes(2)))
   func noServerAnswers() async throws {
     let url = try StoreURL("postgres://app@127.0.0.1:1,127.0.0.1:2/chat?connectTimeout=2")
-    let started = ContinuousClock.now
     let error = await #expect(throws: CofferError.self) {
       try await PostgresBackend(configuration: PostgresBackend.Configuration(url: url, environment: [:]))
     }
-    // Refused at once by both (a client that kept retrying would never return); the bound is
-    // generous because the whole test suite shares the machine's cores meanwhile.
-    #expect(ContinuousClock.now - started < .seconds(60))
     #expect(error?.code == .unavailable)
     let message = error?.message ?? ""
     #expect(message.contains("No server of database 'chat' accepts writes"), "\(message)")
