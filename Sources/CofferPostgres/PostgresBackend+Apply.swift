@@ -219,7 +219,7 @@ struct PostgresApplier {
           try precondition.verify(try await selected(precondition.query, locking: true), store: store)
         }
       }
-      for precondition in changes.preconditions where locked == nil { try await check(precondition) }
+      if locked == nil { try await check(changes.preconditions) }
       var summary = ChangeSummary()
       for step in steps {
         switch step {
