@@ -86,7 +86,12 @@ let package = Package(
         .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
       ],
       swiftSettings: upcoming),
-    .target(name: "CofferMacros", dependencies: ["Coffer", "CofferMacroPlugin"], swiftSettings: upcoming),
+    // What the code `@Storable` generates calls; `CofferMacros` re-exports it, so an app that
+    // imports only `Coffer` never sees it.
+    .target(name: "CofferMacroSupport", dependencies: ["Coffer"], swiftSettings: upcoming),
+    .target(
+      name: "CofferMacros", dependencies: ["Coffer", "CofferMacroSupport", "CofferMacroPlugin"],
+      swiftSettings: upcoming),
     .target(
       name: "CofferStores",
       dependencies: [
@@ -105,7 +110,9 @@ let package = Package(
     .target(name: "CofferChildProcess", dependencies: ["Coffer"], swiftSettings: upcoming),
     .target(
       name: "CofferConformance",
-      dependencies: ["Coffer", "CofferChildProcess", .product(name: "Logging", package: "swift-log")],
+      dependencies: [
+        "Coffer", "CofferChildProcess", "CofferMacroSupport", .product(name: "Logging", package: "swift-log"),
+      ],
       path: "Conformance",
       swiftSettings: upcoming),
     // The domain-protocol chat example behind `coffer demo` and the CLI tests: a target, not a

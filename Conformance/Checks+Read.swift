@@ -1,4 +1,5 @@
 @_spi(Backend) import Coffer
+import CofferMacroSupport
 import Foundation
 
 /// A record in groups, indexed on group and time, for the in-place read checks.
@@ -30,11 +31,11 @@ extension Entry: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("group", \Self.group, in: entity),
-      Coffer.StoredField.field("at", \Self.at, in: entity),
-      Coffer.StoredField.field("note", \Self.note, in: entity),
-      Coffer.StoredField.field("weight", \Self.weight, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("group", \Self.group, in: entity),
+      CofferMacroSupport.StoredField.field("at", \Self.at, in: entity),
+      CofferMacroSupport.StoredField.field("note", \Self.note, in: entity),
+      CofferMacroSupport.StoredField.field("weight", \Self.weight, in: entity),
     ]
   }
 
@@ -42,16 +43,16 @@ extension Entry: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.group, "group", in: entity),
-        Coffer.StoredField.value(self.at, "at", in: entity),
-        Coffer.StoredField.value(self.note, "note", in: entity),
-        Coffer.StoredField.value(self.weight, "weight", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.group, "group", in: entity),
+        CofferMacroSupport.StoredField.value(self.at, "at", in: entity),
+        CofferMacroSupport.StoredField.value(self.note, "note", in: entity),
+        CofferMacroSupport.StoredField.value(self.weight, "weight", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.group = try reader.read(1, "group")
     self.at = try reader.read(2, "at")
@@ -60,7 +61,7 @@ extension Entry: Storable, KeyPathStorable {
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.group = try reader.read(1, "group")
     self.at = try reader.read(2, "at")

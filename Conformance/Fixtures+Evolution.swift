@@ -1,4 +1,5 @@
 @_spi(Backend) import Coffer
+import CofferMacroSupport
 import Foundation
 
 // Versions of one entity, "Person", for the schema-evolution checks. Like the models of
@@ -19,9 +20,9 @@ extension PersonV1: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("name", \Self.name, in: entity),
-      Coffer.StoredField.field("age", \Self.age, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("name", \Self.name, in: entity),
+      CofferMacroSupport.StoredField.field("age", \Self.age, in: entity),
     ]
   }
 
@@ -29,21 +30,21 @@ extension PersonV1: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.name, "name", in: entity),
-        Coffer.StoredField.value(self.age, "age", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.name, "name", in: entity),
+        CofferMacroSupport.StoredField.value(self.age, "age", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")
     self.age = try reader.read(2, "age")
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")
     self.age = try reader.read(2, "age")
@@ -78,10 +79,10 @@ extension PersonAddsOptional: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("name", \Self.name, in: entity),
-      Coffer.StoredField.field("age", \Self.age, in: entity),
-      Coffer.StoredField.field("nickname", \Self.nickname, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("name", \Self.name, in: entity),
+      CofferMacroSupport.StoredField.field("age", \Self.age, in: entity),
+      CofferMacroSupport.StoredField.field("nickname", \Self.nickname, in: entity),
     ]
   }
 
@@ -89,15 +90,15 @@ extension PersonAddsOptional: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.name, "name", in: entity),
-        Coffer.StoredField.value(self.age, "age", in: entity),
-        Coffer.StoredField.value(self.nickname, "nickname", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.name, "name", in: entity),
+        CofferMacroSupport.StoredField.value(self.age, "age", in: entity),
+        CofferMacroSupport.StoredField.value(self.nickname, "nickname", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")
     self.age = try reader.read(2, "age")
@@ -105,7 +106,7 @@ extension PersonAddsOptional: Storable, KeyPathStorable {
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")
     self.age = try reader.read(2, "age")
@@ -144,10 +145,10 @@ extension PersonAddsDefault: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("name", \Self.name, in: entity),
-      Coffer.StoredField.field("age", \Self.age, in: entity),
-      Coffer.StoredField.field("level", \Self.level, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("name", \Self.name, in: entity),
+      CofferMacroSupport.StoredField.field("age", \Self.age, in: entity),
+      CofferMacroSupport.StoredField.field("level", \Self.level, in: entity),
     ]
   }
 
@@ -155,15 +156,15 @@ extension PersonAddsDefault: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.name, "name", in: entity),
-        Coffer.StoredField.value(self.age, "age", in: entity),
-        Coffer.StoredField.value(self.level, "level", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.name, "name", in: entity),
+        CofferMacroSupport.StoredField.value(self.age, "age", in: entity),
+        CofferMacroSupport.StoredField.value(self.level, "level", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")
     self.age = try reader.read(2, "age")
@@ -171,7 +172,7 @@ extension PersonAddsDefault: Storable, KeyPathStorable {
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")
     self.age = try reader.read(2, "age")
@@ -209,10 +210,10 @@ extension PersonAddsRequired: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("name", \Self.name, in: entity),
-      Coffer.StoredField.field("age", \Self.age, in: entity),
-      Coffer.StoredField.field("email", \Self.email, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("name", \Self.name, in: entity),
+      CofferMacroSupport.StoredField.field("age", \Self.age, in: entity),
+      CofferMacroSupport.StoredField.field("email", \Self.email, in: entity),
     ]
   }
 
@@ -220,15 +221,15 @@ extension PersonAddsRequired: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.name, "name", in: entity),
-        Coffer.StoredField.value(self.age, "age", in: entity),
-        Coffer.StoredField.value(self.email, "email", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.name, "name", in: entity),
+        CofferMacroSupport.StoredField.value(self.age, "age", in: entity),
+        CofferMacroSupport.StoredField.value(self.email, "email", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")
     self.age = try reader.read(2, "age")
@@ -236,7 +237,7 @@ extension PersonAddsRequired: Storable, KeyPathStorable {
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")
     self.age = try reader.read(2, "age")
@@ -272,8 +273,8 @@ extension PersonDropsAge: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("name", \Self.name, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("name", \Self.name, in: entity),
     ]
   }
 
@@ -281,19 +282,19 @@ extension PersonDropsAge: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.name, "name", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.name, "name", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")
   }
@@ -324,9 +325,9 @@ extension PersonRetypesAge: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("name", \Self.name, in: entity),
-      Coffer.StoredField.field("age", \Self.age, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("name", \Self.name, in: entity),
+      CofferMacroSupport.StoredField.field("age", \Self.age, in: entity),
     ]
   }
 
@@ -334,21 +335,21 @@ extension PersonRetypesAge: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.name, "name", in: entity),
-        Coffer.StoredField.value(self.age, "age", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.name, "name", in: entity),
+        CofferMacroSupport.StoredField.value(self.age, "age", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")
     self.age = try reader.read(2, "age")
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")
     self.age = try reader.read(2, "age")
@@ -385,8 +386,8 @@ extension BadgeV1: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("code", \Self.code, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("code", \Self.code, in: entity),
     ]
   }
 
@@ -394,19 +395,19 @@ extension BadgeV1: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.code, "code", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.code, "code", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.code = try reader.read(1, "code")
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.code = try reader.read(1, "code")
   }
@@ -441,8 +442,8 @@ extension BadgeRequiresCode: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("code", \Self.code, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("code", \Self.code, in: entity),
     ]
   }
 
@@ -450,19 +451,19 @@ extension BadgeRequiresCode: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.code, "code", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.code, "code", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.code = try reader.read(1, "code")
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.code = try reader.read(1, "code")
   }
@@ -492,8 +493,8 @@ extension LabelV1: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("text", \Self.text, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("text", \Self.text, in: entity),
     ]
   }
 
@@ -501,19 +502,19 @@ extension LabelV1: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.text, "text", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.text, "text", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.text = try reader.read(1, "text")
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.text = try reader.read(1, "text")
   }
@@ -547,8 +548,8 @@ extension LabelUniqueText: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("text", \Self.text, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("text", \Self.text, in: entity),
     ]
   }
 
@@ -556,19 +557,19 @@ extension LabelUniqueText: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.text, "text", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.text, "text", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.text = try reader.read(1, "text")
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.text = try reader.read(1, "text")
   }
@@ -598,8 +599,8 @@ extension NamedLabelV1: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("text", \Self.text, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("text", \Self.text, in: entity),
     ]
   }
 
@@ -607,19 +608,19 @@ extension NamedLabelV1: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.text, "text", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.text, "text", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.text = try reader.read(1, "text")
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.text = try reader.read(1, "text")
   }
@@ -653,8 +654,8 @@ extension NamedLabelUniqueText: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("text", \Self.text, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("text", \Self.text, in: entity),
     ]
   }
 
@@ -662,19 +663,19 @@ extension NamedLabelUniqueText: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.text, "text", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.text, "text", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.text = try reader.read(1, "text")
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.text = try reader.read(1, "text")
   }
@@ -704,8 +705,8 @@ extension BlobV1: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("blob", \Self.blob, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("blob", \Self.blob, in: entity),
     ]
   }
 
@@ -713,19 +714,19 @@ extension BlobV1: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.blob, "blob", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.blob, "blob", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.blob = try reader.read(1, "blob")
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.blob = try reader.read(1, "blob")
   }
@@ -756,9 +757,9 @@ extension BlobAddsNote: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("blob", \Self.blob, in: entity),
-      Coffer.StoredField.field("note", \Self.note, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("blob", \Self.blob, in: entity),
+      CofferMacroSupport.StoredField.field("note", \Self.note, in: entity),
     ]
   }
 
@@ -766,21 +767,21 @@ extension BlobAddsNote: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.blob, "blob", in: entity),
-        Coffer.StoredField.value(self.note, "note", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.blob, "blob", in: entity),
+        CofferMacroSupport.StoredField.value(self.note, "note", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.blob = try reader.read(1, "blob")
     self.note = try reader.read(2, "note")
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.blob = try reader.read(1, "blob")
     self.note = try reader.read(2, "note")

@@ -1,4 +1,5 @@
 @_spi(Backend) import Coffer
+import CofferMacroSupport
 import Foundation
 
 // The models of the reference checks (Checks+References.swift), written out as the other
@@ -21,8 +22,8 @@ extension RefThread: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("title", \Self.title, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("title", \Self.title, in: entity),
     ]
   }
 
@@ -30,19 +31,19 @@ extension RefThread: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.title, "title", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.title, "title", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.title = try reader.read(1, "title")
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.title = try reader.read(1, "title")
   }
@@ -83,10 +84,10 @@ extension RefMessage: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("threadID", \Self.threadID, in: entity),
-      Coffer.StoredField.field("text", \Self.text, in: entity),
-      Coffer.StoredField.field("read", \Self.read, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("threadID", \Self.threadID, in: entity),
+      CofferMacroSupport.StoredField.field("text", \Self.text, in: entity),
+      CofferMacroSupport.StoredField.field("read", \Self.read, in: entity),
     ]
   }
 
@@ -94,15 +95,15 @@ extension RefMessage: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.threadID, "threadID", in: entity),
-        Coffer.StoredField.value(self.text, "text", in: entity),
-        Coffer.StoredField.value(self.read, "read", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.threadID, "threadID", in: entity),
+        CofferMacroSupport.StoredField.value(self.text, "text", in: entity),
+        CofferMacroSupport.StoredField.value(self.read, "read", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.threadID = try reader.read(1, "threadID")
     self.text = try reader.read(2, "text")
@@ -110,7 +111,7 @@ extension RefMessage: Storable, KeyPathStorable {
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.threadID = try reader.read(1, "threadID")
     self.text = try reader.read(2, "text")
@@ -156,9 +157,9 @@ extension RefNote: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("threadID", \Self.threadID, in: entity),
-      Coffer.StoredField.field("text", \Self.text, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("threadID", \Self.threadID, in: entity),
+      CofferMacroSupport.StoredField.field("text", \Self.text, in: entity),
     ]
   }
 
@@ -166,21 +167,21 @@ extension RefNote: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.threadID, "threadID", in: entity),
-        Coffer.StoredField.value(self.text, "text", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.threadID, "threadID", in: entity),
+        CofferMacroSupport.StoredField.value(self.text, "text", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.threadID = try reader.read(1, "threadID")
     self.text = try reader.read(2, "text")
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.threadID = try reader.read(1, "threadID")
     self.text = try reader.read(2, "text")
@@ -222,8 +223,8 @@ extension RefPin: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("threadID", \Self.threadID, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("threadID", \Self.threadID, in: entity),
     ]
   }
 
@@ -231,19 +232,19 @@ extension RefPin: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.threadID, "threadID", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.threadID, "threadID", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.threadID = try reader.read(1, "threadID")
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.threadID = try reader.read(1, "threadID")
   }
@@ -282,8 +283,8 @@ extension RefLoose: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("threadID", \Self.threadID, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("threadID", \Self.threadID, in: entity),
     ]
   }
 
@@ -291,19 +292,19 @@ extension RefLoose: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.threadID, "threadID", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.threadID, "threadID", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.threadID = try reader.read(1, "threadID")
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.threadID = try reader.read(1, "threadID")
   }
@@ -342,8 +343,8 @@ extension RefAttachment: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("messageID", \Self.messageID, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("messageID", \Self.messageID, in: entity),
     ]
   }
 
@@ -351,19 +352,19 @@ extension RefAttachment: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.messageID, "messageID", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.messageID, "messageID", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.messageID = try reader.read(1, "messageID")
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.messageID = try reader.read(1, "messageID")
   }
@@ -403,9 +404,9 @@ extension RefNode: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("parentID", \Self.parentID, in: entity),
-      Coffer.StoredField.field("name", \Self.name, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("parentID", \Self.parentID, in: entity),
+      CofferMacroSupport.StoredField.field("name", \Self.name, in: entity),
     ]
   }
 
@@ -413,21 +414,21 @@ extension RefNode: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.parentID, "parentID", in: entity),
-        Coffer.StoredField.value(self.name, "name", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.parentID, "parentID", in: entity),
+        CofferMacroSupport.StoredField.value(self.name, "name", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.parentID = try reader.read(1, "parentID")
     self.name = try reader.read(2, "name")
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.parentID = try reader.read(1, "parentID")
     self.name = try reader.read(2, "name")
@@ -463,8 +464,8 @@ extension RefLabel: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("name", \Self.name, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("name", \Self.name, in: entity),
     ]
   }
 
@@ -472,19 +473,19 @@ extension RefLabel: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.name, "name", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.name, "name", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")
   }
@@ -525,9 +526,9 @@ extension RefLabeling: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("messageID", \Self.messageID, in: entity),
-      Coffer.StoredField.field("labelID", \Self.labelID, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("messageID", \Self.messageID, in: entity),
+      CofferMacroSupport.StoredField.field("labelID", \Self.labelID, in: entity),
     ]
   }
 
@@ -535,21 +536,21 @@ extension RefLabeling: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.messageID, "messageID", in: entity),
-        Coffer.StoredField.value(self.labelID, "labelID", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.messageID, "messageID", in: entity),
+        CofferMacroSupport.StoredField.value(self.labelID, "labelID", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.messageID = try reader.read(1, "messageID")
     self.labelID = try reader.read(2, "labelID")
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.messageID = try reader.read(1, "messageID")
     self.labelID = try reader.read(2, "labelID")

@@ -1,4 +1,5 @@
 @_spi(Backend) import Coffer
+import CofferMacroSupport
 import Foundation
 
 /// A record with pairs of fields of one kind, to compare two fields of one row.
@@ -36,13 +37,13 @@ extension Span: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("start", \Self.start, in: entity),
-      Coffer.StoredField.field("end", \Self.end, in: entity),
-      Coffer.StoredField.field("title", \Self.title, in: entity),
-      Coffer.StoredField.field("note", \Self.note, in: entity),
-      Coffer.StoredField.field("opened", \Self.opened, in: entity),
-      Coffer.StoredField.field("edited", \Self.edited, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("start", \Self.start, in: entity),
+      CofferMacroSupport.StoredField.field("end", \Self.end, in: entity),
+      CofferMacroSupport.StoredField.field("title", \Self.title, in: entity),
+      CofferMacroSupport.StoredField.field("note", \Self.note, in: entity),
+      CofferMacroSupport.StoredField.field("opened", \Self.opened, in: entity),
+      CofferMacroSupport.StoredField.field("edited", \Self.edited, in: entity),
     ]
   }
 
@@ -50,18 +51,18 @@ extension Span: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.start, "start", in: entity),
-        Coffer.StoredField.value(self.end, "end", in: entity),
-        Coffer.StoredField.value(self.title, "title", in: entity),
-        Coffer.StoredField.value(self.note, "note", in: entity),
-        Coffer.StoredField.value(self.opened, "opened", in: entity),
-        Coffer.StoredField.value(self.edited, "edited", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.start, "start", in: entity),
+        CofferMacroSupport.StoredField.value(self.end, "end", in: entity),
+        CofferMacroSupport.StoredField.value(self.title, "title", in: entity),
+        CofferMacroSupport.StoredField.value(self.note, "note", in: entity),
+        CofferMacroSupport.StoredField.value(self.opened, "opened", in: entity),
+        CofferMacroSupport.StoredField.value(self.edited, "edited", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.start = try reader.read(1, "start")
     self.end = try reader.read(2, "end")
@@ -72,7 +73,7 @@ extension Span: Storable, KeyPathStorable {
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.start = try reader.read(1, "start")
     self.end = try reader.read(2, "end")

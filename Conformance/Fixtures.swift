@@ -1,4 +1,5 @@
 @_spi(Backend) import Coffer
+import CofferMacroSupport
 import Foundation
 
 // The models the checks share. Each check makes fresh stores, so models never collide.
@@ -46,11 +47,11 @@ extension Item: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("name", \Self.name, in: entity),
-      Coffer.StoredField.field("rank", \Self.rank, in: entity),
-      Coffer.StoredField.field("score", \Self.score, in: entity),
-      Coffer.StoredField.field("flag", \Self.flag, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("name", \Self.name, in: entity),
+      CofferMacroSupport.StoredField.field("rank", \Self.rank, in: entity),
+      CofferMacroSupport.StoredField.field("score", \Self.score, in: entity),
+      CofferMacroSupport.StoredField.field("flag", \Self.flag, in: entity),
     ]
   }
 
@@ -58,16 +59,16 @@ extension Item: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.name, "name", in: entity),
-        Coffer.StoredField.value(self.rank, "rank", in: entity),
-        Coffer.StoredField.value(self.score, "score", in: entity),
-        Coffer.StoredField.value(self.flag, "flag", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.name, "name", in: entity),
+        CofferMacroSupport.StoredField.value(self.rank, "rank", in: entity),
+        CofferMacroSupport.StoredField.value(self.score, "score", in: entity),
+        CofferMacroSupport.StoredField.value(self.flag, "flag", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")
     self.rank = try reader.read(2, "rank")
@@ -76,7 +77,7 @@ extension Item: Storable, KeyPathStorable {
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")
     self.rank = try reader.read(2, "rank")
@@ -123,9 +124,9 @@ extension Account: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("email", \Self.email, in: entity),
-      Coffer.StoredField.field("name", \Self.name, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("email", \Self.email, in: entity),
+      CofferMacroSupport.StoredField.field("name", \Self.name, in: entity),
     ]
   }
 
@@ -133,21 +134,21 @@ extension Account: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.email, "email", in: entity),
-        Coffer.StoredField.value(self.name, "name", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.email, "email", in: entity),
+        CofferMacroSupport.StoredField.value(self.name, "name", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.email = try reader.read(1, "email")
     self.name = try reader.read(2, "name")
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.email = try reader.read(1, "email")
     self.name = try reader.read(2, "name")
@@ -183,8 +184,8 @@ extension Tag: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("count", \Self.count, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("count", \Self.count, in: entity),
     ]
   }
 
@@ -192,19 +193,19 @@ extension Tag: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.count, "count", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.count, "count", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.count = try reader.read(1, "count")
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.count = try reader.read(1, "count")
   }
@@ -237,8 +238,8 @@ extension Token: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("count", \Self.count, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("count", \Self.count, in: entity),
     ]
   }
 
@@ -246,19 +247,19 @@ extension Token: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.count, "count", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.count, "count", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.count = try reader.read(1, "count")
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.count = try reader.read(1, "count")
   }
@@ -309,13 +310,13 @@ extension Cell: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("text", \Self.text, in: entity),
-      Coffer.StoredField.field("date", \Self.date, in: entity),
-      Coffer.StoredField.field("uuid", \Self.uuid, in: entity),
-      Coffer.StoredField.field("bytes", \Self.bytes, in: entity),
-      Coffer.StoredField.field("double", \Self.double, in: entity),
-      Coffer.StoredField.field("bool", \Self.bool, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("text", \Self.text, in: entity),
+      CofferMacroSupport.StoredField.field("date", \Self.date, in: entity),
+      CofferMacroSupport.StoredField.field("uuid", \Self.uuid, in: entity),
+      CofferMacroSupport.StoredField.field("bytes", \Self.bytes, in: entity),
+      CofferMacroSupport.StoredField.field("double", \Self.double, in: entity),
+      CofferMacroSupport.StoredField.field("bool", \Self.bool, in: entity),
     ]
   }
 
@@ -323,18 +324,18 @@ extension Cell: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.text, "text", in: entity),
-        Coffer.StoredField.value(self.date, "date", in: entity),
-        Coffer.StoredField.value(self.uuid, "uuid", in: entity),
-        Coffer.StoredField.value(self.bytes, "bytes", in: entity),
-        Coffer.StoredField.value(self.double, "double", in: entity),
-        Coffer.StoredField.value(self.bool, "bool", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.text, "text", in: entity),
+        CofferMacroSupport.StoredField.value(self.date, "date", in: entity),
+        CofferMacroSupport.StoredField.value(self.uuid, "uuid", in: entity),
+        CofferMacroSupport.StoredField.value(self.bytes, "bytes", in: entity),
+        CofferMacroSupport.StoredField.value(self.double, "double", in: entity),
+        CofferMacroSupport.StoredField.value(self.bool, "bool", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.text = try reader.read(1, "text")
     self.date = try reader.read(2, "date")
@@ -345,7 +346,7 @@ extension Cell: Storable, KeyPathStorable {
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.text = try reader.read(1, "text")
     self.date = try reader.read(2, "date")
@@ -393,8 +394,8 @@ extension Counter: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("big", \Self.big, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("big", \Self.big, in: entity),
     ]
   }
 
@@ -402,19 +403,19 @@ extension Counter: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.big, "big", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.big, "big", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.big = try reader.read(1, "big")
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.big = try reader.read(1, "big")
   }
@@ -447,8 +448,8 @@ extension Versioned: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("version", \Self.version, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("version", \Self.version, in: entity),
     ]
   }
 
@@ -456,19 +457,19 @@ extension Versioned: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.version, "version", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.version, "version", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.version = try reader.read(1, "version")
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.version = try reader.read(1, "version")
   }
@@ -529,30 +530,32 @@ extension Sample: Storable, KeyPathStorable {
 
   public static var fieldDefaults: [String: Coffer.Value] {
     var defaults: [String: Coffer.Value] = [:]
-    defaults["flag"] = Coffer.StoredField.defaultValue(\Self.flag, false, in: Self.entityName)
-    defaults["int"] = Coffer.StoredField.defaultValue(\Self.int, 0, in: Self.entityName)
-    defaults["double"] = Coffer.StoredField.defaultValue(\Self.double, 0.0, in: Self.entityName)
-    defaults["text"] = Coffer.StoredField.defaultValue(\Self.text, "", in: Self.entityName)
-    defaults["color"] = Coffer.StoredField.defaultValue(\Self.color, Color.red, in: Self.entityName)
-    defaults["level"] = Coffer.StoredField.defaultValue(\Self.level, Level.low, in: Self.entityName)
+    defaults["flag"] = CofferMacroSupport.StoredField.defaultValue(\Self.flag, false, in: Self.entityName)
+    defaults["int"] = CofferMacroSupport.StoredField.defaultValue(\Self.int, 0, in: Self.entityName)
+    defaults["double"] = CofferMacroSupport.StoredField.defaultValue(\Self.double, 0.0, in: Self.entityName)
+    defaults["text"] = CofferMacroSupport.StoredField.defaultValue(\Self.text, "", in: Self.entityName)
+    defaults["color"] = CofferMacroSupport.StoredField.defaultValue(
+      \Self.color, Color.red, in: Self.entityName)
+    defaults["level"] = CofferMacroSupport.StoredField.defaultValue(
+      \Self.level, Level.low, in: Self.entityName)
     return defaults
   }
 
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("flag", \Self.flag, in: entity),
-      Coffer.StoredField.field("int", \Self.int, in: entity),
-      Coffer.StoredField.field("double", \Self.double, in: entity),
-      Coffer.StoredField.field("text", \Self.text, in: entity),
-      Coffer.StoredField.field("bytes", \Self.bytes, in: entity),
-      Coffer.StoredField.field("date", \Self.date, in: entity),
-      Coffer.StoredField.field("uuid", \Self.uuid, in: entity),
-      Coffer.StoredField.field("optionalText", \Self.optionalText, in: entity),
-      Coffer.StoredField.field("document", \Self.document, in: entity),
-      Coffer.StoredField.field("color", \Self.color, in: entity),
-      Coffer.StoredField.field("level", \Self.level, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("flag", \Self.flag, in: entity),
+      CofferMacroSupport.StoredField.field("int", \Self.int, in: entity),
+      CofferMacroSupport.StoredField.field("double", \Self.double, in: entity),
+      CofferMacroSupport.StoredField.field("text", \Self.text, in: entity),
+      CofferMacroSupport.StoredField.field("bytes", \Self.bytes, in: entity),
+      CofferMacroSupport.StoredField.field("date", \Self.date, in: entity),
+      CofferMacroSupport.StoredField.field("uuid", \Self.uuid, in: entity),
+      CofferMacroSupport.StoredField.field("optionalText", \Self.optionalText, in: entity),
+      CofferMacroSupport.StoredField.field("document", \Self.document, in: entity),
+      CofferMacroSupport.StoredField.field("color", \Self.color, in: entity),
+      CofferMacroSupport.StoredField.field("level", \Self.level, in: entity),
     ]
   }
 
@@ -560,23 +563,23 @@ extension Sample: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.flag, "flag", in: entity),
-        Coffer.StoredField.value(self.int, "int", in: entity),
-        Coffer.StoredField.value(self.double, "double", in: entity),
-        Coffer.StoredField.value(self.text, "text", in: entity),
-        Coffer.StoredField.value(self.bytes, "bytes", in: entity),
-        Coffer.StoredField.value(self.date, "date", in: entity),
-        Coffer.StoredField.value(self.uuid, "uuid", in: entity),
-        Coffer.StoredField.value(self.optionalText, "optionalText", in: entity),
-        Coffer.StoredField.value(self.document, "document", in: entity),
-        Coffer.StoredField.value(self.color, "color", in: entity),
-        Coffer.StoredField.value(self.level, "level", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.flag, "flag", in: entity),
+        CofferMacroSupport.StoredField.value(self.int, "int", in: entity),
+        CofferMacroSupport.StoredField.value(self.double, "double", in: entity),
+        CofferMacroSupport.StoredField.value(self.text, "text", in: entity),
+        CofferMacroSupport.StoredField.value(self.bytes, "bytes", in: entity),
+        CofferMacroSupport.StoredField.value(self.date, "date", in: entity),
+        CofferMacroSupport.StoredField.value(self.uuid, "uuid", in: entity),
+        CofferMacroSupport.StoredField.value(self.optionalText, "optionalText", in: entity),
+        CofferMacroSupport.StoredField.value(self.document, "document", in: entity),
+        CofferMacroSupport.StoredField.value(self.color, "color", in: entity),
+        CofferMacroSupport.StoredField.value(self.level, "level", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.flag = try reader.read(1, "flag")
     self.int = try reader.read(2, "int")
@@ -592,7 +595,7 @@ extension Sample: Storable, KeyPathStorable {
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.flag = try reader.read(1, "flag")
     self.int = try reader.read(2, "int")
@@ -664,9 +667,9 @@ extension OddNames: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("select", \Self.id, in: entity),
-      Coffer.StoredField.field("from \"where\" 'group'", \Self.value, in: entity),
-      Coffer.StoredField.field("🙂 ordér by, ? $1 :x %s", \Self.note, in: entity),
+      CofferMacroSupport.StoredField.field("select", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("from \"where\" 'group'", \Self.value, in: entity),
+      CofferMacroSupport.StoredField.field("🙂 ordér by, ? $1 :x %s", \Self.note, in: entity),
     ]
   }
 
@@ -674,21 +677,21 @@ extension OddNames: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "select", in: entity),
-        Coffer.StoredField.value(self.value, "from \"where\" 'group'", in: entity),
-        Coffer.StoredField.value(self.note, "🙂 ordér by, ? $1 :x %s", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "select", in: entity),
+        CofferMacroSupport.StoredField.value(self.value, "from \"where\" 'group'", in: entity),
+        CofferMacroSupport.StoredField.value(self.note, "🙂 ordér by, ? $1 :x %s", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "select")
     self.value = try reader.read(1, "from \"where\" 'group'")
     self.note = try reader.read(2, "🙂 ordér by, ? $1 :x %s")
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "select")
     self.value = try reader.read(1, "from \"where\" 'group'")
     self.note = try reader.read(2, "🙂 ordér by, ? $1 :x %s")
@@ -721,8 +724,8 @@ extension LowerOrder: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("total", \Self.total, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("total", \Self.total, in: entity),
     ]
   }
 
@@ -730,19 +733,19 @@ extension LowerOrder: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.total, "total", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.total, "total", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.total = try reader.read(1, "total")
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.total = try reader.read(1, "total")
   }
@@ -772,8 +775,8 @@ extension UpperOrder: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("label", \Self.label, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("label", \Self.label, in: entity),
     ]
   }
 
@@ -781,19 +784,19 @@ extension UpperOrder: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.label, "label", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.label, "label", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.label = try reader.read(1, "label")
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.label = try reader.read(1, "label")
   }
@@ -827,9 +830,9 @@ extension CaseFields: Storable, KeyPathStorable {
   public static func storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
-      Coffer.StoredField.field("id", \Self.id, in: entity),
-      Coffer.StoredField.field("name", \Self.name, in: entity),
-      Coffer.StoredField.field("Name", \Self.Name, in: entity),
+      CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+      CofferMacroSupport.StoredField.field("name", \Self.name, in: entity),
+      CofferMacroSupport.StoredField.field("Name", \Self.Name, in: entity),
     ]
   }
 
@@ -837,21 +840,21 @@ extension CaseFields: Storable, KeyPathStorable {
     let entity = Self.entityName
     return Coffer.Row(
       try [
-        Coffer.StoredField.value(self.id, "id", in: entity),
-        Coffer.StoredField.value(self.name, "name", in: entity),
-        Coffer.StoredField.value(self.Name, "Name", in: entity),
+        CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+        CofferMacroSupport.StoredField.value(self.name, "name", in: entity),
+        CofferMacroSupport.StoredField.value(self.Name, "Name", in: entity),
       ])
   }
 
   public init(storedRow row: Coffer.Row) throws {
-    let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")
     self.Name = try reader.read(2, "Name")
   }
 
   public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")
     self.Name = try reader.read(2, "Name")

@@ -35,7 +35,7 @@ extension StorableModel {
     let defaults = stored.filter { $0.initializer.map(Self.isConstant) ?? false }
     if !defaults.isEmpty && !declaredStatics.contains("fieldDefaults") {
       let lines = defaults.map { property in
-        "  defaults[\(property.storedNameLiteral)] = Coffer.StoredField.defaultValue(\\Self.\(escaped(property.name)), "
+        "  defaults[\(property.storedNameLiteral)] = CofferMacroSupport.StoredField.defaultValue(\\Self.\(escaped(property.name)), "
           + "\(property.initializer?.trimmedDescription ?? "nil"), in: Self.entityName)"
       }
       members.append(
@@ -72,7 +72,7 @@ extension StorableModel {
 
   private func storedFieldsFunction() -> String {
     let fields = stored.map { property in
-      "    Coffer.StoredField.field(\(property.storedNameLiteral), \\Self.\(escaped(property.name)), in: entity),"
+      "    CofferMacroSupport.StoredField.field(\(property.storedNameLiteral), \\Self.\(escaped(property.name)), in: entity),"
     }
     return """
       public static func storedFields() throws -> [Coffer.Field]? {
@@ -86,7 +86,7 @@ extension StorableModel {
 
   private func storedRowFunction() -> String {
     let values = stored.map { property in
-      "    Coffer.StoredField.value(self.\(escaped(property.name)), \(property.storedNameLiteral), in: entity),"
+      "    CofferMacroSupport.StoredField.value(self.\(escaped(property.name)), \(property.storedNameLiteral), in: entity),"
     }
     return """
       public func storedRow() throws -> Coffer.Row {
@@ -107,12 +107,12 @@ extension StorableModel {
     // backend's fields in place.
     return """
       public init(storedRow row: Coffer.Row) throws {
-        let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: \(idPosition))
+        let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: \(idPosition))
       \(reads.joined(separator: "\n"))
       }
 
       public init(storedFields fields: any Coffer.StoredFields) throws {
-        let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: \(idPosition))
+        let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: \(idPosition))
       \(reads.joined(separator: "\n"))
       }
       """

@@ -1,4 +1,5 @@
 @_exported import Coffer
+@_exported import CofferMacroSupport
 
 /// Makes a struct a stored model: conforms it to ``Coffer/Storable`` and
 /// ``Coffer/KeyPathStorable`` with its schema, a row codec and a key-path map generated at

@@ -31,32 +31,32 @@ import Testing
 
           public static var fieldDefaults: [String: Coffer.Value] {
             var defaults: [String: Coffer.Value] = [:]
-            defaults["text"] = Coffer.StoredField.defaultValue(\Self.text, "", in: Self.entityName)
+            defaults["text"] = CofferMacroSupport.StoredField.defaultValue(\Self.text, "", in: Self.entityName)
             return defaults
           }
 
           public static func storedFields() throws -> [Coffer.Field]? {
             let entity = Self.entityName
             return try [
-              Coffer.StoredField.field("id", \Self.id, in: entity),
-              Coffer.StoredField.field("threadID", \Self.threadID, in: entity),
-              Coffer.StoredField.field("text", \Self.text, in: entity),
-              Coffer.StoredField.field("readAt", \Self.readAt, in: entity),
+              CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+              CofferMacroSupport.StoredField.field("threadID", \Self.threadID, in: entity),
+              CofferMacroSupport.StoredField.field("text", \Self.text, in: entity),
+              CofferMacroSupport.StoredField.field("readAt", \Self.readAt, in: entity),
             ]
           }
 
           public func storedRow() throws -> Coffer.Row {
             let entity = Self.entityName
             return Coffer.Row(try [
-              Coffer.StoredField.value(self.id, "id", in: entity),
-              Coffer.StoredField.value(self.threadID, "threadID", in: entity),
-              Coffer.StoredField.value(self.text, "text", in: entity),
-              Coffer.StoredField.value(self.readAt, "readAt", in: entity),
+              CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+              CofferMacroSupport.StoredField.value(self.threadID, "threadID", in: entity),
+              CofferMacroSupport.StoredField.value(self.text, "text", in: entity),
+              CofferMacroSupport.StoredField.value(self.readAt, "readAt", in: entity),
             ])
           }
 
           public init(storedRow row: Coffer.Row) throws {
-            let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+            let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
             self.id = try reader.read(0, "id")
             self.threadID = try reader.read(1, "threadID")
             self.text = try reader.read(2, "text")
@@ -64,7 +64,7 @@ import Testing
           }
 
           public init(storedFields fields: any Coffer.StoredFields) throws {
-            let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+            let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
             self.id = try reader.read(0, "id")
             self.threadID = try reader.read(1, "threadID")
             self.text = try reader.read(2, "text")
@@ -131,7 +131,7 @@ import Testing
 
           public static var fieldDefaults: [String: Coffer.Value] {
             var defaults: [String: Coffer.Value] = [:]
-            defaults["mood"] = Coffer.StoredField.defaultValue(\Self.mood, Mood.calm, in: Self.entityName)
+            defaults["mood"] = CofferMacroSupport.StoredField.defaultValue(\Self.mood, Mood.calm, in: Self.entityName)
             return defaults
           }
 
@@ -142,30 +142,30 @@ import Testing
           public static func storedFields() throws -> [Coffer.Field]? {
             let entity = Self.entityName
             return try [
-              Coffer.StoredField.field("mail", \Self.email, in: entity),
-              Coffer.StoredField.field("handle", \Self.handle, in: entity),
-              Coffer.StoredField.field("mood", \Self.mood, in: entity),
+              CofferMacroSupport.StoredField.field("mail", \Self.email, in: entity),
+              CofferMacroSupport.StoredField.field("handle", \Self.handle, in: entity),
+              CofferMacroSupport.StoredField.field("mood", \Self.mood, in: entity),
             ]
           }
 
           public func storedRow() throws -> Coffer.Row {
             let entity = Self.entityName
             return Coffer.Row(try [
-              Coffer.StoredField.value(self.email, "mail", in: entity),
-              Coffer.StoredField.value(self.handle, "handle", in: entity),
-              Coffer.StoredField.value(self.mood, "mood", in: entity),
+              CofferMacroSupport.StoredField.value(self.email, "mail", in: entity),
+              CofferMacroSupport.StoredField.value(self.handle, "handle", in: entity),
+              CofferMacroSupport.StoredField.value(self.mood, "mood", in: entity),
             ])
           }
 
           public init(storedRow row: Coffer.Row) throws {
-            let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+            let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
             self.email = try reader.read(0, "mail")
             self.handle = try reader.read(1, "handle")
             self.mood = try reader.read(2, "mood")
           }
 
           public init(storedFields fields: any Coffer.StoredFields) throws {
-            let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+            let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
             self.email = try reader.read(0, "mail")
             self.handle = try reader.read(1, "handle")
             self.mood = try reader.read(2, "mood")
@@ -220,27 +220,27 @@ import Testing
           public static func storedFields() throws -> [Coffer.Field]? {
             let entity = Self.entityName
             return try [
-              Coffer.StoredField.field("id", \Self.id, in: entity),
-              Coffer.StoredField.field("body", \Self.text, in: entity),
+              CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
+              CofferMacroSupport.StoredField.field("body", \Self.text, in: entity),
             ]
           }
 
           public func storedRow() throws -> Coffer.Row {
             let entity = Self.entityName
             return Coffer.Row(try [
-              Coffer.StoredField.value(self.id, "id", in: entity),
-              Coffer.StoredField.value(self.text, "body", in: entity),
+              CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
+              CofferMacroSupport.StoredField.value(self.text, "body", in: entity),
             ])
           }
 
           public init(storedRow row: Coffer.Row) throws {
-            let reader = Coffer.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+            let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
             self.id = try reader.read(0, "id")
             self.text = try reader.read(1, "body")
           }
 
           public init(storedFields fields: any Coffer.StoredFields) throws {
-            let reader = Coffer.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
+            let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
             self.id = try reader.read(0, "id")
             self.text = try reader.read(1, "body")
           }

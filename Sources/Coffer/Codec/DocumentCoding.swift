@@ -3,8 +3,9 @@ import Foundation
 /// How nested `Codable` values become ``Value/document(_:)`` bytes: canonical JSON with sorted
 /// keys, dates as their exact `Double` reference time, non-finite floats as strings, so that a
 /// document decodes to exactly the value that was encoded.
-enum DocumentCoding {
-  static func encode<T: Encodable>(_ value: T) throws -> Data {
+@_spi(Backend) public enum DocumentCoding {
+  /// The canonical JSON of a value.
+  public static func encode<T: Encodable>(_ value: T) throws -> Data {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys]
     encoder.dateEncodingStrategy = .deferredToDate
@@ -13,7 +14,8 @@ enum DocumentCoding {
     return try encoder.encode(value)
   }
 
-  static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+  /// The value canonical JSON holds.
+  public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
     let decoder = JSONDecoder()
     decoder.dateDecodingStrategy = .deferredToDate
     decoder.nonConformingFloatDecodingStrategy = .convertFromString(

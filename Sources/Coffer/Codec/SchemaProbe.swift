@@ -214,3 +214,17 @@ struct ProbeSingleValueContainer: SingleValueDecodingContainer {
     return try Placeholder.value(type, codingPath: codingPath)
   }
 }
+
+extension FieldKind {
+  /// The kind a `Decodable` type is stored as, found by decoding it from a probe the way the
+  /// `Codable` row codec does: what `@Storable`'s generated schema asks of a property whose type
+  /// is neither a scalar nor a raw-value enum.
+  ///
+  /// - Throws: ``CofferError/Code/invalidSchema`` (naming `entity` and `field`) for a type that
+  ///   rejects every placeholder value.
+  @_spi(Backend) public static func probing<T: Decodable>(_ type: T.Type, field: String, in entity: String)
+    throws -> FieldKind
+  {
+    try ProbeRecorder(entity: entity).probe(type, field: field).0
+  }
+}

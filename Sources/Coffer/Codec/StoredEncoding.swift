@@ -3,11 +3,22 @@ import Foundation
 /// Stores a `Codable` field value that is neither a ``StoredScalar`` nor a raw-value enum, the
 /// way the `Codable` row codec does: as the one scalar the value encodes itself as, or, when it
 /// encodes a keyed or unkeyed container, as a document of canonical JSON.
-enum StoredEncoding {
-  static func value<V: Encodable>(of value: V, field: String, entity: String) throws -> Value {
+@_spi(Backend) public enum StoredEncoding {
+  /// The error for a scalar that does not fit what Coffer stores: an unsigned integer above
+  /// `Int64.max`.
+  public static func outOfRange(_ field: String, _ entity: String) -> CofferError {
+    CofferError(
+      .valueOutOfRange,
+      "\(entity).\(field) does not fit in a signed 64-bit integer, the largest integer Coffer stores.",
+      entity: entity, field: field)
+  }
+
+  /// The stored value of a field's `Encodable` value: the one scalar it encodes itself as, or a
+  /// document of canonical JSON.
+  public static func value<V: Encodable>(of value: V, field: String, entity: String) throws -> Value {
     if let scalar = value as? any StoredScalar {
       guard let stored = scalar.storedScalar else {
-        throw StoredField.outOfRange(scalar, field, entity)
+        throw outOfRange(field, entity)
       }
       return stored
     }

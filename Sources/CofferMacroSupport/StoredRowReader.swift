@@ -1,3 +1,4 @@
+@_spi(Backend) import Coffer
 import Foundation
 
 /// What the readers in `@Storable`'s generated initializers share: reading the stored value at a

@@ -1,3 +1,4 @@
+@_spi(Backend) import Coffer
 import Foundation
 
 /// The building blocks of the code `@Storable` generates: a field's schema entry and its value
@@ -29,14 +30,14 @@ public enum StoredField {
   public static func field<Root, V: Decodable>(_ name: String, _ keyPath: KeyPath<Root, V>, in entity: String)
     throws -> Field
   {
-    Field(name, try ProbeRecorder(entity: entity).probe(V.self, field: name).0)
+    Field(name, try FieldKind.probing(V.self, field: name, in: entity))
   }
 
   /// The field of any other optional `Codable` property.
   public static func field<Root, V: Decodable>(
     _ name: String, _ keyPath: KeyPath<Root, V?>, in entity: String
   ) throws -> Field {
-    Field(name, try ProbeRecorder(entity: entity).probe(V.self, field: name).0, isOptional: true)
+    Field(name, try FieldKind.probing(V.self, field: name, in: entity), isOptional: true)
   }
 
   /// The stored form of a property's initial value, for ``Storable/fieldDefaults``; `nil` when
@@ -97,9 +98,6 @@ public enum StoredField {
 
   @usableFromInline
   static func outOfRange(_ value: some StoredScalar, _ name: String, _ entity: String) -> CofferError {
-    CofferError(
-      .valueOutOfRange,
-      "\(entity).\(name) does not fit in a signed 64-bit integer, the largest integer Coffer stores.",
-      entity: entity, field: name)
+    StoredEncoding.outOfRange(name, entity)
   }
 }
