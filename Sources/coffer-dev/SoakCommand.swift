@@ -107,9 +107,9 @@ extension CofferDevCommand {
       let capabilities = store.backend.capabilities
       let ledger = SoakLedger.seeded(accounts: accounts, balance: Self.seedBalance)
       do {
-        guard capabilities.contains(.preconditions), store.backend is any SnapshotReading else {
+        guard capabilities.isSuperset(of: [.preconditions, .snapshots]) else {
           throw CofferError(
-            .unsupported, "The soak needs transactions and snapshots, which this backend does not have.",
+            .unsupported, "The soak needs transactions and snapshots, which this backend does not declare.",
             store: shown)
         }
         try await seed(store, ledger)
