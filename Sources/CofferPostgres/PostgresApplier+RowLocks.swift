@@ -70,8 +70,8 @@ extension PostgresApplier {
     let (table, reshape) = try resolve(entity)
     let schema = table.schema
     guard let layout = precondition.query.layout, layout == schema, reshape.isIdentity,
-      let ids = precondition.query.lookedUpIDs(in: schema), ids.count == expected.count,
-      ids.count == changes.operations.count
+      let ids = precondition.query.lookedUpIDs(in: schema), ids.count == changes.operations.count,
+      ids.count == expected.count, zip(ids, expected).allSatisfy({ $0 == $1[schema.idPosition] })
     else { return nil }
     var rows: [Row] = []
     var written: Set<Value> = []
