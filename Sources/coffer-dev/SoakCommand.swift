@@ -1,5 +1,5 @@
 import ArgumentParser
-import Coffer
+@_spi(Backend) import Coffer
 import CofferChildProcess
 import CofferSoak
 import CofferStores
@@ -107,9 +107,9 @@ extension CofferDevCommand {
       let capabilities = store.backend.capabilities
       let ledger = SoakLedger.seeded(accounts: accounts, balance: Self.seedBalance)
       do {
-        guard capabilities.isSuperset(of: [.preconditions, .snapshots]) else {
+        guard capabilities.contains(.preconditions), store.backend is any SnapshotReading else {
           throw CofferError(
-            .unsupported, "The soak needs transactions and snapshots, which this backend does not declare.",
+            .unsupported, "The soak needs transactions and snapshots, which this backend does not have.",
             store: shown)
         }
         try await seed(store, ledger)
