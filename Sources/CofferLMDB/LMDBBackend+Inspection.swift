@@ -5,7 +5,7 @@ import Foundation
 /// LMDB's main database, which lists the named databases (`MAIN_DBI` in liblmdb, not exported).
 private let mainDatabase = MDB_dbi(1)
 
-extension LMDBBackend: StorageInspecting {
+@_spi(Backend) extension LMDBBackend: StorageInspecting {
   /// The catalog's format version, the size of `data.mdb`, and LMDB's own figures: library
   /// version, map size and its maximum, page size, pages used, last transaction, readers, the
   /// number of databases, and the entries of each database of the entities this handle prepared.

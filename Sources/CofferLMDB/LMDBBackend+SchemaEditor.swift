@@ -2,7 +2,7 @@ import CLMDB
 @_spi(Backend) import Coffer
 import Synchronization
 
-extension LMDBBackend: SchemaEditing {
+@_spi(Backend) extension LMDBBackend: SchemaEditing {
   /// Runs `body` in one LMDB write transaction on the store's writer thread, off the Swift
   /// concurrency pool, with an editor over the catalog and the entities' databases; commits
   /// durably when it returns and aborts when it throws, rethrowing its error.

@@ -19,7 +19,7 @@ import Synchronization
 /// ```
 ///
 /// Docs/LMDB.md describes options and behaviour; Docs/Formats.md the layout.
-public final class LMDBBackend: StorageBackend, CachedMemoryReleasing {
+public final class LMDBBackend: StorageBackend {
   /// `lmdb:///ABSOLUTE/PATH` or `lmdb:RELATIVE/PATH`, with its options.
   public let name: String
   /// Reopenable, durable, multi-process, atomic across entities, evolving, seeing other
@@ -115,3 +115,6 @@ public final class LMDBBackend: StorageBackend, CachedMemoryReleasing {
 extension LMDBBackend: QueuedWrites {
   package var writeQueue: BlockingQueue { environment.writeQueue }
 }
+
+// The optional abilities whose methods are above.
+@_spi(Backend) extension LMDBBackend: CachedMemoryReleasing {}

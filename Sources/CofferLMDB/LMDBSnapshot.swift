@@ -1,7 +1,7 @@
 @_spi(Backend) import Coffer
 import Foundation
 
-extension LMDBBackend: SnapshotReading {
+@_spi(Backend) extension LMDBBackend: SnapshotReading {
   /// Runs `body` with one read transaction held until it returns: every read through the
   /// snapshot sees the state committed when it began. Writers go on meanwhile; the map cannot
   /// grow while it is open, so keep snapshots short.
@@ -48,7 +48,7 @@ private enum SnapshotOutcome<R> {
   case missingHandles
 }
 
-extension LMDBBackend: CommitObserving {
+@_spi(Backend) extension LMDBBackend: CommitObserving {
   /// The id of the last write transaction committed to the store, by any process.
   public func commitMarker() async throws -> UInt64? {
     try environment.lastTransactionID()

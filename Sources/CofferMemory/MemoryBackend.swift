@@ -11,9 +11,7 @@ import Synchronization
 /// Open it as `memory:` for a fresh private store, or `memory:NAME` for a store shared by
 /// everything in the process that opens the same name through the same registry — closing
 /// one handle leaves the data for the others, and opening the name again finds it.
-public final class MemoryBackend: StorageBackend, SnapshotReading, SchemaEditing, InPlaceModifying,
-  CommitObserving
-{
+public final class MemoryBackend: StorageBackend {
   /// `memory:` or `memory:NAME`.
   public let name: String
   /// Named stores can be reopened and evolve their schema; none is durable.
@@ -97,7 +95,9 @@ public final class MemoryBackend: StorageBackend, SnapshotReading, SchemaEditing
 
   /// Runs a migration step's edit on a copy of the tables under the lock, keeping the copy only
   /// when `body` returns: readers see the tables before or after, never between.
-  public func editSchema<R: Sendable>(_ body: @Sendable (any SchemaEditor) throws -> R) async throws -> R {
+  @_spi(Backend) public func editSchema<R: Sendable>(_ body: @Sendable (any SchemaEditor) throws -> R)
+    async throws -> R
+  {
     try checkOpen()
     return try storage.tables.withLock { tables in
       let (result, changed) = try tables.edit(body)
@@ -140,3 +140,6 @@ final class MemoryStorage: Sendable {
   let commits = Atomic<UInt64>(0)
   init(name: String) { tables = SharedLockedState(InMemoryTables(storeName: name)) }
 }
+
+// The optional abilities whose methods are above.
+@_spi(Backend) extension MemoryBackend: SnapshotReading, SchemaEditing, InPlaceModifying, CommitObserving {}

@@ -1,7 +1,7 @@
 @_spi(Backend) import Coffer
 import Foundation
 
-extension PlistBackend: StorageInspecting {
+@_spi(Backend) extension PlistBackend: StorageInspecting {
   /// The store layout's version (the file is written in it), the file's size, and the format
   /// written, the persistence policy and the number of entities. Reads no row, and not the file.
   public func describeStorage() async throws -> StorageDescription {

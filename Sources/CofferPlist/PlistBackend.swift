@@ -15,7 +15,7 @@ import Logging
 /// ```
 ///
 /// The file layout is specified in Docs/Formats.md.
-public final class PlistBackend: StorageBackend, SnapshotReading, SchemaEditing {
+public final class PlistBackend: StorageBackend {
   /// `plist:///ABSOLUTE/PATH` or `plist:RELATIVE/PATH`.
   public let name: String
   /// Reopenable, evolving, atomic across entities; durable with ``Persistence/immediate``.
@@ -170,7 +170,9 @@ public final class PlistBackend: StorageBackend, SnapshotReading, SchemaEditing 
   /// Runs a migration step's edit on the writer's tables and, when it changed anything, writes
   /// the whole file before returning, whatever the persistence policy: the file is replaced atomically, so a killed
   /// process leaves it before or after the step. If the write fails, nothing of the step stays.
-  public func editSchema<R: Sendable>(_ body: @Sendable (any SchemaEditor) throws -> R) async throws -> R {
+  @_spi(Backend) public func editSchema<R: Sendable>(_ body: @Sendable (any SchemaEditor) throws -> R)
+    async throws -> R
+  {
     try await blocking.run { [self] in
       try mutate(replaying: false, writing: true) { tables, cache in
         let (result, changed) = try tables.edit(body)
@@ -234,3 +236,6 @@ public final class PlistBackend: StorageBackend, SnapshotReading, SchemaEditing 
 extension PlistBackend: QueuedWrites {
   package var writeQueue: BlockingQueue { blocking }
 }
+
+// The optional abilities whose methods are above.
+@_spi(Backend) extension PlistBackend: SnapshotReading, SchemaEditing {}

@@ -1,7 +1,7 @@
 @_spi(Backend) import Coffer
 import PostgresNIO
 
-extension PostgresBackend: AggregateComputing {
+@_spi(Backend) extension PostgresBackend: AggregateComputing {
   /// Computes the aggregate on the server (see ``PostgresAggregate``) on a pooled connection.
   public func aggregate(_ aggregation: Aggregation) async throws -> [AggregateGroup<Value, Value>] {
     do {

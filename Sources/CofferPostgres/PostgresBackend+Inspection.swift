@@ -2,7 +2,7 @@
 import Foundation
 import PostgresNIO
 
-extension PostgresBackend: StorageInspecting {
+@_spi(Backend) extension PostgresBackend: StorageInspecting {
   /// The catalog's format version, the bytes the store's tables take on the server (each
   /// entity's table and the catalog, with their indexes and TOAST data:
   /// `pg_total_relation_size`), and the server's version, the database and the schema. Reads

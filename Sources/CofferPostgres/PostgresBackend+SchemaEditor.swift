@@ -2,7 +2,7 @@
 import Logging
 import PostgresNIO
 
-extension PostgresBackend: SchemaEditing {
+@_spi(Backend) extension PostgresBackend: SchemaEditing {
   /// Runs `body` in one transaction on a connection of its own, with a ``Coffer/SchemaEditor``
   /// over the store's tables and its `coffer_migrations` log, on a thread of its own (the body
   /// is synchronous; each statement blocks that thread, never the Swift concurrency pool's or

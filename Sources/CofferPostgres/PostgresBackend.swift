@@ -26,7 +26,7 @@ import ServiceLifecycle
 /// and then closes the store.
 ///
 /// Docs/PostgreSQL.md describes the layout, the options, concurrency and failures.
-public final class PostgresBackend: StorageBackend, SnapshotReading, CommitObserving, Service {
+public final class PostgresBackend: StorageBackend, Service {
   /// `postgres://USER@HOST:PORT/DATABASE[?schema=NAME]`, never with the password; every server
   /// when there are several: `postgres://USER@HOST:PORT,HOST:PORT/DATABASE`.
   public let name: String
@@ -310,3 +310,6 @@ struct PostgresSnapshot: StorageSnapshot {
 struct VisitorStopped: Error {
   let error: any Error
 }
+
+// The optional abilities whose methods are above.
+@_spi(Backend) extension PostgresBackend: SnapshotReading, CommitObserving {}

@@ -1,6 +1,6 @@
 @_spi(Backend) import Coffer
 
-extension SQLiteBackend: AggregateComputing {
+@_spi(Backend) extension SQLiteBackend: AggregateComputing {
   /// Computes the aggregate in SQLite (see ``SQLiteAggregate``) on a reader.
   ///
   /// SQLite's `sum` fails with "integer overflow" as soon as a running total leaves Int64, even

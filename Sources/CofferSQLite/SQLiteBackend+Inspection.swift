@@ -2,7 +2,7 @@ import CSQLite
 @_spi(Backend) import Coffer
 import Foundation
 
-extension SQLiteBackend: StorageInspecting {
+@_spi(Backend) extension SQLiteBackend: StorageInspecting {
   /// The file's format version (`PRAGMA user_version`, `nil` before the first prepare), the
   /// bytes of the database file and its write-ahead log, and SQLite's own figures: library
   /// version, journal mode, page size, page count and free pages. Reads the file's header, no row.

@@ -1,7 +1,7 @@
 @_spi(Backend) import Coffer
 import Logging
 
-extension SQLiteBackend: SchemaEditing {
+@_spi(Backend) extension SQLiteBackend: SchemaEditing {
   /// Runs `body` in one `BEGIN IMMEDIATE` transaction on the writer, under its lock, on the
   /// backend's own thread (never the Swift concurrency pool's), with a ``Coffer/SchemaEditor``
   /// over the tables and the `coffer_migrations` log. Batches wait; readers go on and see the

@@ -15,7 +15,7 @@ import Logging
 /// ```
 ///
 /// Docs/SQLite.md describes the table layout, the options and the concurrency model.
-public final class SQLiteBackend: StorageBackend, SnapshotReading, CommitObserving {
+public final class SQLiteBackend: StorageBackend {
   /// `sqlite:///ABSOLUTE/PATH` or `sqlite:RELATIVE/PATH`.
   public let name: String
   /// Reopenable, durable (unless `synchronous=off`), multi-process, atomic across entities, evolving,
@@ -356,3 +356,6 @@ struct SQLiteSnapshot: StorageSnapshot {
 extension SQLiteBackend: QueuedWrites {
   package var writeQueue: BlockingQueue { blocking }
 }
+
+// The optional abilities whose methods are above.
+@_spi(Backend) extension SQLiteBackend: SnapshotReading, CommitObserving {}

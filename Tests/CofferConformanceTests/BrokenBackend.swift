@@ -1,5 +1,5 @@
 @_spi(Backend) import Coffer
-import CofferMemory
+@_spi(Backend) import CofferMemory
 import CofferStores
 
 /// A memory backend with one deliberate flaw, to prove that the suite's checks can fail.

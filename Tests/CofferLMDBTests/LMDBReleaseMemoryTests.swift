@@ -1,9 +1,9 @@
-import Coffer
+@_spi(Backend) import Coffer
 import CofferTestSupport
 import Foundation
 import Testing
 
-@testable import CofferLMDB
+@_spi(Backend) @testable import CofferLMDB
 
 /// `releaseCachedMemory()` takes the store's pages out of this process: a whole read leaves the
 /// file's pages mapped, and after a release few are, while every row still reads the same.

@@ -5,7 +5,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import CofferLMDB
+@_spi(Backend) @testable import CofferLMDB
 
 /// A body's own error, to see that `editSchema` rethrows it as it is.
 private struct Refused: Error, Equatable {

@@ -1,9 +1,9 @@
-import Coffer
+@_spi(Backend) import Coffer
 import CofferTestSupport
 import Foundation
 import Testing
 
-@testable import CofferLMDB
+@_spi(Backend) @testable import CofferLMDB
 
 /// A backend whose handles predate another backend's prepare of the entity (as another
 /// process's would) keeps the indexes the store has now, and reads only the indexes it still

@@ -1,10 +1,10 @@
 import CLMDB
-import Coffer
+@_spi(Backend) import Coffer
 import CofferTestSupport
 import Foundation
 import Testing
 
-@testable import CofferLMDB
+@_spi(Backend) @testable import CofferLMDB
 
 /// `describeStorage` reports the catalog's format and the data file's size; `checkStorage` finds
 /// nothing in a sound store and finds rows and indexes put out of step with liblmdb directly.

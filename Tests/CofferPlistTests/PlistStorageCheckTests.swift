@@ -1,5 +1,5 @@
-import Coffer
-import CofferPlist
+@_spi(Backend) import Coffer
+@_spi(Backend) import CofferPlist
 import CofferTestSupport
 import Foundation
 import Testing

@@ -1,5 +1,5 @@
-import Coffer
-import CofferPostgres
+@_spi(Backend) import Coffer
+@_spi(Backend) import CofferPostgres
 import CofferStores
 import CofferTestSupport
 import Foundation

@@ -1,9 +1,9 @@
-import Coffer
+@_spi(Backend) import Coffer
 import CofferTestSupport
 import Foundation
 import Testing
 
-@testable import CofferSQLite
+@_spi(Backend) @testable import CofferSQLite
 
 /// The SQLite backend finds its indexes by what they cover, not by name: SQLite cannot rename
 /// an index, so a relabel leaves each index where it is, under a name that may hold the former

@@ -1,9 +1,9 @@
-import Coffer
+@_spi(Backend) import Coffer
 import CofferTestSupport
 import Foundation
 import Testing
 
-@testable import CofferSQLite
+@_spi(Backend) @testable import CofferSQLite
 
 /// The SQLite backend's schema editor: each primitive a migration step is built from, the
 /// transaction around them, and what the backend's caches make of the changes.

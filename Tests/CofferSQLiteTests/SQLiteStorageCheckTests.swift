@@ -1,5 +1,5 @@
-import Coffer
-import CofferSQLite
+@_spi(Backend) import Coffer
+@_spi(Backend) import CofferSQLite
 import CofferTestSupport
 import Foundation
 import Testing

@@ -1,5 +1,5 @@
 @_spi(Backend) import Coffer
-import CofferMemory
+@_spi(Backend) import CofferMemory
 import Testing
 
 /// A memory backend that counts the reads the core makes of it and keeps the batches it is

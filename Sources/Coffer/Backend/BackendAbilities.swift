@@ -11,7 +11,7 @@
 
 /// A backend that can run several reads on one committed state: ``Store/snapshot(_:)``,
 /// consistent pages, and data tools that read a whole store while writers go on.
-public protocol SnapshotReading: StorageBackend {
+@_spi(Backend) public protocol SnapshotReading: StorageBackend {
   /// Runs `body` with a view of one committed state: every read through the
   /// ``StorageSnapshot`` sees the store as it was when the snapshot began, whatever is applied
   /// meanwhile, and a batch applied while it is open is invisible to it.
@@ -32,7 +32,7 @@ public protocol StorageSnapshot: Sendable {
 }
 
 /// A backend that can run migration steps: ``Store/migrate(_:)`` and the migration record.
-public protocol SchemaEditing: StorageBackend {
+@_spi(Backend) public protocol SchemaEditing: StorageBackend {
   /// Runs `body` in one write transaction with a ``SchemaEditor`` over the store's entities
   /// and its record of migrations, committing everything it did when it returns and nothing
   /// when it throws — the error is rethrown as it is. What ``Store/migrate(_:)`` runs each
@@ -51,7 +51,7 @@ public protocol SchemaEditing: StorageBackend {
 
 /// A backend that computes aggregates in its engine (SQLite, PostgreSQL) instead of handing
 /// every row to ``AggregateEvaluator``.
-public protocol AggregateComputing: StorageBackend {
+@_spi(Backend) public protocol AggregateComputing: StorageBackend {
   /// Computes an aggregate — a count, a count of distinct values, a sum, a minimum, a maximum
   /// or an average — over the rows an ``Aggregation``'s filter selects, once or per group.
   ///
@@ -73,7 +73,7 @@ public protocol AggregateComputing: StorageBackend {
 /// A backend that can read a row and store its replacement under a writer lock it holds
 /// anyway, with no round trip and nothing to run again: what ``Store/modify(_:id:retries:_:)``
 /// asks for first.
-public protocol InPlaceModifying: StorageBackend {
+@_spi(Backend) public protocol InPlaceModifying: StorageBackend {
   /// Reads the row of an entity with an id, and stores in its place the row `change` makes of
   /// it, as one atomic step that no other writer can come between.
   ///
@@ -92,7 +92,7 @@ public protocol InPlaceModifying: StorageBackend {
 
 /// A backend that can tell when its data was committed to, so that observed queries notice
 /// commits the store did not make itself.
-public protocol CommitObserving: StorageBackend {
+@_spi(Backend) public protocol CommitObserving: StorageBackend {
   /// A number that changes whenever a batch is committed to the store's data by anyone — this
   /// handle, another handle on the same data, another process (when the backend declares
   /// ``BackendCapabilities/observesOtherHandles``) — or `nil` when it cannot tell now. Cheap:
@@ -102,7 +102,7 @@ public protocol CommitObserving: StorageBackend {
 
 /// A backend that can say what its storage is and check the engine's own structures, for
 /// `coffer inspect` and ``Store/verify()``.
-public protocol StorageInspecting: StorageBackend {
+@_spi(Backend) public protocol StorageInspecting: StorageBackend {
   /// What the store's storage is: the format version it is written in and the bytes it takes
   /// on disk (or on the server), where the backend can tell. Cheap: it reads no rows.
   func describeStorage() async throws -> StorageDescription
@@ -122,7 +122,7 @@ public protocol StorageInspecting: StorageBackend {
 
 /// A backend that holds memory only to make later reads faster — for a store read through a
 /// memory map of its file, the file's pages mapped into this process — and can give it back.
-public protocol CachedMemoryReleasing: StorageBackend {
+@_spi(Backend) public protocol CachedMemoryReleasing: StorageBackend {
   /// Gives back the memory. The data tools call it every few tens of thousands of rows while
   /// they read or write a whole store, so a copy, an export or a digest of a large store does
   /// not end up holding the whole file resident.

@@ -10,7 +10,7 @@ import Foundation
 /// them.
 ///
 /// The editor is valid only during the body, and only on the thread that runs it.
-public protocol SchemaEditor: AnyObject {
+@_spi(Backend) public protocol SchemaEditor: AnyObject {
   /// Every stored entity with the schema its rows are stored in, sorted by name, including
   /// what this transaction changed so far.
   func schemas() throws -> [EntitySchema]
@@ -87,7 +87,7 @@ public protocol SchemaEditor: AnyObject {
     throws -> Int?
 }
 
-extension SchemaEditor {
+@_spi(Backend) extension SchemaEditor {
   /// Inserts the row at once.
   public func stage(_ row: Row, into entity: String) throws { try insert(row, into: entity) }
 
