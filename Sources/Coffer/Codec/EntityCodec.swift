@@ -10,11 +10,11 @@ public struct EntityCodec<T: Storable>: Sendable {
   public let usesGeneratedCode: Bool
 
   /// A codec for `T`'s schema, using the row code ``RowCodecChoice/current`` picks.
-  public init() throws { try self.init(using: RowCodecChoice.current) }
+  @_spi(Backend) public init() throws { try self.init(using: RowCodecChoice.current) }
 
   /// A codec for `T`'s schema that uses the generated row code when `choice` is
   /// ``RowCodecChoice/generated`` and `T` has it, and `Codable` otherwise.
-  public init(using choice: RowCodecChoice) throws {
+  @_spi(Backend) public init(using choice: RowCodecChoice) throws {
     if choice == .generated, let fields = try T.storedFields() {
       self.schema = try EntitySchema(for: T.self)
       self.usesGeneratedCode = schema.fields.map(\.name) == fields.map(\.name)
@@ -26,7 +26,7 @@ public struct EntityCodec<T: Storable>: Sendable {
 
   /// A codec for a given schema, which must have the fields `T` encodes. The generated row code
   /// is used only when the schema's fields are the ones `T` declares, in the same order.
-  public init(schema: EntitySchema) {
+  @_spi(Backend) public init(schema: EntitySchema) {
     self.schema = schema
     let declared = (try? T.storedFields())?.map(\.name)
     self.usesGeneratedCode = declared == schema.fields.map(\.name)
