@@ -29,40 +29,23 @@ enum CascadeBenchmark {
   static func run(_ arguments: [String]) async throws {
     var notes = 1_000
     var labellings = 500
-    var repetitions = 5
-    var engines = ["sqlite", "lmdb", "memory", "plist"]
-    var enginesNamed = false
-    var output: String?
-    var write = true
-    var iterator = arguments.makeIterator()
-    while let argument = iterator.next() {
-      func number() throws -> Int {
-        guard let text = iterator.next(), let value = Int(text), value > 0 else {
-          throw UsageError(message: "\(argument) needs a positive number")
-        }
-        return value
-      }
+    let options = try WorkloadArguments(
+      arguments, flag: flag, enginesOption: "--cascade-engines", repetitions: 5,
+      engines: ["sqlite", "lmdb", "memory", "plist"]
+    ) { argument, number in
       switch argument {
       case "--cascade-notes": notes = try number()
       case "--cascade-labellings": labellings = try number()
-      case "--repetitions": repetitions = try number()
-      case "--cascade-engines":
-        guard let text = iterator.next() else { throw UsageError(message: "--cascade-engines needs a list") }
-        engines = text.split(separator: ",").map(String.init)
-        enginesNamed = true
-      case "--postgres-url":
-        guard let url = iterator.next() else { throw UsageError(message: "--postgres-url needs a URL") }
-        try PostgresServer.use(url)
-      case "--output": output = iterator.next()
-      case "--no-write": write = false
-      default: throw UsageError(message: "unknown argument \(argument) for \(flag)")
+      default: return false
       }
+      return true
     }
+    let (repetitions, engines, output, write) = (
+      options.repetitions, options.engines, options.output, options.write
+    )
     guard labellings <= notes else {
       throw UsageError(message: "--cascade-labellings must not exceed --cascade-notes (one per note at most)")
     }
-    if !enginesNamed, PostgresServer.absence == nil { engines.append("postgres") }
-    if !engines.contains("sqlite") { engines.insert("sqlite", at: 0) }
     let command = benchCommand(flag, arguments)
     let load = MachineLoad()
     say(

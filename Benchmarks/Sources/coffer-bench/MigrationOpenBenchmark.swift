@@ -45,36 +45,17 @@ enum MigrationOpenBenchmark {
 
   static func run(_ arguments: [String]) async throws {
     var rows = 10_000
-    var repetitions = 5
-    var engines = ["sqlite", "lmdb", "plist"]
-    var enginesNamed = false
-    var output: String?
-    var write = true
-    var iterator = arguments.makeIterator()
-    while let argument = iterator.next() {
-      func number() throws -> Int {
-        guard let text = iterator.next(), let value = Int(text), value > 0 else {
-          throw UsageError(message: "\(argument) needs a positive number")
-        }
-        return value
-      }
-      switch argument {
-      case "--migration-open-rows": rows = try number()
-      case "--repetitions": repetitions = try number()
-      case "--migration-open-engines":
-        guard let text = iterator.next() else { throw UsageError(message: "\(argument) needs a list") }
-        engines = text.split(separator: ",").map(String.init)
-        enginesNamed = true
-      case "--postgres-url":
-        guard let url = iterator.next() else { throw UsageError(message: "--postgres-url needs a URL") }
-        try PostgresServer.use(url)
-      case "--output": output = iterator.next()
-      case "--no-write": write = false
-      default: throw UsageError(message: "unknown argument \(argument) for \(flag)")
-      }
+    let options = try WorkloadArguments(
+      arguments, flag: flag, enginesOption: "--migration-open-engines", repetitions: 5,
+      engines: ["sqlite", "lmdb", "plist"]
+    ) { argument, number in
+      guard argument == "--migration-open-rows" else { return false }
+      rows = try number()
+      return true
     }
-    if !enginesNamed, PostgresServer.absence == nil { engines.append("postgres") }
-    if !engines.contains("sqlite") { engines.insert("sqlite", at: 0) }
+    let (repetitions, engines, output, write) = (
+      options.repetitions, options.engines, options.output, options.write
+    )
     guard let before, let after else { throw BenchError("the item schemas are malformed") }
     let command = benchCommand(flag, arguments)
     let load = MachineLoad()
