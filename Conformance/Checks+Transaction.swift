@@ -116,14 +116,8 @@ extension ConformanceSuite {
         + "applies when every value of every kind still holds (nulls and extremes too) and fails with "
         + "conflict naming the id when one value changed (-0.0 for 0.0 too) or the row was removed."
     ) { context in
-      let store = try await context.store()
-      try await store.prepare(schemas: EveryKindFixture.schemas)
-      try await store.apply(EveryKindFixture.changeSet())
-      let schema = EveryKindFixture.schema("Every")
+      let (store, schema, level, double) = try await everyKindStore(context)
       let layouts = ["Every": schema]
-      guard let level = schema.position(of: "level"), let double = schema.position(of: "double") else {
-        throw CheckFailure("the fixture's Every has no level or double field")
-      }
       var everything = Query(entity: "Every", sort: [Sort("id")])
       everything.layout = schema
       func stored(_ id: Value) async throws -> Row? {
@@ -203,14 +197,8 @@ extension ConformanceSuite {
         + "fails with conflict naming the id when one row changed (-0.0 for 0.0 too) — with updates "
         + "alone, and with a delete among them."
     ) { context in
-      let store = try await context.store()
-      try await store.prepare(schemas: EveryKindFixture.schemas)
-      try await store.apply(EveryKindFixture.changeSet())
-      let schema = EveryKindFixture.schema("Every")
+      let (store, schema, level, double) = try await everyKindStore(context)
       let layouts = ["Every": schema]
-      guard let level = schema.position(of: "level"), let double = schema.position(of: "double") else {
-        throw CheckFailure("the fixture's Every has no level or double field")
-      }
       var everything = Query(entity: "Every", sort: [Sort("id")])
       everything.layout = schema
       func leveled(_ rows: [Row], _ value: Int64) -> [Row] {
@@ -551,4 +539,19 @@ extension ConformanceSuite {
   private static func encoded<T: Storable>(_ value: T) throws -> Row {
     try EntityCodec<T>().encode(value)
   }
+}
+
+/// A store holding the every-kind fixture, with its `Every` schema and the positions of its
+/// `level` and `double` fields: where the write-back checks start.
+private func everyKindStore(_ context: CheckContext) async throws
+  -> (store: Store, schema: EntitySchema, level: Int, double: Int)
+{
+  let store = try await context.store()
+  try await store.prepare(schemas: EveryKindFixture.schemas)
+  try await store.apply(EveryKindFixture.changeSet())
+  let schema = EveryKindFixture.schema("Every")
+  guard let level = schema.position(of: "level"), let double = schema.position(of: "double") else {
+    throw CheckFailure("the fixture's Every has no level or double field")
+  }
+  return (store, schema, level, double)
 }
