@@ -118,19 +118,7 @@ enum CascadeBenchmark {
   {
     let folder = try ScratchFolder("cascade-\(engine)")
     defer { folder.remove() }
-    let url: String
-    switch engine {
-    case "sqlite": url = "sqlite://\(folder.path)/store.sqlite"
-    case "lmdb": url = "lmdb://\(folder.path)/store-lmdb"
-    case "plist": url = "plist://\(folder.path)/store.plist?format=binary"
-    case "memory": url = "memory:cascade-bench-\(UUID().uuidString)"
-    case "postgres":
-      let database = try PostgresDatabase("coffer_bench_cascade")
-      try database.recreate()
-      url = database.url
-    default:
-      throw UsageError(message: "unknown engine \(engine); use sqlite, lmdb, memory, plist or postgres")
-    }
+    let url = try folder.storeURL(engine, named: "cascade-bench", database: "coffer_bench_cascade")
     let store = try await Store.open(url: url, registry: .makeBuiltIn())
     try await store.prepare(schemas: try schemas(indexed: indexed))
     var labels = ChangeSet()

@@ -320,19 +320,17 @@ final class CofferContention: ContentionSystem, @unchecked Sendable {
   // workload calls while no task runs.
   let name: String
   let hasPlainWrite = true
-  let scheme: String
-  let file: String
-  private let databaseName: String?
+  private let location: BenchStoreLocation
   private var store: Store?
   /// The URL of the store `create` made last.
   private(set) var url = ""
 
   init(name: String, scheme: String, file: String) {
-    (self.name, self.scheme, self.file, self.databaseName) = (name, scheme, file, nil)
+    (self.name, self.location) = (name, BenchStoreLocation(scheme: scheme, file: file))
   }
 
   init(name: String, database: String) {
-    (self.name, self.scheme, self.file, self.databaseName) = (name, "postgres", "", database)
+    (self.name, self.location) = (name, BenchStoreLocation(database: database))
   }
 
   var open: Store {
@@ -344,13 +342,7 @@ final class CofferContention: ContentionSystem, @unchecked Sendable {
 
   func create(in folder: String, rows: Int) async throws {
     try await close()
-    var url = "\(scheme):" + (file.isEmpty ? "" : "//" + folder + "/" + file)
-    if !file.isEmpty { try? FileManager.default.removeItem(atPath: folder + "/" + file) }
-    if let databaseName {
-      let database = try PostgresDatabase(databaseName)
-      try database.recreate()
-      url = database.url
-    }
+    let url = try location.freshURL(in: folder)
     let store = try await Store.open(url: url, registry: .makeBuiltIn())
     try await store.insert((1...rows).map { Counter(id: Int64($0), count: 0) })
     self.store = store

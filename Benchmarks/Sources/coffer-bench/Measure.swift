@@ -43,6 +43,50 @@ struct ScratchFolder {
   }
   func remove() { try? FileManager.default.removeItem(atPath: path) }
   func file(_ name: String) -> String { path + "/" + name }
+
+  /// The URL of a new store of `engine` (`sqlite`, `lmdb`, `plist`, `memory` or `postgres`)
+  /// called `name`: a file in this folder, a named memory store, or the PostgreSQL database
+  /// `database` dropped and created anew.
+  func storeURL(_ engine: String, named name: String, database: String) throws -> String {
+    switch engine {
+    case "sqlite": return "sqlite://\(path)/\(name).sqlite"
+    case "lmdb": return "lmdb://\(path)/\(name)-lmdb"
+    case "plist": return "plist://\(path)/\(name).plist?format=binary"
+    case "memory": return "memory:\(name)-\(UUID().uuidString)"
+    case "postgres":
+      let server = try PostgresDatabase(database)
+      try server.recreate()
+      return server.url
+    default:
+      throw UsageError(message: "unknown engine \(engine); use sqlite, lmdb, plist, memory or postgres")
+    }
+  }
+}
+
+/// Where a workload's Coffer system keeps its store: a file of a scheme in the workload's
+/// folder (none for `memory:`), or a PostgreSQL database.
+struct BenchStoreLocation: Sendable {
+  let scheme: String
+  let file: String
+  let database: String?
+
+  /// A file called `file` (empty for `memory:`) of the backend `scheme`.
+  init(scheme: String, file: String) { (self.scheme, self.file, self.database) = (scheme, file, nil) }
+
+  /// The PostgreSQL database `database`.
+  init(database: String) { (self.scheme, self.file, self.database) = ("postgres", "", database) }
+
+  /// The URL of an empty store here: the file in `folder` removed, the database made anew.
+  func freshURL(in folder: String) throws -> String {
+    if let database {
+      let server = try PostgresDatabase(database)
+      try server.recreate()
+      return server.url
+    }
+    if file.isEmpty { return "\(scheme):" }
+    try? FileManager.default.removeItem(atPath: folder + "/" + file)
+    return "\(scheme)://" + folder + "/" + file
+  }
 }
 
 /// Where the benchmarks write their reports: `--output`'s folder when given, else the

@@ -97,19 +97,7 @@ enum MigrationBenchmark {
   static func measure(_ engine: String, messages: [ChatMessage]) async throws -> Result {
     let folder = try ScratchFolder("migration-\(engine)")
     defer { folder.remove() }
-    let url: String
-    switch engine {
-    case "sqlite": url = "sqlite://\(folder.path)/store.sqlite"
-    case "lmdb": url = "lmdb://\(folder.path)/store-lmdb"
-    case "plist": url = "plist://\(folder.path)/store.plist?format=binary"
-    case "memory": url = "memory:migration-bench-\(UUID().uuidString)"
-    case "postgres":
-      let database = try PostgresDatabase("coffer_bench_migration")
-      try database.recreate()
-      url = database.url
-    default:
-      throw UsageError(message: "unknown engine \(engine); use sqlite, lmdb, plist, memory or postgres")
-    }
+    let url = try folder.storeURL(engine, named: "migration-bench", database: "coffer_bench_migration")
     let store = try await Store.open(url: url, registry: .makeBuiltIn())
     try await store.prepare([ChatMessage.self])
     try await store.insert(messages)

@@ -82,21 +82,9 @@ enum MigrationOpenBenchmark {
     defer { folder.remove() }
     var round = 0
     var url = ""
-    var database: PostgresDatabase?
-    if engine == "postgres" { database = try PostgresDatabase("coffer_bench_migration_open") }
     let median = try await Measure.median(repetitions: repetitions) {
       round += 1
-      switch engine {
-      case "sqlite": url = "sqlite://\(folder.path)/store-\(round).sqlite"
-      case "lmdb": url = "lmdb://\(folder.path)/store-\(round)-lmdb"
-      case "plist": url = "plist://\(folder.path)/store-\(round).plist?format=binary"
-      case "postgres":
-        guard let database else { throw BenchError("no PostgreSQL database") }
-        try database.recreate()
-        url = database.url
-      default:
-        throw UsageError(message: "unknown engine \(engine); use sqlite, lmdb, plist or postgres")
-      }
+      url = try folder.storeURL(engine, named: "store-\(round)", database: "coffer_bench_migration_open")
       let store = try await Store.open(url: url, registry: .makeBuiltIn())
       try await store.prepare(schemas: [before])
       try await store.backend.insert(into: before, count: rows) { index in

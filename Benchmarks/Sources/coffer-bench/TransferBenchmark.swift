@@ -200,29 +200,20 @@ final class CofferTransfers: TransferSystem, @unchecked Sendable {
   // `@unchecked Sendable`: `store` changes only in `create` and `close`, which the workload
   // calls while no task runs.
   let name: String
-  private let scheme: String
-  private let file: String
-  private let databaseName: String?
+  private let location: BenchStoreLocation
   private var store: Store?
 
   init(name: String, scheme: String, file: String) {
-    (self.name, self.scheme, self.file, self.databaseName) = (name, scheme, file, nil)
+    (self.name, self.location) = (name, BenchStoreLocation(scheme: scheme, file: file))
   }
 
   init(name: String, database: String) {
-    (self.name, self.scheme, self.file, self.databaseName) = (name, "postgres", "", database)
+    (self.name, self.location) = (name, BenchStoreLocation(database: database))
   }
 
   func create(in folder: String, accounts: Int) async throws {
     try await close()
-    var url = "\(scheme)://" + folder + "/" + file
-    if !file.isEmpty { try? FileManager.default.removeItem(atPath: folder + "/" + file) }
-    if let databaseName {
-      let database = try PostgresDatabase(databaseName)
-      try database.recreate()
-      url = database.url
-    }
-    let store = try await Store.open(url: url, registry: .makeBuiltIn())
+    let store = try await Store.open(url: try location.freshURL(in: folder), registry: .makeBuiltIn())
     try await store.insert(
       (1...Int64(accounts)).map { Account(id: $0, balance: TransferBenchmark.startingBalance) })
     self.store = store
