@@ -32,8 +32,12 @@ public struct CheckRequirements: OptionSet, Sendable, Hashable {
   public static let migrations = CheckRequirements(rawValue: 1 << 25)
   /// The backend adopts ``Coffer/CachedMemoryReleasing``.
   public static let cachedMemoryRelease = CheckRequirements(rawValue: 1 << 26)
+  /// The backend adopts ``Coffer/ChangeRecording``.
+  public static let changeFeed = CheckRequirements(rawValue: 1 << 27)
   /// The abilities among the requirements, the bits above a capability's.
-  private static let abilities: CheckRequirements = [.snapshots, .migrations, .cachedMemoryRelease]
+  private static let abilities: CheckRequirements = [
+    .snapshots, .migrations, .cachedMemoryRelease, .changeFeed,
+  ]
 
   /// Everything `backend` offers: its capabilities and the abilities it adopts.
   public init(of backend: any StorageBackend) {
@@ -41,6 +45,7 @@ public struct CheckRequirements: OptionSet, Sendable, Hashable {
     if backend is any SnapshotReading { insert(.snapshots) }
     if backend is any SchemaEditing { insert(.migrations) }
     if backend is any CachedMemoryReleasing { insert(.cachedMemoryRelease) }
+    if backend is any ChangeRecording { insert(.changeFeed) }
   }
 
   /// The capabilities among these requirements.
@@ -54,6 +59,7 @@ public struct CheckRequirements: OptionSet, Sendable, Hashable {
     if contains(.snapshots) { names.append("snapshots") }
     if contains(.migrations) { names.append("migrations") }
     if contains(.cachedMemoryRelease) { names.append("cachedMemoryRelease") }
+    if contains(.changeFeed) { names.append("changeFeed") }
     return names
   }
 }

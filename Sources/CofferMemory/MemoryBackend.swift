@@ -16,8 +16,10 @@ public final class MemoryBackend: StorageBackend {
   public let name: String
   /// Named stores can be reopened and evolve their schema; none is durable.
   public let capabilities: BackendCapabilities
-  private let storage: MemoryStorage
+  let storage: MemoryStorage
   private let isClosed = Atomic<Bool>(false)
+  /// How much of the change feed this handle keeps as it commits.
+  let retention = LockedState(ChangeRetention.all)
 
   /// A fresh, private in-memory store.
   public convenience init() {
@@ -70,11 +72,14 @@ public final class MemoryBackend: StorageBackend {
   @discardableResult
   public func apply(_ changes: ChangeSet) async throws -> ChangeSummary {
     try checkOpen()
-    return try storage.tables.withLock { tables in
-      let summary = try tables.apply(changes)
+    var recorded = false
+    let summary = try storage.tables.withLock { tables in
+      let summary = try applyRecording(changes, to: &tables, recorded: &recorded)
       storage.commits.add(1, ordering: .relaxed)
       return summary
     }
+    if recorded { storage.signal.notify() }
+    return summary
   }
 
   /// Reads, changes and stores the row under the lock that every batch takes, so no batch
@@ -83,14 +88,18 @@ public final class MemoryBackend: StorageBackend {
     -> Bool
   {
     try checkOpen()
-    return try storage.tables.withLock { tables in
+    var recorded = false
+    let modified = try storage.tables.withLock { tables in
       guard tables.schema(of: schema.name) == schema else { return false }
       let row = try change(tables.row(of: schema.name, id: id))
-      _ = try tables.apply(
-        ChangeSet([.update(entity: schema.name, row: row)], layouts: [schema.name: schema]))
+      _ = try applyRecording(
+        ChangeSet([.update(entity: schema.name, row: row)], layouts: [schema.name: schema]), to: &tables,
+        recorded: &recorded)
       storage.commits.add(1, ordering: .relaxed)
       return true
     }
+    if recorded { storage.signal.notify() }
+    return modified
   }
 
   /// Runs a migration step's edit on a copy of the tables under the lock, keeping the copy only
@@ -125,7 +134,7 @@ public final class MemoryBackend: StorageBackend {
 
   private func snapshot() -> InMemoryTables { storage.tables.withSharedLock { copy $0 } }
 
-  private func checkOpen() throws {
+  func checkOpen() throws {
     if isClosed.load(ordering: .acquiring) {
       throw CofferError(.closed, "This store was closed. Open it again to use it.", store: name)
     }
@@ -138,6 +147,10 @@ final class MemoryStorage: Sendable {
   let tables: SharedLockedState<InMemoryTables>
   /// Batches applied, by every handle.
   let commits = Atomic<UInt64>(0)
+  /// The change feed; taken while `tables` is held, never the other way round.
+  let feed = LockedState(MemoryFeed())
+  /// Wakes the feed's followers when a batch is recorded.
+  let signal = ChangeSignal()
   init(name: String) { tables = SharedLockedState(InMemoryTables(storeName: name)) }
 }
 

@@ -63,7 +63,10 @@ public struct BackendRegistry: Sendable {
   public init() {}
 
   /// Adds or replaces the entry for a scheme.
-  public mutating func register(_ entry: Entry) { entries[entry.scheme] = entry }
+  ///
+  /// Every entry takes the change feed's URL options (`changes=on`, `changeRetention=…`; see
+  /// <doc:ChangeFeed>) for its backend, which never sees them.
+  public mutating func register(_ entry: Entry) { entries[entry.scheme] = entry.turningOnChangeFeeds() }
 
   /// The registered schemes, sorted.
   public var schemes: [String] { entries.keys.sorted() }

@@ -109,6 +109,11 @@ public struct CofferError: Error, Sendable, CustomStringConvertible {
     /// the app migrated it — or steps in another order. The store was left untouched; open it
     /// with the app version that wrote it, or one newer.
     public static let unknownMigration = Code("unknownMigration")
+    /// A change feed was read after a position whose next batches were trimmed (see
+    /// ``Store/trimChanges(before:)`` and ``ChangeRetention``): what came after it can no longer
+    /// be told. Copy the whole store again and follow the feed from a position read just before
+    /// the copy.
+    public static let changesTrimmed = Code("changesTrimmed")
     /// The backend failed in a way not covered above; ``CofferError/underlying`` says more.
     public static let backendFailure = Code("backendFailure")
 
@@ -231,6 +236,8 @@ extension CofferError {
   public static let migrationFailed = Code.migrationFailed
   /// ``Code/unknownMigration``, for `catch CofferError.unknownMigration`.
   public static let unknownMigration = Code.unknownMigration
+  /// ``Code/changesTrimmed``, for `catch CofferError.changesTrimmed`.
+  public static let changesTrimmed = Code.changesTrimmed
 }
 
 extension CofferError.Code {

@@ -71,6 +71,34 @@
   /// schema than their entity's current one are reshaped (see ``ChangeSet/layouts``).
   public mutating func apply(_ changes: ChangeSet) throws -> ChangeSummary {
     var undo: [UndoStep] = []
+    return try apply(changes, undo: &undo)
+  }
+
+  /// Applies a batch all or nothing, as ``apply(_:)`` does, and gathers what it did to each row
+  /// into `changes` for the change feed (see ``ChangeCollector``).
+  public mutating func apply(_ batch: ChangeSet, collecting changes: inout ChangeCollector) throws
+    -> ChangeSummary
+  {
+    var undo: [UndoStep] = []
+    let summary = try apply(batch, undo: &undo)
+    // The undo log names every row the batch touched, in order, with what it held before.
+    for step in undo {
+      switch step {
+      case .put(let entity, let id, let old):
+        guard let table = tables[entity] else { continue }
+        changes.touched(id, in: table.schema, existed: old != nil, now: table.rows[id])
+      case .added(let entity, let rows):
+        guard let table = tables[entity] else { continue }
+        for row in rows {
+          let id = row[table.schema.idPosition]
+          changes.touched(id, in: table.schema, existed: false, now: table.rows[id])
+        }
+      }
+    }
+    return summary
+  }
+
+  private mutating func apply(_ changes: ChangeSet, undo: inout [UndoStep]) throws -> ChangeSummary {
     var summary = ChangeSummary()
     var current: Target?
     for precondition in changes.preconditions {

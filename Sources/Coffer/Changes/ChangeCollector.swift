@@ -1,0 +1,103 @@
+/// Gathers what one batch does to each row, inside the backend's write transaction, for the
+/// change feed: the backend tells it each row it stores and each id it removes, as it does so.
+///
+/// A row changed several times in a batch is kept once, at the place of its first change, with
+/// its effect: whether it was stored before the batch and what it holds after. A backend makes
+/// one per batch and drops it when the batch fails, so a failed batch records nothing.
+@_spi(Backend) public struct ChangeCollector: Sendable {
+  private struct Key: Hashable {
+    var entity: Int
+    var id: Value
+  }
+  private struct Entry {
+    var key: Key
+    /// Whether the row was stored before the batch.
+    var existed: Bool
+    /// The row after the batch's changes so far; `nil` when removed.
+    var row: Row?
+  }
+
+  private var schemas: [EntitySchema] = []
+  private var entityPlaces: [String: Int] = [:]
+  private var entries: [Entry] = []
+  private var places: [Key: Int] = [:]
+
+  /// Nothing gathered.
+  public init() {}
+
+  /// Whether no row was changed.
+  public var isEmpty: Bool { entries.isEmpty }
+
+  /// A row was stored in an entity whose rows have `schema`'s layout: added when `existed` is
+  /// false, replacing the stored row otherwise.
+  public mutating func stored(_ row: Row, in schema: EntitySchema, existed: Bool) {
+    let key = Key(entity: place(of: schema), id: row[schema.idPosition])
+    if let index = places[key] {
+      entries[index].row = row
+    } else {
+      places[key] = entries.count
+      entries.append(Entry(key: key, existed: existed, row: row))
+    }
+  }
+
+  /// The stored row with an id was removed.
+  public mutating func removed(id: Value, from schema: EntitySchema) {
+    let key = Key(entity: place(of: schema), id: id)
+    if let index = places[key] {
+      entries[index].row = nil
+    } else {
+      places[key] = entries.count
+      entries.append(Entry(key: key, existed: true, row: nil))
+    }
+  }
+
+  /// A row was changed: it was stored before the batch when `existed` is true, and holds `now`
+  /// after it (`nil`: removed). For a backend that learns what each row holds only once the
+  /// batch is done; only the first call for a row decides `existed`.
+  public mutating func touched(_ id: Value, in schema: EntitySchema, existed: Bool, now: Row?) {
+    let key = Key(entity: place(of: schema), id: id)
+    if let index = places[key] {
+      entries[index].row = now
+    } else {
+      places[key] = entries.count
+      entries.append(Entry(key: key, existed: existed, row: now))
+    }
+  }
+
+  private mutating func place(of schema: EntitySchema) -> Int {
+    if let place = entityPlaces[schema.name] { return place }
+    entityPlaces[schema.name] = schemas.count
+    schemas.append(schema)
+    return schemas.count - 1
+  }
+
+  /// The batch's row changes in the form a backend records (see ``RecordedChanges``), or `nil`
+  /// when the batch left every row as it was (a row added and removed again, a delete of an id
+  /// not stored): such a batch records nothing.
+  public func encoded() -> [UInt8]? {
+    var writer = ChangePayload.Writer()
+    var count = 0
+    for entry in entries where entry.existed || entry.row != nil { count += 1 }
+    if count == 0 { return nil }
+    writer.byte(ChangePayload.version)
+    writer.count(schemas.count)
+    for schema in schemas {
+      writer.string(schema.name)
+      writer.count(schema.fields.count)
+      for field in schema.fields { writer.string(field.name) }
+    }
+    writer.count(count)
+    for entry in entries where entry.existed || entry.row != nil {
+      writer.count(entry.key.entity)
+      if let row = entry.row {
+        writer.byte(entry.existed ? ChangePayload.update : ChangePayload.insert)
+        writer.value(entry.key.id)
+        for value in row.values { writer.value(value) }
+      } else {
+        writer.byte(ChangePayload.delete)
+        writer.value(entry.key.id)
+      }
+    }
+    return writer.bytes
+  }
+}
