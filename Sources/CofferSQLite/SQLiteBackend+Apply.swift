@@ -32,18 +32,20 @@ extension SQLiteBackend {
         let known = catalog.withLock { $0.tables }
         if turn.count == 1 {
           let summary = try transaction(on: connection, while: "applying a batch") {
-            try apply(turn[0], on: connection, tables: known)
+            try apply(turn[0], on: connection, tables: known, recording: try feed.isOn(connection))
           }
+          if feed.knownOn.withLock({ $0 }) { feed.signal.notify() }
           return [.success(summary)]
         }
-        return try transaction(on: connection, while: "applying batches") {
+        let results = try transaction(on: connection, while: "applying batches") {
+          let recording = try feed.isOn(connection)
           var results: [Result<ChangeSummary, any Error>] = []
           results.reserveCapacity(turn.count)
           for changes in turn {
             try connection.run("SAVEPOINT coffer_batch")
             let summary: ChangeSummary
             do {
-              summary = try apply(changes, on: connection, tables: known)
+              summary = try apply(changes, on: connection, tables: known, recording: recording)
             } catch {
               // An error that ended the whole transaction took every batch of the turn with it.
               guard sqlite3_get_autocommit(connection.handle) == 0 else { throw error }
@@ -57,6 +59,8 @@ extension SQLiteBackend {
           }
           return results
         }
+        if feed.knownOn.withLock({ $0 }) { feed.signal.notify() }
+        return results
       }
     } catch {
       return turn.map { _ in .failure(error) }
@@ -64,17 +68,19 @@ extension SQLiteBackend {
   }
 
   /// Checks a batch's preconditions, then applies its operations, inside the writer's
-  /// transaction.
-  private func apply(_ changes: ChangeSet, on connection: SQLiteConnection, tables: [String: SQLiteTable])
-    throws -> ChangeSummary
-  {
+  /// transaction, recording what they changed in the change feed when `recording`.
+  private func apply(
+    _ changes: ChangeSet, on connection: SQLiteConnection, tables: [String: SQLiteTable], recording: Bool
+  ) throws -> ChangeSummary {
     let applier = SQLiteApplier(connection: connection, tables: tables, layouts: changes.layouts, store: name)
+    if recording { applier.collected = ChangeCollector() }
     for precondition in changes.preconditions {
       let table = try applier.table(precondition.query.entity)
       try precondition.verify(
         try connection.rows(of: precondition.query, in: table, store: name), store: name)
     }
     for operation in changes.operations { try applier.apply(operation) }
+    if let collected = applier.collected { try feed.record(collected, on: connection) }
     return applier.summary
   }
 
@@ -114,6 +120,8 @@ final class SQLiteApplier {
   let layouts: [String: EntitySchema]
   let store: String
   @exclusivity(unchecked) var summary = ChangeSummary()
+  /// What the batch changed, row by row, when the store records a change feed.
+  @exclusivity(unchecked) var collected: ChangeCollector?
   @exclusivity(unchecked) private var current: (entity: String, table: SQLiteTable)?
   /// Puts the current entity's rows in the shape of its table.
   @exclusivity(unchecked) private(set) var reshape = RowReshaper.identity
@@ -148,17 +156,21 @@ final class SQLiteApplier {
         throw CofferError.nothingToUpdate(entity: table.schema.name, id: id, store: store)
       }
       summary.updated += 1
+      collected?.stored(row, in: table.schema, existed: true)
     case .upsert(_, let made):
       let row = reshape(made)
       if try update(row, table) {
         summary.updated += 1
+        collected?.stored(row, in: table.schema, existed: true)
       } else {
         try insert(row, into: table)
       }
     case .delete(_, let id):
       try statement(.delete, table).run([id])
       summary.deleted += connection.changes
+      if connection.changes > 0 { collected?.removed(id: id, from: table.schema) }
     case .deleteMatching(_, let filter):
+      if collected != nil { try collectDeletes(filter, table) }
       let built = try SQLiteQuery.delete(filter, in: table)
       try connection.statement(built.sql).run(built.parameters)
       summary.deleted += connection.changes
@@ -168,7 +180,11 @@ final class SQLiteApplier {
       var query = Query(entity: table.schema.name, filter: filter)
       query.layout = table.schema
       for row in try connection.rows(of: query, in: table, store: store) {
-        if try update(try updates.apply(to: row, store: store), table) { summary.updated += 1 }
+        let changed = try updates.apply(to: row, store: store)
+        if try update(changed, table) {
+          summary.updated += 1
+          collected?.stored(changed, in: table.schema, existed: true)
+        }
       }
     }
   }
@@ -210,6 +226,7 @@ final class SQLiteApplier {
     let code = try write(row, try statement(.insert, table))
     if code != SQLITE_DONE { throw try conflict(code, inserting: row, into: table) }
     summary.inserted += 1
+    collected?.stored(row, in: table.schema, existed: false)
   }
 
   /// The error for a row whose insert broke a constraint.

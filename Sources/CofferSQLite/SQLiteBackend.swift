@@ -40,6 +40,8 @@ public final class SQLiteBackend: StorageBackend {
   let watcher = LockedState<SQLiteConnection?>(nil)
   /// The prepared entities, by name, and the serial the next one published gets.
   let catalog = LockedState(Catalog())
+  /// The change feed's state in this handle (see `SQLiteBackend+Changes.swift`).
+  let feed = SQLiteChangeFeed()
 
   struct Catalog: Sendable {
     var tables: [String: SQLiteTable] = [:]

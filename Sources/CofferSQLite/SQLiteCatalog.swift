@@ -122,6 +122,8 @@ enum SQLiteCatalog {
     let statement = try connection.statement("SELECT name FROM sqlite_schema")
     var names: Set<String> = [
       SQLiteIdentifier.folded(tableName), SQLiteIdentifier.folded(SQLiteMigrationLog.tableName),
+      SQLiteIdentifier.folded(SQLiteChangeFeed.changesTable),
+      SQLiteIdentifier.folded(SQLiteChangeFeed.boundsTable),
     ]
     try statement.withBindings([]) {
       while try statement.stepReading() { names.insert(SQLiteIdentifier.folded(statement.string(at: 0))) }
