@@ -11,18 +11,25 @@ extension LMDBBackend {
     return try await environment.writeOffPool(
       { transaction in
         let check = try checkHandlesCurrent(for: changes, in: transaction)
-        return (try apply(changes, check: check, in: transaction), check)
+        let feedDatabase = try feed.database(in: transaction, catalog: catalog)
+        return (try apply(changes, check: check, feed: feedDatabase, in: transaction), check, feedDatabase)
       },
-      committed: { publish($0.1) }
+      committed: {
+        publish($0.1)
+        if let feedDatabase = $0.2 { feedCommitted(feedDatabase) }
+      }
     ).0
   }
 
   /// Applies the batch in `transaction`, through the handles `check` made again or the
-  /// prepared ones.
-  private func apply(_ changes: ChangeSet, check: HandleCheck, in transaction: Transaction) throws
-    -> ChangeSummary
+  /// prepared ones, recording what it changed in the change feed's database when there is one.
+  private func apply(
+    _ changes: ChangeSet, check: HandleCheck, feed feedDatabase: MDB_dbi?, in transaction: Transaction
+  )
+    throws -> ChangeSummary
   {
     var summary = ChangeSummary()
+    var collected: ChangeCollector? = feedDatabase == nil ? nil : ChangeCollector()
     var buffer = Scratch()
     var current: (entity: String, handle: EntityHandle, reshape: RowReshaper)?
     for precondition in changes.preconditions {
@@ -42,38 +49,51 @@ extension LMDBBackend {
         current = (entity, handle, reshape)
       }
       switch operation {
-      case .insert(_, let row):
-        try insert(reshape(row).values, handle: handle, buffer: &buffer, in: transaction)
+      case .insert(_, let made):
+        let row = reshape(made)
+        try insert(row.values, handle: handle, buffer: &buffer, in: transaction)
         summary.inserted += 1
+        collected?.stored(row, in: handle.schema, existed: false)
       case .insertMany(_, let rows):
         // Each row is made, encoded and written before the next is asked for. A retried
         // transaction (the map grew) asks for the rows again.
         for position in 0..<rows.count {
-          try insert(
-            reshape(try rows.row(at: position)).values, handle: handle, buffer: &buffer, in: transaction)
+          let row = reshape(try rows.row(at: position))
+          try insert(row.values, handle: handle, buffer: &buffer, in: transaction)
+          collected?.stored(row, in: handle.schema, existed: false)
         }
         summary.inserted += rows.count
-      case .update(_, let row):
-        guard
-          try replace(
-            reshape(row).values, handle: handle, mustExist: true, buffer: &buffer, in: transaction)
+      case .update(_, let made):
+        let row = reshape(made)
+        guard try replace(row.values, handle: handle, mustExist: true, buffer: &buffer, in: transaction)
         else {
           continue
         }
         summary.updated += 1
-      case .upsert(_, let row):
-        if try replace(
-          reshape(row).values, handle: handle, mustExist: false, buffer: &buffer, in: transaction)
-        {
+        collected?.stored(row, in: handle.schema, existed: true)
+      case .upsert(_, let made):
+        let row = reshape(made)
+        let replaced = try replace(
+          row.values, handle: handle, mustExist: false, buffer: &buffer, in: transaction)
+        if replaced {
           summary.updated += 1
         } else {
           summary.inserted += 1
         }
+        collected?.stored(row, in: handle.schema, existed: replaced)
       case .delete(_, let id):
         if try delete(KeyEncoding.idKey(id), handle: handle, buffer: &buffer, in: transaction) {
           summary.deleted += 1
+          collected?.removed(id: id, from: handle.schema)
         }
       case .deleteMatching(_, let filter):
+        if collected != nil {
+          var query = Query(entity: handle.schema.name, filter: filter)
+          query.layout = handle.schema
+          for row in try rows(of: query, handle: handle, in: transaction) {
+            collected?.removed(id: row[handle.schema.idPosition], from: handle.schema)
+          }
+        }
         let plan = try plan(
           Query(entity: handle.schema.name, filter: filter), handle: handle, in: transaction)
         var doomed: [[UInt8]] = []
@@ -93,9 +113,13 @@ extension LMDBBackend {
           let changed = try updates.apply(to: row, store: name)
           if try replace(changed.values, handle: handle, mustExist: true, buffer: &buffer, in: transaction) {
             summary.updated += 1
+            collected?.stored(changed, in: handle.schema, existed: true)
           }
         }
       }
+    }
+    if let feedDatabase, let collected {
+      try feed.record(collected, in: feedDatabase, catalog: catalog, transaction: transaction)
     }
     return summary
   }

@@ -194,6 +194,9 @@ struct LMDBStorageCheck {
             + "wrote to it. Coffer never reads it."))
     }
     var named = retired.union([Catalog.databaseName])
+    if let feed = try transaction.get(catalog, LMDBChangeFeed.databaseKey) {
+      named.insert(String(decoding: feed, as: UTF8.self))
+    }
     for entity in entities {
       let record: Catalog.EntityRecord
       do {

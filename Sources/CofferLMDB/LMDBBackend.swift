@@ -43,6 +43,8 @@ public final class LMDBBackend: StorageBackend {
   /// ``walkable(_:in:)``).
   let walkableHandles = LockedState(WalkableHandles(generation: 0))
   private let closed = Atomic<Bool>(false)
+  /// The change feed's state in this handle (see `LMDBBackend+Changes.swift`).
+  let feed = LMDBChangeFeed()
 
   /// Opens (or creates) the store in the directory `path`.
   ///
