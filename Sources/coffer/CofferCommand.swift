@@ -10,7 +10,7 @@ struct CofferCommand: AsyncParsableCommand {
     abstract: "Keep app models in interchangeable stores, chosen by a store URL.",
     discussion: "Store URLs this build opens: \(BackendRegistry.builtIn.forms.joined(separator: ", ")).",
     subcommands: [
-      Demo.self, Inspect.self, Copy.self, Export.self, Import.self, Verify.self, Migrate.self,
+      Demo.self, Inspect.self, Copy.self, Export.self, Import.self, Verify.self, Migrate.self, Changes.self,
       Conformance.self, ConformanceChild.self,
     ])
 }
