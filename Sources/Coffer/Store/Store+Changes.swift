@@ -24,13 +24,13 @@ extension Store {
   }
 
   /// The position after the last batch committed, to follow the feed from after taking a full
-  /// copy: read it, copy the store, then follow from it (a batch both in the copy and in the feed
-  /// replays harmlessly with ``replay(_:)``). `nil` when no batch is recorded yet.
+  /// copy: read it, copy the store while no batch commits, then follow from it. `nil` when no
+  /// batch is recorded yet.
   public func lastChangePosition() async throws -> ChangePosition? {
     try await rethrowing {
       let recording = try changeRecording()
       guard let bounds = try await recording.changeFeedBounds() else {
-        throw CofferError.changeFeedOff(store: backendName)
+        throw CofferError.changeFeedOff(store: backend.name)
       }
       return bounds.last == 0 ? nil : ChangePosition(sequence: bounds.last)
     }
@@ -45,15 +45,19 @@ extension Store {
 
   /// Applies a batch of another store's feed to this store: its rows stored (added or
   /// replaced) with the values the batch gave them, its deletes made, all at once. Replaying a
-  /// feed from its first batch into an empty store with the same entities gives a copy of the
-  /// store; replaying a batch twice changes nothing the second time.
+  /// feed from its first batch, in order, into an empty store with the same entities gives a
+  /// copy of the store; replaying a batch again on the state it left changes nothing.
   ///
   /// Each entity must be prepared here; a field this store's schema has that the batch lacks
   /// takes its default (null when it has none). References are not expanded again: the batch
   /// already holds every row the source's delete rules changed.
   public func replay(_ batch: CommittedBatch) async throws {
-    var operations: [ChangeSet.Operation] = []
-    operations.reserveCapacity(batch.changes.count)
+    // Every row the batch touched is removed first and the rows it left are stored after, all
+    // in one batch: stored one by one in place, two rows that swapped a unique value would
+    // clash on the way, though the batch's end state holds.
+    var removals: [ChangeSet.Operation] = []
+    var stores: [ChangeSet.Operation] = []
+    removals.reserveCapacity(batch.changes.count)
     var layouts: [String: EntitySchema] = [:]
     for change in batch.changes {
       let schema: EntitySchema
@@ -63,17 +67,15 @@ extension Store {
         schema = try preparedSchema(change.entity)
         layouts[change.entity] = schema
       }
-      switch change.kind {
-      case .delete:
-        operations.append(.delete(entity: change.entity, id: change.id))
-      case .insert, .update:
+      removals.append(.delete(entity: change.entity, id: change.id))
+      if change.kind != .delete {
         let values = schema.fields.map { field in change.value(of: field.name) ?? field.defaultValue ?? .null
         }
-        operations.append(.upsert(entity: change.entity, row: Row(values)))
+        stores.append(.insert(entity: change.entity, row: Row(values)))
       }
     }
     _ = try await apply(
-      ChangeSet(operations, layouts: layouts), preconditionsChecked: false, enforcingReferences: false)
+      ChangeSet(removals + stores, layouts: layouts), preconditionsChecked: false, enforcingReferences: false)
   }
 
   /// The backend as ``ChangeRecording``, or ``CofferError/Code/unsupported``.
@@ -82,7 +84,7 @@ extension Store {
       throw CofferError(
         .unsupported,
         "This backend keeps no change feed. Copy the store to one that does to follow its changes.",
-        store: backendName)
+        store: backend.name)
     }
     return recording
   }
@@ -131,12 +133,12 @@ public struct ChangeFeed: AsyncSequence, Sendable {
       do {
         return try await step()
       } catch let error as CofferError {
-        throw error.inStore(store.backendName)
+        throw error.inStore(store.backend.name)
       }
     }
 
     private mutating func step() async throws -> CommittedBatch? {
-      let name = store.backendName
+      let name = store.backend.name
       while true {
         if next < page.count {
           let recorded = page[next]
