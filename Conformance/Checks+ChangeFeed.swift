@@ -202,6 +202,30 @@ extension ConformanceSuite {
       try expectEqual(seen.withLock { $0 }, Array(1...20), "what the follower saw, in order")
     },
     ConformanceCheck(
+      "changes.observe-follows-feed", requires: [.changeFeed, .observesOtherHandles],
+      "With the feed on, a query observed through one handle sees what another handle commits to its entity, "
+        + "up to the last of a burst of commits, and still sees what this handle commits."
+    ) { context in
+      let store = try await context.store(with: [Versioned(id: 1, version: 0)])
+      try await store.recordChanges()
+      try await store.prepare([Item.self])
+      let other = try await context.secondHandle(store)
+      try await other.prepare([Versioned.self, Item.self])
+      let latest = LockedState<[Versioned]?>(nil)
+      let reader = Task {
+        for try await values in store.query(Versioned.self).observe() { latest.withLock { $0 = values } }
+      }
+      defer { reader.cancel() }
+      try await waitFor("the first result", { latest.withLock { $0 } == [Versioned(id: 1, version: 0)] })
+      try await other.insert(Item(id: 1, name: "elsewhere", rank: nil, score: nil, flag: true))
+      for version in Int64(1)...30 { try await other.update(Versioned(id: 1, version: version)) }
+      try await waitFor(
+        "the last of 30 updates made through the other handle",
+        { latest.withLock { $0?.first?.version } == 30 })
+      try await store.insert(Versioned(id: 2, version: 0))
+      try await waitFor("an insert through this handle", { latest.withLock { $0?.count } == 2 })
+    },
+    ConformanceCheck(
       "changes.replay-equals-source", requires: [.changeFeed, .preconditions],
       "Replaying the whole feed into an empty store gives a store whose digest equals the source's, after "
         + "random inserts, updates, upserts, deletes, updates and deletes by query, increments and cascades "

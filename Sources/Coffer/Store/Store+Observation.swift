@@ -61,6 +61,11 @@ extension Store {
   /// It ends at once on a backend that has no marker.
   private func watchForeignCommits() -> Task<Void, Never> {
     Task { [weak self] in
+      if let recording = self?.backend as? any ChangeRecording,
+        await self?.watchFeedCommits(recording) == true
+      {
+        return
+      }
       guard let backend = self?.backend as? any CommitObserving, var last = try? await backend.commitMarker()
       else { return }
       // A marker may move a moment before readers see the commit (a server's log position
