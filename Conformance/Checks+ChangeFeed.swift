@@ -309,6 +309,57 @@ extension ConformanceSuite {
         throw error
       }
     },
+    ConformanceCheck(
+      "changes.killed-writer-replay", requires: [.changeFeed, .multiProcess, .durable],
+      "A writing process killed (SIGKILL) at random points leaves the feed and the rows in step: after each "
+        + "kill, the store reopened and its whole feed replayed into an empty store give an equal digest "
+        + "(seed COFFER_CONFORMANCE_SEED)."
+    ) { context in
+      let child = try childProgram(of: context, as: "the writer to kill")
+      let url = context.target.scratchURL(in: context.directory, name: "\(context.checkID)-shared")
+      var store = Store(backend: try await context.target.open(url))
+      try await store.prepare([ProcessRecord.self])
+      try await store.recordChanges()
+      try await store.close()
+      var random = SplitMix64(seed: differentialSeed())
+      do {
+        for round in 0..<3 {
+          let log = context.directory + "/child-\(round).log"
+          let process = try startChild(
+            child, [url.description, String(childFirstID * Int64(round + 1)), String(100_000)], log: log)
+          // Killed a random moment after its first commit of the round, in the middle of writing.
+          let watcher = Store(backend: try await context.target.open(url))
+          try await watcher.prepare([ProcessRecord.self])
+          let before = try await watcher.query(ProcessRecord.self).count()
+          let deadline = ContinuousClock.now + .seconds(60)
+          while try await watcher.query(ProcessRecord.self).count() == before {
+            guard process.termination == nil, ContinuousClock.now < deadline else {
+              try await watcher.close()
+              throw CheckFailure("The writer made no commit in round \(round + 1) (it ended or took 60 s).")
+            }
+            try await Task.sleep(for: .milliseconds(2))
+          }
+          try await watcher.close()
+          try await Task.sleep(for: .milliseconds(Int(random.below(300))))
+          process.kill()
+          _ = await process.waitUntilExit()
+          store = Store(backend: try await context.target.open(url))
+          try await store.prepare([ProcessRecord.self])
+          let replica = try await context.store()
+          try await replica.prepare([ProcessRecord.self])
+          for try await batch in store.changes() { try await replica.replay(batch) }
+          try expectEqual(
+            try await replica.digest().differences(from: try await store.digest()), [],
+            "differences between the replayed feed and the store after kill \(round + 1)")
+          try await store.close()
+        }
+        await context.target.removeScratch(url)
+      } catch {
+        try? await store.close()
+        await context.target.removeScratch(url)
+        throw error
+      }
+    },
   ]
 
   /// Every batch of a store's feed after a position, read to its current end.
