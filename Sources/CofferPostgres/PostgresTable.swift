@@ -44,6 +44,8 @@ final class PostgresTable: Sendable {
   /// ``updateManySQL`` that applies only while every row read, locked first, still holds what
   /// was read (`PostgresApplier+RowLocks.swift`).
   let updateManyIfUnchangedSQL: String
+  /// ``updateManyIfUnchangedSQL`` for 1, 2, … ``fewRows`` rows, each value bound by itself.
+  let updateFewIfUnchangedSQL: [String]
 
   /// Whether a query read in `layout` wants the ids alone: its layout is the id field alone, as
   /// stored. ``PostgresSQL/select(_:in:)`` then selects the id column alone, and the rows it
@@ -119,6 +121,9 @@ final class PostgresTable: Sendable {
       "DELETE FROM \(table) WHERE \(id) = $1" + (unchangedAfterID.isEmpty ? "" : " AND \(unchangedAfterID)")
       + " RETURNING 1"
     updateManyIfUnchangedSQL = Self.updateManyIfUnchangedSQL(table, columns, kinds, id: schema.idPosition)
+    updateFewIfUnchangedSQL = (1...Self.fewRows).map {
+      Self.updateManyIfUnchangedSQL(table, columns, kinds, id: schema.idPosition, rows: $0)
+    }
   }
 
   /// `column IS NOT DISTINCT FROM $n AND …` for every column but `skipping`, in field order,
