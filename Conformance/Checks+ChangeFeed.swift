@@ -67,7 +67,7 @@ extension ConformanceSuite {
     },
     ConformanceCheck(
       "changes.failed-batches-never", requires: .changeFeed,
-      "A batch that fails — a duplicate id after a good insert, a unique clash, an update of a missing id, "
+      "A batch that fails — a duplicate id after a good insert, an update of a missing id, "
         + "a delete a deny rule refuses — leaves nothing in the feed."
     ) { context in
       let store = try await context.store()
@@ -228,7 +228,7 @@ extension ConformanceSuite {
     ConformanceCheck(
       "changes.replay-equals-source", requires: [.changeFeed, .preconditions],
       "Replaying the whole feed into an empty store gives a store whose digest equals the source's, after "
-        + "random inserts, updates, upserts, deletes, updates and deletes by query, increments and cascades "
+        + "random inserts, updates, upserts, deletes, updates and deletes by query, increments, cascades "
         + "and unique values swapped within a batch (seed COFFER_CONFORMANCE_SEED)."
     ) { context in
       let types: [any Storable.Type] = [
