@@ -8,6 +8,8 @@ struct DifferentialLane {
   var reference = DifferentialReference()
   /// The steps this lane ran.
   var steps = 0
+  /// Whether the store records a change feed (see ``DifferentialRunner/evolvesSchemas(_:)``).
+  var recordsChanges = false
 
   var target: ConformanceTarget { context.target }
 }
@@ -37,7 +39,17 @@ enum DifferentialRunner {
   {
     var lanes: [DifferentialLane] = []
     for context in contexts {
-      lanes.append(DifferentialLane(context: context, store: try await context.store()))
+      let store = try await context.store()
+      var lane = DifferentialLane(context: context, store: store)
+      // A backend with a change feed records every step, for the replay the tools check makes —
+      // in a sequence whose schemas never change: the feed holds rows, not schema changes, so
+      // rows replayed into the final schema may clash where the source's never did (two rows
+      // given a new unique field's default before one of them was deleted).
+      if context.target.capabilities.contains(.changeFeed), !evolvesSchemas(steps) {
+        try await store.recordChanges()
+        lane.recordsChanges = true
+      }
+      lanes.append(lane)
     }
     var results: [DifferentialDisagreement?] = Array(repeating: nil, count: lanes.count)
     for (index, step) in steps.enumerated() {
@@ -87,6 +99,24 @@ enum DifferentialRunner {
     }
     for lane in lanes { try? await lane.store.close() }
     return zip(results, lanes).map { ($0, $1.steps) }
+  }
+
+  /// Whether the steps prepare an entity with more than one schema.
+  static func evolvesSchemas(_ steps: [DifferentialStep]) -> Bool {
+    var prepared: [String: EntitySchema] = [:]
+    for step in steps {
+      switch step {
+      case .race: return true
+      case .prepare(let schemas):
+        for schema in schemas {
+          if let earlier = prepared.updateValue(schema, forKey: schema.name), earlier != schema {
+            return true
+          }
+        }
+      default: continue
+      }
+    }
+    return false
   }
 
   /// The first disagreement of one target's backend, or nil.

@@ -43,6 +43,17 @@ extension DifferentialRunner {
         return "tools: verify() reports problems: "
           + verified.problems.prefix(5).map(\.description).joined(separator: "; ")
       }
+      if lane.recordsChanges {
+        let replica = try await lane.context.store()
+        scratch.append(replica)
+        try await replica.prepare(schemas: try await lane.store.storedSchemas())
+        for try await batch in lane.store.changes() { try await replica.replay(batch) }
+        let differences = try await replica.digest().differences(from: exported)
+        guard differences.isEmpty else {
+          return "tools: the change feed replayed into a new store gives another digest: "
+            + differences.prefix(5).joined(separator: " ")
+        }
+      }
       return nil
     }
   }
