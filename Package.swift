@@ -58,11 +58,14 @@ let package = Package(
     .target(
       name: "CofferPlist", dependencies: ["Coffer", .product(name: "Logging", package: "swift-log")],
       swiftSettings: upcoming),
+    // The SQL both SQL backends build their statements with, each in its own dialect: no engine
+    // library, no trait, no product (`import Coffer` never sees it).
+    .target(name: "CofferSQL", dependencies: ["Coffer"], swiftSettings: upcoming),
     .systemLibrary(
       name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
     .target(
       name: "CofferSQLite",
-      dependencies: ["Coffer", "CSQLite", .product(name: "Logging", package: "swift-log")],
+      dependencies: ["Coffer", "CofferSQL", "CSQLite", .product(name: "Logging", package: "swift-log")],
       swiftSettings: upcoming),
     .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]),
     .target(
@@ -71,7 +74,7 @@ let package = Package(
     .target(
       name: "CofferPostgres",
       dependencies: [
-        "Coffer", .product(name: "PostgresNIO", package: "postgres-nio"),
+        "Coffer", "CofferSQL", .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ],

@@ -1,4 +1,5 @@
 @_spi(Backend) import Coffer
+import CofferSQL
 import PostgresNIO
 
 extension PostgresApplier {

@@ -1,4 +1,5 @@
 @_spi(Backend) import Coffer
+import CofferSQL
 import PostgresNIO
 
 extension PostgresApplier {
@@ -30,11 +31,11 @@ extension PostgresApplier {
       var columns: [String] = []
       for (table, filter) in numbers[start..<end] {
         built.sql = "(SELECT count(*) FROM \(table.table)"
-        try built.appendWhere(filter, table)
+        try built.appendWhere(filter, table.layout)
         columns.append(built.sql + ")")
       }
       built.sql = "SELECT " + columns.joined(separator: ", ")
-      answers += try await counts(built.sql, built.binds, columns.count)
+      answers += try await counts(built.sql, built.bindings, columns.count)
       start = end
     }
     // In the batch's order, so that the first precondition that fails is the one named.
@@ -81,8 +82,8 @@ extension PostgresApplier {
     let query = precondition.query
     if case .count(let expected) = precondition.expectation {
       let table = try table(query.entity)
-      let built = try PostgresSQL.count(query.filter, in: table)
-      if query.slice(ofCount: try await counted(built.sql, built.binds)) == expected { return }
+      let built = try PostgresSQL.count(query.filter, in: table.layout)
+      if query.slice(ofCount: try await counted(built.sql, built.bindings)) == expected { return }
     }
     // Also the error of a count that differs: the rows tell which one it names.
     try precondition.verify(try await selected(query), store: store)

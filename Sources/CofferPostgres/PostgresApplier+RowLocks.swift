@@ -1,4 +1,5 @@
 @_spi(Backend) import Coffer
+import CofferSQL
 import PostgresNIO
 
 /// Conditional batches whose preconditions are all about stored rows by id, checked under row

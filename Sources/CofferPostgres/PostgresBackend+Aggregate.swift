@@ -1,4 +1,5 @@
 @_spi(Backend) import Coffer
+import CofferSQL
 import PostgresNIO
 
 @_spi(Backend) extension PostgresBackend: AggregateComputing {
@@ -20,13 +21,15 @@ import PostgresNIO
     -> [AggregateGroup<Value, Value>]
   {
     let table = try table(aggregation.query.entity)
-    let built = try PostgresAggregate(aggregation, in: table, exactDoubleSums: exactDoubleSums)
+    let built = try PostgresAggregate(aggregation, in: table.layout, exactDoubleSums: exactDoubleSums)
     let action = "aggregating \(table.schema.name)"
     do {
       return try await pool.withConnection(while: action) { connection in
         var groups: [AggregateGroup<Value, Value>] = []
-        try await PostgresStatements.run(built.built.sql, built.built.binds, on: connection, logger: logger) {
-          groups.append(try built.group($0))
+        try await PostgresStatements.run(
+          built.statement.sql, built.statement.bindings, on: connection, logger: logger
+        ) {
+          groups.append(try built.group(PostgresAggregateCells($0)))
         }
         return groups
       }

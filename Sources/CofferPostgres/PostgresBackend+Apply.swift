@@ -1,4 +1,5 @@
 @_spi(Backend) import Coffer
+import CofferSQL
 import Foundation
 import PostgresNIO
 
@@ -281,8 +282,8 @@ struct PostgresApplier {
       binds.append(PostgresArrayParameter(values: ids, kind: table.kinds[table.schema.idPosition]))
       sql = table.getManySQL
     } else {
-      let built = try PostgresSQL.select(query, in: table)
-      (sql, binds) = (built.sql, built.binds)
+      let built = try table.select(query)
+      (sql, binds) = (built.sql, built.bindings)
     }
     if locking { sql += " FOR UPDATE" }
     let fields = PostgresFields(kinds: table.selectedKinds(query.layout))
@@ -318,11 +319,7 @@ struct PostgresApplier {
   /// The table of an entity, or the error for one that was never prepared.
   func table(_ entity: String) throws -> PostgresTable {
     guard let table = tables[entity] else {
-      throw CofferError(
-        .unknownEntity,
-        "Entity '\(entity)' was never prepared in this store. Prepare it first (Store does this for you). "
-          + "Nothing in the batch was applied.",
-        store: store, entity: entity)
+      throw CofferError.neverPrepared(entity, store: store, inBatch: true)
     }
     return table
   }
@@ -373,9 +370,9 @@ struct PostgresApplier {
       binds.append(id, as: table.kinds[table.schema.idPosition])
       summary.deleted += try await query(table.deleteSQL, binds).count
     case .deleteMatching(_, let filter):
-      let built = try PostgresSQL.delete(filter, in: table)
+      let built = try PostgresSQL.delete(filter, in: table.layout)
       summary.deleted += try await counted(
-        "WITH deleted AS (\(built.sql) RETURNING 1) SELECT count(*) FROM deleted", built.binds)
+        "WITH deleted AS (\(built.sql) RETURNING 1) SELECT count(*) FROM deleted", built.bindings)
     case .updateMatching(let entity, let filter, let changes):
       let (table, read, rows) = try await updatedRows(entity, filter, changes)
       if !UniqueRun.isIndependent(rows, stored: read, schema: table.schema) {

@@ -1,4 +1,5 @@
 @_spi(Backend) import Coffer
+import CofferSQL
 import Foundation
 import Logging
 import PostgresNIO
@@ -120,14 +121,14 @@ extension PostgresBackend {
         columnNames: record.columns)
     }
     let evolution = try SchemaEvolution(from: record.schema, to: schema, store: name)
-    let table = "\(catalog.namespace).\(PostgresIdentifier.quoted(record.tableName))"
+    let table = "\(catalog.namespace).\(SQLIdentifier.quoted(record.tableName))"
     var physical = Set(try await catalog.columnTypes(of: record.tableName, on: connection).keys)
     var columns: [String] = []
     var uniqueDropped = false
     for (field, source) in zip(schema.fields, evolution.sources) {
       if let source {
         let column = record.columns[source]
-        let quoted = PostgresIdentifier.quoted(column)
+        let quoted = SQLIdentifier.quoted(column)
         if record.schema.fields[source].isOptional, !field.isOptional, let value = field.defaultValue {
           // Filling nulls with the default may give rows the same unique value: drop the
           // unique indexes first, so that rebuilding them reports the clash as every backend does.
@@ -136,7 +137,7 @@ extension PostgresBackend {
             for index in try await catalog.indexNames(of: record.tableName, on: connection).sorted()
             where index.hasPrefix(indexPrefix(record.tableName) + "unique/") {
               try await run(
-                "DROP INDEX \(catalog.namespace).\(PostgresIdentifier.quoted(index))", on: connection)
+                "DROP INDEX \(catalog.namespace).\(SQLIdentifier.quoted(index))", on: connection)
             }
           }
           var binds = PostgresBindings()
@@ -151,7 +152,7 @@ extension PostgresBackend {
       }
       let column = PostgresIdentifier.fresh(for: field.name, avoiding: physical)
       physical.insert(column)
-      var definition = "\(PostgresIdentifier.quoted(column)) \(PostgresValues.columnType(field.kind))"
+      var definition = "\(SQLIdentifier.quoted(column)) \(PostgresValues.columnType(field.kind))"
       if let value = field.defaultValue, !value.isNull {
         // Fills the stored rows, and rows that a process still on the old layout inserts later.
         definition += " DEFAULT \(PostgresLiteral.sql(value, field.kind))"
@@ -207,20 +208,15 @@ extension PostgresBackend {
     logger.debug(
       "Creating an entity's table",
       metadata: ["coffer.entity": .string(schema.name), "coffer.table": .string(tableName)])
-    var columnNames: Set<String> = []
-    var columns: [String] = []
-    var definitions: [String] = []
-    for (position, field) in schema.fields.enumerated() {
-      let column = PostgresIdentifier.fresh(for: field.name, avoiding: columnNames)
-      columnNames.insert(column)
-      columns.append(column)
+    let columns = PostgresDialect.newColumnNames(for: schema)
+    var definitions = schema.fields.indices.map { position in
       let notNull = position == schema.idPosition ? " NOT NULL" : ""
-      definitions.append(
-        "\(PostgresIdentifier.quoted(column)) \(PostgresValues.columnType(field.kind))\(notNull)")
+      return
+        "\(SQLIdentifier.quoted(columns[position])) \(PostgresValues.columnType(schema.fields[position].kind))\(notNull)"
     }
     let key = PostgresIdentifier.fresh(for: tableName + "#id", avoiding: taken.union([tableName]))
     definitions.append(
-      "CONSTRAINT \(PostgresIdentifier.quoted(key)) PRIMARY KEY (\(PostgresIdentifier.quoted(columns[schema.idPosition])))"
+      "CONSTRAINT \(SQLIdentifier.quoted(key)) PRIMARY KEY (\(SQLIdentifier.quoted(columns[schema.idPosition])))"
     )
     let table = PostgresTable(
       schema: schema, namespace: configuration.schema, tableName: tableName, columnNames: columns)
@@ -272,11 +268,11 @@ extension PostgresBackend {
     }
     let prefix = indexPrefix(table.tableName)
     for name in existing.sorted() where name.hasPrefix(prefix) && wanted[name] == nil {
-      try await run("DROP INDEX \(catalog.namespace).\(PostgresIdentifier.quoted(name))", on: connection)
+      try await run("DROP INDEX \(catalog.namespace).\(SQLIdentifier.quoted(name))", on: connection)
     }
     for (indexName, entry) in wanted.sorted(by: { $0.key < $1.key }) where !existing.contains(indexName) {
       let sql =
-        "CREATE \(entry.index.isUnique ? "UNIQUE " : "")INDEX \(PostgresIdentifier.quoted(indexName)) ON "
+        "CREATE \(entry.index.isUnique ? "UNIQUE " : "")INDEX \(SQLIdentifier.quoted(indexName)) ON "
         + "\(table.table) (\(entry.columns.map { "\($0) NULLS FIRST" }.joined(separator: ", ")))"
       guard entry.index.isUnique else {
         try await run(sql, on: connection)

@@ -1,4 +1,5 @@
 @_spi(Backend) import Coffer
+import CofferSQL
 import PostgresNIO
 
 extension PostgresBackend {
@@ -39,24 +40,24 @@ extension PostgresBackend {
         let wanted = PostgresIdentifier.fresh(for: tableName + "#id", avoiding: taken.union([tableName]))
         if wanted != key {
           try await run(
-            "ALTER TABLE \(old.table) RENAME CONSTRAINT \(PostgresIdentifier.quoted(key)) TO "
-              + PostgresIdentifier.quoted(wanted), on: connection)
+            "ALTER TABLE \(old.table) RENAME CONSTRAINT \(SQLIdentifier.quoted(key)) TO "
+              + SQLIdentifier.quoted(wanted), on: connection)
         }
       }
       try await run(
-        "ALTER TABLE \(old.table) RENAME TO \(PostgresIdentifier.quoted(tableName))", on: connection)
+        "ALTER TABLE \(old.table) RENAME TO \(SQLIdentifier.quoted(tableName))", on: connection)
     }
     try await rename(
       zip(old.columnNames, columns).filter { $0 != $1 }, among: physical,
       on: connection
     ) { from, to in
-      "ALTER TABLE \(new.table) RENAME COLUMN \(PostgresIdentifier.quoted(from)) TO \(PostgresIdentifier.quoted(to))"
+      "ALTER TABLE \(new.table) RENAME COLUMN \(SQLIdentifier.quoted(from)) TO \(SQLIdentifier.quoted(to))"
     }
     let indexes = zip(old.schema.indexes, schema.indexes).map { (indexName(old, $0), indexName(new, $1)) }
     try await rename(
       indexes.filter { $0 != $1 }, among: try await catalog.indexNames(on: connection), on: connection
     ) { from, to in
-      "ALTER INDEX \(namespace).\(PostgresIdentifier.quoted(from)) RENAME TO \(PostgresIdentifier.quoted(to))"
+      "ALTER INDEX \(namespace).\(SQLIdentifier.quoted(from)) RENAME TO \(SQLIdentifier.quoted(to))"
     }
     if schema.name != old.schema.name { try await catalog.delete(old.schema.name, on: connection) }
     try await catalog.write(.init(schema: schema, tableName: tableName, columns: columns), on: connection)

@@ -1,4 +1,5 @@
 @_spi(Backend) import Coffer
+import CofferSQL
 import Foundation
 import Logging
 import PostgresNIO
@@ -113,8 +114,8 @@ public final class PostgresBackend: StorageBackend, Service {
   ) async throws {
     let table = try table(query.entity)
     if table.readsIDsOnly(query.layout) {
-      let built = try PostgresSQL.select(query, in: table)
-      try await readRows(built.sql, built.binds, of: table, through: nil, on: pinned, idsOnly: true, visit)
+      let built = try table.select(query)
+      try await readRows(built.sql, built.bindings, of: table, through: nil, on: pinned, idsOnly: true, visit)
       return
     }
     let view = try RowReshaper(reading: table.schema, as: query.layout, store: name).makeView()
@@ -128,8 +129,8 @@ public final class PostgresBackend: StorageBackend, Service {
       binds.append(PostgresArrayParameter(values: ids, kind: table.kinds[table.schema.idPosition]))
       sql = table.getManySQL
     } else {
-      let built = try PostgresSQL.select(query, in: table)
-      (sql, binds) = (built.sql, built.binds)
+      let built = try table.select(query)
+      (sql, binds) = (built.sql, built.bindings)
     }
     try await readRows(sql, binds, of: table, through: view, on: pinned, visit)
   }
@@ -169,10 +170,11 @@ public final class PostgresBackend: StorageBackend, Service {
   /// ``count(_:)`` on `pinned` (a snapshot's connection), or on a pooled connection when it is `nil`.
   func count(_ query: Query, on pinned: PostgresConnection?) async throws -> Int {
     let table = try table(query.entity)
-    let built = try PostgresSQL.count(query.filter, in: table)
+    let built = try PostgresSQL.count(query.filter, in: table.layout)
     do {
       return try await withConnection(pinned, while: "counting \(table.schema.name)") { connection in
-        let rows = try await PostgresStatements.rows(built.sql, built.binds, on: connection, logger: logger)
+        let rows = try await PostgresStatements.rows(
+          built.sql, built.bindings, on: connection, logger: logger)
         guard let cell = rows.first?.first(where: { _ in true }),
           case .int(let count) = try PostgresValues.read(
             cell.bytes, as: .int)
@@ -278,10 +280,7 @@ public final class PostgresBackend: StorageBackend, Service {
   func table(_ entity: String) throws -> PostgresTable {
     if let table = tables.withLock({ $0[entity] }) { return table }
     try checkOpen()
-    throw CofferError(
-      .unknownEntity,
-      "Entity '\(entity)' was never prepared in this store. Prepare it first (Store does this for you).",
-      store: name, entity: entity)
+    throw CofferError.neverPrepared(entity, store: name, inBatch: false)
   }
 
   func checkOpen() throws {

@@ -1,4 +1,5 @@
 @_spi(Backend) import Coffer
+import CofferSQL
 import Foundation
 import PostgresNIO
 
@@ -18,12 +19,12 @@ struct PostgresCatalog {
 
   init(schema: String, store: String) {
     self.schemaName = schema
-    self.namespace = PostgresIdentifier.quoted(schema)
+    self.namespace = SQLIdentifier.quoted(schema)
     self.store = store
   }
 
-  var catalogTable: String { "\(namespace).\(PostgresIdentifier.quoted(Self.tableName))" }
-  var formatTable: String { "\(namespace).\(PostgresIdentifier.quoted(Self.formatTableName))" }
+  var catalogTable: String { "\(namespace).\(SQLIdentifier.quoted(Self.tableName))" }
+  var formatTable: String { "\(namespace).\(SQLIdentifier.quoted(Self.formatTableName))" }
 
   /// An entity as recorded.
   struct Record {

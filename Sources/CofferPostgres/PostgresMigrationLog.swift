@@ -1,4 +1,5 @@
 @_spi(Backend) import Coffer
+import CofferSQL
 import Foundation
 import PostgresNIO
 
@@ -11,7 +12,7 @@ struct PostgresMigrationLog {
   let catalog: PostgresCatalog
 
   /// The quoted, schema-qualified table.
-  var table: String { "\(catalog.namespace).\(PostgresIdentifier.quoted(Self.tableName))" }
+  var table: String { "\(catalog.namespace).\(SQLIdentifier.quoted(Self.tableName))" }
 
   /// Whether the table exists.
   func exists(on connection: PostgresConnection) async throws -> Bool {

@@ -1,4 +1,5 @@
 @_spi(Backend) import Coffer
+import CofferSQL
 import Foundation
 import PostgresNIO
 
@@ -60,7 +61,7 @@ final class PostgresSchemaEditor: SchemaEditor {
     let table = try table(entity)
     try flush()
     cursors += 1
-    let cursor = PostgresIdentifier.quoted("coffer_scan_\(cursors)")
+    let cursor = SQLIdentifier.quoted("coffer_scan_\(cursors)")
     let action = "reading \(entity)"
     try link.wait(while: action, entity: entity) { [backend, connection] in
       try await backend.run(
@@ -117,13 +118,7 @@ final class PostgresSchemaEditor: SchemaEditor {
   /// The table of an entity, after checking that a row has as many values as it has columns.
   private func checked(_ row: Row, into entity: String) throws -> PostgresTable {
     let table = try table(entity)
-    guard row.count == table.kinds.count else {
-      throw CofferError(
-        .invalidValue,
-        "A row of \(row.count) values cannot go into \(entity), which stores \(table.kinds.count) fields. Make "
-          + "the row in the entity's stored schema.",
-        store: store, entity: entity)
-    }
+    try table.checkWidth(of: row, into: entity, store: store)
     return table
   }
 

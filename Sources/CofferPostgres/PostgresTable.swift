@@ -1,25 +1,12 @@
 @_spi(Backend) import Coffer
+import CofferSQL
 import Foundation
 
 /// One prepared entity: its schema, the table and columns that hold it, and the SQL of the
 /// operations that do not depend on a query, written once.
-final class PostgresTable: Sendable {
-  /// The schema the entity was prepared with.
-  let schema: EntitySchema
-  /// The table's name (unquoted).
-  let tableName: String
-  /// The schema-qualified, quoted table: `"public"."Message"`.
-  let table: String
-  /// The column of each field (unquoted), in field order.
-  let columnNames: [String]
-  /// The quoted column of each field, in field order.
-  let columns: [String]
-  /// The field kinds, in field order.
-  let kinds: [FieldKind]
-  /// The quoted id column.
-  let idColumn: String
-
-  let selectList: String
+final class PostgresTable: SQLEntityTable {
+  /// The schema, names and kinds every statement on the table uses.
+  let layout: SQLTableLayout
   let getSQL: String
   let getManySQL: String
   let insertSQL: String
@@ -48,11 +35,17 @@ final class PostgresTable: Sendable {
   let updateFewIfUnchangedSQL: [String]
 
   /// Whether a query read in `layout` wants the ids alone: its layout is the id field alone, as
-  /// stored. ``PostgresSQL/select(_:in:)`` then selects the id column alone, and the rows it
+  /// stored. ``select(_:)`` then selects the id column alone, and the rows it
   /// reads are rows of that one value.
   func readsIDsOnly(_ layout: EntitySchema?) -> Bool {
     guard let layout, layout.fields.count == 1 else { return false }
     return layout.idField.name == schema.idField.name && layout.idField.kind == schema.idField.kind
+  }
+
+  /// The `SELECT` of a query (see ``CofferSQL/SQLStatement/select(_:in:list:)``): the id column
+  /// alone for a query read in the id field alone.
+  func select(_ query: Query) throws -> PostgresSQL {
+    try PostgresSQL.select(query, in: layout, list: readsIDsOnly(query.layout) ? idColumn : nil)
   }
 
   /// The kinds of the columns a query read in `layout` selects.
@@ -61,29 +54,16 @@ final class PostgresTable: Sendable {
   }
 
   init(schema: EntitySchema, namespace: String, tableName: String, columnNames: [String]) {
-    self.schema = schema
-    self.tableName = tableName
-    let table = PostgresIdentifier.quoted(namespace) + "." + PostgresIdentifier.quoted(tableName)
-    let columns = columnNames.map(PostgresIdentifier.quoted)
-    self.table = table
-    self.columnNames = columnNames
-    self.columns = columns
-    let kinds = schema.fields.map(\.kind)
-    self.kinds = kinds
-    let id = columns[schema.idPosition]
-    self.idColumn = id
-    let selectList = columns.joined(separator: ", ")
-    self.selectList = selectList
+    let table = SQLIdentifier.quoted(namespace) + "." + SQLIdentifier.quoted(tableName)
+    let layout = SQLTableLayout(schema: schema, tableName: tableName, table: table, columnNames: columnNames)
+    self.layout = layout
+    let (columns, kinds, selectList, id) = (layout.columns, layout.kinds, layout.selectList, layout.idColumn)
     let placeholders = (1...columns.count).map { "$\($0)" }.joined(separator: ", ")
-    getSQL = "SELECT \(selectList) FROM \(table) WHERE \(id) = $1"
+    getSQL = PostgresDialect.selectRow(layout)
     getManySQL = "SELECT \(selectList) FROM \(table) WHERE \(id) = ANY($1) ORDER BY \(id)"
-    insertSQL = "INSERT INTO \(table) (\(selectList)) VALUES (\(placeholders))"
+    insertSQL = PostgresDialect.insertRow(layout)
     let others = columns.indices.filter { $0 != schema.idPosition }
-    let assignments = others.map { "\(columns[$0]) = $\($0 + 1)" }
-    let updateByID =
-      "UPDATE \(table) SET "
-      + (assignments.isEmpty ? "\(id) = \(id)" : assignments.joined(separator: ", "))
-      + " WHERE \(id) = $\(schema.idPosition + 1)"
+    let updateByID = PostgresDialect.updateRow(layout)
     updateSQL = updateByID + " RETURNING 1"
     let excluded = others.map { "\(columns[$0]) = EXCLUDED.\(columns[$0])" }
     upsertSQL =
@@ -91,7 +71,7 @@ final class PostgresTable: Sendable {
       + (excluded.isEmpty ? "NOTHING" : "UPDATE SET \(excluded.joined(separator: ", "))")
       // A row the statement inserted has no deleting transaction yet: xmax is 0.
       + " RETURNING (xmax = 0)"
-    deleteSQL = "DELETE FROM \(table) WHERE \(id) = $1 RETURNING 1"
+    deleteSQL = PostgresDialect.deleteRow(layout) + " RETURNING 1"
     existsSQL = "SELECT 1 FROM \(table) WHERE \(id) = $1"
     let arrays = kinds.enumerated().map { "$\($0.offset + 1)::\(PostgresValues.arrayCast($0.element))" }
     let unnest = "unnest(\(arrays.joined(separator: ", ")))"
@@ -118,7 +98,7 @@ final class PostgresTable: Sendable {
       + " RETURNING 1"
     let unchangedAfterID = Self.unchangedCondition(columns, kinds, skipping: schema.idPosition, after: 1)
     deleteIfUnchangedSQL =
-      "DELETE FROM \(table) WHERE \(id) = $1" + (unchangedAfterID.isEmpty ? "" : " AND \(unchangedAfterID)")
+      PostgresDialect.deleteRow(layout) + (unchangedAfterID.isEmpty ? "" : " AND \(unchangedAfterID)")
       + " RETURNING 1"
     updateManyIfUnchangedSQL = Self.updateManyIfUnchangedSQL(table, columns, kinds, id: schema.idPosition)
     updateFewIfUnchangedSQL = (1...Self.fewRows).map {
@@ -146,31 +126,12 @@ final class PostgresTable: Sendable {
 
   /// `SELECT * FROM source`.
   private static func selectAll(_ source: String) -> String { "SELECT * FROM \(source)" }
-
-  /// The quoted column of a field.
-  func column(_ field: String) throws -> String { try self.field(field).column }
-
-  /// The quoted column and kind of a field.
-  func field(_ name: String) throws -> (column: String, kind: FieldKind) {
-    guard let position = schema.position(of: name) else {
-      let known = schema.fields.map(\.name).joined(separator: ", ")
-      throw CofferError(
-        .invalidQuery, "\(schema.name) has no field '\(name)'. Its fields are: \(known).",
-        entity: schema.name, field: name)
-    }
-    return (columns[position], kinds[position])
-  }
 }
 
-/// Quoting of PostgreSQL identifiers, and names that fit its 63-byte limit.
+/// PostgreSQL identifiers that fit its 63-byte limit.
 enum PostgresIdentifier {
   /// The most bytes PostgreSQL keeps of an identifier.
   static let maximumBytes = 63
-
-  /// `"name"`, with inner quotes doubled.
-  static func quoted(_ name: String) -> String {
-    "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-  }
 
   /// A name for `wanted` that is not in `taken` and fits in 63 bytes: the name itself when it
   /// can be, else a shortened one with a number.

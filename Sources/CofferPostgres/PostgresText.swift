@@ -12,7 +12,7 @@ import NIOCore
 ///   (01 02) < U+0002 (02), and no code word is a prefix of another;
 /// - a prefix test on the stored text is exact; a contains or suffix test on it may match
 ///   across the middle of an escape, so the SQL adds an exact check for the rare stored text
-///   that holds U+0001 (see ``PostgresQuery``).
+///   that holds U+0001 (see ``PostgresDialect``).
 enum PostgresText {
   /// Whether the UTF-8 of a string needs escaping (holds a 0x00 or 0x01 byte).
   @inline(__always)

@@ -183,7 +183,7 @@ struct PostgresArrayParameter: PostgresDynamicTypeEncodable {
 
 extension PostgresBindings {
   /// Appends a value as a parameter of a field of `kind`.
-  mutating func append(_ value: Value, as kind: FieldKind) {
+  package mutating func append(_ value: Value, as kind: FieldKind) {
     if value.isNull {
       appendNull()
     } else {

@@ -1,4 +1,5 @@
 @_spi(Backend) import Coffer
+import CofferSQL
 
 @_spi(Backend) extension SQLiteBackend: AggregateComputing {
   /// Computes the aggregate in SQLite (see ``SQLiteAggregate``) on a reader.
@@ -9,13 +10,15 @@
   /// read on a reader — so the result is the exact sum, or valueOutOfRange when it does not fit.
   public func aggregate(_ aggregation: Aggregation) async throws -> [AggregateGroup<Value, Value>] {
     let table = try table(aggregation.query.entity)
-    let built = try SQLiteAggregate(aggregation, in: table)
+    let built = try SQLiteAggregate(aggregation, in: table.layout)
     do {
       return try withReader(nil) { reader in
-        let statement = try reader.statement(built.query.sql)
-        return try statement.withBindings(built.query.parameters) {
+        let statement = try reader.statement(built.statement.sql)
+        return try statement.withBindings(built.statement.bindings) {
           var groups: [AggregateGroup<Value, Value>] = []
-          while try statement.stepReading() { groups.append(try built.group(statement)) }
+          while try statement.stepReading() {
+            groups.append(try built.group(SQLiteAggregateCells(statement: statement)))
+          }
           // Without GROUP BY, SQLite answers one row even over no rows.
           return groups
         }

@@ -1,5 +1,6 @@
 import CSQLite
 @_spi(Backend) import Coffer
+import CofferSQL
 
 /// `SQLITE_CONSTRAINT_PRIMARYKEY`, which Swift does not import (a macro expression).
 let constraintPrimaryKey = SQLITE_CONSTRAINT | (6 << 8)
@@ -171,8 +172,8 @@ final class SQLiteApplier {
       if connection.changes > 0 { collected?.removed(id: id, from: table.schema) }
     case .deleteMatching(_, let filter):
       if collected != nil { try collectDeletes(filter, table) }
-      let built = try SQLiteQuery.delete(filter, in: table)
-      try connection.statement(built.sql).run(built.parameters)
+      let built = try SQLiteQuery.delete(filter, in: table.layout)
+      try connection.statement(built.sql).run(built.bindings)
       summary.deleted += connection.changes
     case .updateMatching(_, let filter, let changes):
       // Each matching row as stored now, in id order, changed and written like an update.
@@ -192,11 +193,7 @@ final class SQLiteApplier {
   /// The table of an entity, or the error for one that was never prepared.
   func table(_ entity: String) throws -> SQLiteTable {
     guard let table = tables[entity] else {
-      throw CofferError(
-        .unknownEntity,
-        "Entity '\(entity)' was never prepared in this store. Prepare it first (Store does this for you). "
-          + "Nothing in the batch was applied.",
-        store: store, entity: entity)
+      throw CofferError.neverPrepared(entity, store: store, inBatch: true)
     }
     return table
   }

@@ -1,5 +1,6 @@
 import CSQLite
 @_spi(Backend) import Coffer
+import CofferSQL
 import Foundation
 
 /// The change feed's state in one handle: whether the feed is known to be on, the retention

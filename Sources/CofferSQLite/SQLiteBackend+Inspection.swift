@@ -1,5 +1,6 @@
 import CSQLite
 @_spi(Backend) import Coffer
+import CofferSQL
 import Foundation
 
 @_spi(Backend) extension SQLiteBackend: StorageInspecting {

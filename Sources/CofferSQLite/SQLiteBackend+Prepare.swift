@@ -1,4 +1,5 @@
 @_spi(Backend) import Coffer
+import CofferSQL
 import Logging
 
 extension SQLiteBackend {
@@ -48,7 +49,7 @@ extension SQLiteBackend {
       return SQLiteTable(schema: schema, tableName: record.tableName, columnNames: record.columns)
     }
     let evolution = try SchemaEvolution(from: record.schema, to: schema, store: name)
-    let table = SQLiteIdentifier.quoted(record.tableName)
+    let table = SQLIdentifier.quoted(record.tableName)
     var physical = try SQLiteCatalog.columnNames(of: record.tableName, on: connection)
     var columns: [String] = []
     var uniqueDropped = false
@@ -61,10 +62,10 @@ extension SQLiteBackend {
           if !uniqueDropped {
             uniqueDropped = true
             for index in try SQLiteIndex.indexes(of: record.tableName, on: connection) where index.isUnique {
-              try connection.execute("DROP INDEX \(SQLiteIdentifier.quoted(index.name))")
+              try connection.execute("DROP INDEX \(SQLIdentifier.quoted(index.name))")
             }
           }
-          let quoted = SQLiteIdentifier.quoted(column)
+          let quoted = SQLIdentifier.quoted(column)
           try connection.run("UPDATE \(table) SET \(quoted) = ?1 WHERE \(quoted) IS NULL", [value])
         }
         columns.append(column)
@@ -72,7 +73,7 @@ extension SQLiteBackend {
       }
       let column = SQLiteIdentifier.fresh(for: field.name, avoiding: physical)
       physical.insert(SQLiteIdentifier.folded(column))
-      let quoted = SQLiteIdentifier.quoted(column)
+      let quoted = SQLIdentifier.quoted(column)
       // The default fills the column of rows another process inserts with an older schema,
       // which names only the columns it knows.
       let value = field.defaultValue.flatMap { $0.isNull ? nil : SQLiteLiteral.sql($0) }
@@ -108,22 +109,17 @@ extension SQLiteBackend {
     logger.debug(
       "Creating an entity's table",
       metadata: ["coffer.entity": .string(schema.name), "coffer.table": .string(tableName)])
-    var taken: Set<String> = []
-    var columns: [String] = []
-    var definitions: [String] = []
-    for (position, field) in schema.fields.enumerated() {
-      let column = SQLiteIdentifier.fresh(for: field.name, avoiding: taken)
-      taken.insert(SQLiteIdentifier.folded(column))
-      columns.append(column)
-      let type = SQLiteTable.columnType(field.kind)
+    let columns = SQLiteDialect.newColumnNames(for: schema)
+    let definitions = schema.fields.indices.map { position in
       let key = position == schema.idPosition ? " PRIMARY KEY NOT NULL" : ""
-      definitions.append("\(SQLiteIdentifier.quoted(column)) \(type)\(key)")
+      return
+        "\(SQLIdentifier.quoted(columns[position])) \(SQLiteTable.columnType(schema.fields[position].kind))\(key)"
     }
     // An Int64 id is the rowid itself; a string or UUID id is the key of a table without rowid,
     // so that a get or a scan in id order reads one b-tree, not an index and then the table.
     let options = schema.idField.kind == .int ? "STRICT" : "STRICT, WITHOUT ROWID"
     try connection.execute(
-      "CREATE TABLE \(SQLiteIdentifier.quoted(tableName)) (\(definitions.joined(separator: ", "))) \(options)"
+      "CREATE TABLE \(SQLIdentifier.quoted(tableName)) (\(definitions.joined(separator: ", "))) \(options)"
     )
     let table = SQLiteTable(schema: schema, tableName: tableName, columnNames: columns)
     try syncIndexes(of: table, on: connection, creating: deferringPlainIndexes ? \.isUnique : { _ in true })
@@ -144,7 +140,7 @@ extension SQLiteBackend {
     let wanted = SQLiteIndex.wanted(by: table.schema, tableName: table.tableName, columns: table.columnNames)
     let match = SQLiteIndex.match(wanted, with: try SQLiteIndex.indexes(of: table.tableName, on: connection))
     for index in match.undeclared {
-      try connection.execute("DROP INDEX \(SQLiteIdentifier.quoted(index.name))")
+      try connection.execute("DROP INDEX \(SQLIdentifier.quoted(index.name))")
     }
     let missing = match.declared.filter { $0.index == nil && creating($0.wanted.index) }.map(\.wanted)
     if missing.isEmpty { return }
@@ -153,8 +149,8 @@ extension SQLiteBackend {
       let indexName = SQLiteIdentifier.fresh(for: entry.usualName, avoiding: taken)
       taken.insert(SQLiteIdentifier.folded(indexName))
       let sql =
-        "CREATE \(entry.index.isUnique ? "UNIQUE " : "")INDEX \(SQLiteIdentifier.quoted(indexName)) ON "
-        + "\(table.table) (\(entry.columns.map(SQLiteIdentifier.quoted).joined(separator: ", ")))"
+        "CREATE \(entry.index.isUnique ? "UNIQUE " : "")INDEX \(SQLIdentifier.quoted(indexName)) ON "
+        + "\(table.table) (\(entry.columns.map(SQLIdentifier.quoted).joined(separator: ", ")))"
       do {
         try connection.execute(sql)
       } catch let error as CofferError where error.code == .backendFailure && entry.index.isUnique {

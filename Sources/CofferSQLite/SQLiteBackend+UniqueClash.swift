@@ -1,4 +1,5 @@
 @_spi(Backend) import Coffer
+import CofferSQL
 
 extension SQLiteBackend {
   /// The error for new unique indexes that stored rows break, naming the same row every backend

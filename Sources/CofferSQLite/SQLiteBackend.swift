@@ -1,5 +1,6 @@
 import CSQLite
 @_spi(Backend) import Coffer
+import CofferSQL
 import Foundation
 import Logging
 
@@ -182,7 +183,7 @@ public final class SQLiteBackend: StorageBackend {
     if let ids = query.lookedUpIDs(in: table.schema) {
       return try read(table, ids: ids, as: query.layout, on: pinned, visit)
     }
-    let built = try SQLiteQuery.select(query, in: table)
+    let built = try SQLiteSelect(query, in: table)
     // Rows in the layout the reader decodes with, should the entity have been prepared with
     // another schema since it validated the query.
     let view = try RowReshaper(reading: table.schema, as: query.layout, store: name).makeView()
@@ -240,10 +241,10 @@ public final class SQLiteBackend: StorageBackend {
   /// ``count(_:)`` on `pinned`, or on a pooled reader when it is `nil`.
   func count(_ query: Query, on pinned: SQLiteConnection?) throws -> Int {
     let table = try table(query.entity)
-    let built = try SQLiteQuery.count(query.filter, in: table)
+    let built = try SQLiteQuery.count(query.filter, in: table.layout)
     return try withReader(pinned) { reader in
       let statement = try reader.statement(built.sql)
-      return try statement.withBindings(built.parameters) {
+      return try statement.withBindings(built.bindings) {
         try statement.stepReading() ? Int(statement.int(at: 0)) : 0
       }
     }
@@ -292,10 +293,7 @@ public final class SQLiteBackend: StorageBackend {
   func table(_ entity: String) throws -> SQLiteTable {
     if let table = catalog.withLock({ $0.tables[entity] }) { return table }
     try checkOpen()
-    throw CofferError(
-      .unknownEntity,
-      "Entity '\(entity)' was never prepared in this store. Prepare it first (Store does this for you).",
-      store: name, entity: entity)
+    throw CofferError.neverPrepared(entity, store: name, inBatch: false)
   }
 
   func checkOpen() throws {
@@ -317,23 +315,23 @@ private func createExclusively(_ path: String, mode: mode_t) {
 extension SQLiteConnection {
   /// The rows of a query built as `built`, with runs of ties put back in id order when the
   /// SQL read them reversed.
-  func rows(of query: Query, built: SQLiteQuery, in table: SQLiteTable) throws -> [Row] {
+  func rows(of query: Query, built: SQLiteSelect, in table: SQLiteTable) throws -> [Row] {
     let rows = try statement(built.sql).rows(built.parameters, kinds: table.kinds)
     guard let positions = built.reversedTies else { return rows }
-    if SQLiteQuery.mayCutTies(rows, query, positions) {
+    if SQLiteSelect.mayCutTies(rows, query, positions) {
       var whole = query
       whole.limit = nil
-      let all = try SQLiteQuery.select(whole, in: table)
-      return SQLiteQuery.orderedSlice(
+      let all = try SQLiteSelect(whole, in: table)
+      return SQLiteSelect.orderedSlice(
         try statement(all.sql).rows(all.parameters, kinds: table.kinds), query, positions)
     }
-    return SQLiteQuery.orderedSlice(rows, query, positions)
+    return SQLiteSelect.orderedSlice(rows, query, positions)
   }
 
   /// The rows a query selects, in its order and slice and in its layout: what a batch's
   /// precondition or update by query reads inside the write transaction.
   func rows(of query: Query, in table: SQLiteTable, store: String) throws -> [Row] {
-    let rows = try rows(of: query, built: try SQLiteQuery.select(query, in: table), in: table)
+    let rows = try rows(of: query, built: try SQLiteSelect(query, in: table), in: table)
     let reshape = try RowReshaper(reading: table.schema, as: query.layout, store: store)
     return reshape.isIdentity ? rows : rows.map { reshape($0) }
   }

@@ -1,5 +1,6 @@
 import CSQLite
 @_spi(Backend) import Coffer
+import CofferSQL
 
 /// One libsqlite3 connection and the prepared statements it compiled, cached by SQL text.
 ///

@@ -1,12 +1,8 @@
 import Foundation
 
-/// SQL identifiers for entity and field names, which may hold any Unicode text.
+/// How SQLite compares and chooses identifiers for entity and field names, which may hold any
+/// Unicode text (quoting is ``CofferSQL/SQLIdentifier``'s).
 enum SQLiteIdentifier {
-  /// The name quoted as an SQL identifier: `"name"`, with inner quotes doubled.
-  static func quoted(_ name: String) -> String {
-    "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-  }
-
   /// The form SQLite compares identifiers in: ASCII letters folded to lower case, every other
   /// character kept (SQLite folds only ASCII).
   static func folded(_ name: String) -> String {

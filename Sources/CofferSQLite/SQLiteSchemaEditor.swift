@@ -1,5 +1,6 @@
 import CSQLite
 @_spi(Backend) import Coffer
+import CofferSQL
 import Foundation
 import Logging
 
@@ -90,13 +91,7 @@ final class SQLiteSchemaEditor: SchemaEditor {
 
   func insert(_ row: Row, into entity: String) throws {
     let table = try table(entity)
-    guard row.count == table.kinds.count else {
-      throw CofferError(
-        .invalidValue,
-        "A row of \(row.count) values cannot go into \(entity), which stores \(table.kinds.count) fields. Make "
-          + "the row in the entity's stored schema.",
-        store: store, entity: entity)
-    }
+    try table.checkWidth(of: row, into: entity, store: store)
     let applier =
       applier ?? SQLiteApplier(connection: connection, tables: tables, layouts: [:], store: store)
     self.applier = applier
@@ -299,7 +294,7 @@ final class SQLiteSchemaEditor: SchemaEditor {
 
   private func renameTable(_ from: String, to: String) throws {
     try connection.execute(
-      "ALTER TABLE \(SQLiteIdentifier.quoted(from)) RENAME TO \(SQLiteIdentifier.quoted(to))")
+      "ALTER TABLE \(SQLIdentifier.quoted(from)) RENAME TO \(SQLIdentifier.quoted(to))")
   }
 
   /// Renames columns of a table, which has `columns` (folded), from the first names to the
@@ -308,11 +303,11 @@ final class SQLiteSchemaEditor: SchemaEditor {
   private func renameColumns(of tableName: String, columns: Set<String>, _ renames: [(String, String)]) throws
   {
     if renames.isEmpty { return }
-    let table = SQLiteIdentifier.quoted(tableName)
+    let table = SQLIdentifier.quoted(tableName)
     var present = columns
     func rename(_ from: String, _ to: String) throws {
       try connection.execute(
-        "ALTER TABLE \(table) RENAME COLUMN \(SQLiteIdentifier.quoted(from)) TO \(SQLiteIdentifier.quoted(to))"
+        "ALTER TABLE \(table) RENAME COLUMN \(SQLIdentifier.quoted(from)) TO \(SQLIdentifier.quoted(to))"
       )
       present.remove(SQLiteIdentifier.folded(from))
       present.insert(SQLiteIdentifier.folded(to))

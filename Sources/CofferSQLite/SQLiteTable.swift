@@ -1,11 +1,12 @@
 @_spi(Backend) import Coffer
+import CofferSQL
 
 /// One prepared entity: its schema, the table and columns that hold it, and the SQL of the
 /// operations that do not depend on a query (compiled once per connection and reused).
 ///
 /// A class: the hot paths pass the table around per row, and a reference costs one retain
 /// where a copy of this many strings would cost a dozen.
-final class SQLiteTable: Sendable {
+final class SQLiteTable: SQLEntityTable {
   /// The statements every table has, which connections cache by ``serial`` and operation
   /// (an integer key: no SQL text is hashed on the hot paths).
   enum Operation: Int, CaseIterable {
@@ -14,20 +15,8 @@ final class SQLiteTable: Sendable {
 
   /// A number that no other table of the same backend has, given when the table is published.
   let serial: Int
-  /// The schema the entity was prepared with.
-  let schema: EntitySchema
-  /// The table's name (unquoted).
-  let tableName: String
-  /// The quoted table name.
-  let table: String
-  /// The column of each field (unquoted), in field order.
-  let columnNames: [String]
-  /// The quoted column of each field, in field order.
-  let columns: [String]
-  /// The field kinds, in field order, for reading rows.
-  let kinds: [FieldKind]
-
-  let selectList: String
+  /// The schema, names and kinds every statement on the table uses.
+  let layout: SQLTableLayout
   let insertSQL: String
   let updateSQL: String
   let getSQL: String
@@ -41,27 +30,14 @@ final class SQLiteTable: Sendable {
 
   init(schema: EntitySchema, tableName: String, columnNames: [String], serial: Int = 0) {
     self.serial = serial
-    self.schema = schema
-    self.tableName = tableName
-    let table = SQLiteIdentifier.quoted(tableName)
-    let columns = columnNames.map(SQLiteIdentifier.quoted)
-    self.table = table
-    self.columnNames = columnNames
-    self.columns = columns
-    self.kinds = schema.fields.map(\.kind)
-    let id = columns[schema.idPosition]
-    let selectList = columns.joined(separator: ", ")
-    self.selectList = selectList
-    let placeholders = (1...columns.count).map { "?\($0)" }.joined(separator: ", ")
-    insertSQL = "INSERT INTO \(table) (\(selectList)) VALUES (\(placeholders))"
-    let assignments = columns.indices.filter { $0 != schema.idPosition }.map { "\(columns[$0]) = ?\($0 + 1)" }
-    // An entity with only an id has nothing to set: the update then just finds the row.
-    updateSQL =
-      assignments.isEmpty
-      ? "UPDATE \(table) SET \(id) = \(id) WHERE \(id) = ?\(schema.idPosition + 1)"
-      : "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \(id) = ?\(schema.idPosition + 1)"
-    getSQL = "SELECT \(selectList) FROM \(table) WHERE \(id) = ?1"
-    deleteSQL = "DELETE FROM \(table) WHERE \(id) = ?1"
+    let layout = SQLTableLayout(
+      schema: schema, tableName: tableName, table: SQLIdentifier.quoted(tableName), columnNames: columnNames)
+    self.layout = layout
+    let (table, columns, id) = (layout.table, layout.columns, layout.idColumn)
+    insertSQL = SQLiteDialect.insertRow(layout)
+    updateSQL = SQLiteDialect.updateRow(layout)
+    getSQL = SQLiteDialect.selectRow(layout)
+    deleteSQL = SQLiteDialect.deleteRow(layout)
     existsSQL = "SELECT count(*) FROM \(table) WHERE \(id) = ?1"
     let indexed = Set(schema.indexes.flatMap(\.fields).compactMap { schema.position(of: $0) })
       .subtracting([schema.idPosition]).sorted()
@@ -103,17 +79,6 @@ final class SQLiteTable: Sendable {
     case .exists: existsSQL
     case .indexedValues: indexedValuesSQL
     }
-  }
-
-  /// The quoted column of a field.
-  func column(_ field: String) throws -> String {
-    guard let position = schema.position(of: field) else {
-      let known = schema.fields.map(\.name).joined(separator: ", ")
-      throw CofferError(
-        .invalidQuery, "\(schema.name) has no field '\(field)'. Its fields are: \(known).",
-        entity: schema.name, field: field)
-    }
-    return columns[position]
   }
 
   /// The SQL type a field's column is declared with (the table is `STRICT`).

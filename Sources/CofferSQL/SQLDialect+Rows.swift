@@ -1,0 +1,45 @@
+@_spi(Backend) import Coffer
+
+extension SQLDialect {
+  /// The columns of a new table for a schema's fields, in field order: each field's name where
+  /// the engine can take it, else a fresh name made from it.
+  package static func newColumnNames(for schema: EntitySchema) -> [String] {
+    var taken: Set<String> = []
+    var columns: [String] = []
+    for field in schema.fields {
+      let column = freshName(for: field.name, avoiding: taken)
+      taken.insert(comparedName(column))
+      columns.append(column)
+    }
+    return columns
+  }
+
+  /// `INSERT INTO table (columns) VALUES (…)`, binding the row's values in field order.
+  package static func insertRow(_ table: SQLTableLayout) -> String {
+    let placeholders = (1...table.columns.count).map(placeholder).joined(separator: ", ")
+    return "INSERT INTO \(table.table) (\(table.selectList)) VALUES (\(placeholders))"
+  }
+
+  /// `UPDATE table SET column = … WHERE id = …`, binding the row's values in field order: every
+  /// column but the id is set (an entity with only an id sets the id to itself, so that the
+  /// update just finds the row).
+  package static func updateRow(_ table: SQLTableLayout) -> String {
+    let id = table.idColumn
+    let assignments = table.columns.indices.filter { $0 != table.schema.idPosition }.map {
+      "\(table.columns[$0]) = \(placeholder($0 + 1))"
+    }
+    return "UPDATE \(table.table) SET "
+      + (assignments.isEmpty ? "\(id) = \(id)" : assignments.joined(separator: ", "))
+      + " WHERE \(id) = \(placeholder(table.schema.idPosition + 1))"
+  }
+
+  /// `SELECT columns FROM table WHERE id = …`, binding the id.
+  package static func selectRow(_ table: SQLTableLayout) -> String {
+    "SELECT \(table.selectList) FROM \(table.table) WHERE \(table.idColumn) = \(placeholder(1))"
+  }
+
+  /// `DELETE FROM table WHERE id = …`, binding the id.
+  package static func deleteRow(_ table: SQLTableLayout) -> String {
+    "DELETE FROM \(table.table) WHERE \(table.idColumn) = \(placeholder(1))"
+  }
+}
