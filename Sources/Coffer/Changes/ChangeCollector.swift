@@ -5,12 +5,9 @@
 /// its effect: whether it was stored before the batch and what it holds after. A backend makes
 /// one per batch and drops it when the batch fails, so a failed batch records nothing.
 @_spi(Backend) public struct ChangeCollector: Sendable {
-  private struct Key: Hashable {
+  private struct Entry {
     var entity: Int
     var id: Value
-  }
-  private struct Entry {
-    var key: Key
     /// Whether the row was stored before the batch.
     var existed: Bool
     /// The row after the batch's changes so far; `nil` when removed.
@@ -20,7 +17,8 @@
   private var schemas: [EntitySchema] = []
   private var entityPlaces: [String: Int] = [:]
   private var entries: [Entry] = []
-  private var places: [Key: Int] = [:]
+  /// Where each row's entry is, by id, one dictionary per entity (by its place in `schemas`).
+  private var places: [[Value: Int]] = []
 
   /// Nothing gathered.
   public init() {}
@@ -31,43 +29,36 @@
   /// A row was stored in an entity whose rows have `schema`'s layout: added when `existed` is
   /// false, replacing the stored row otherwise.
   public mutating func stored(_ row: Row, in schema: EntitySchema, existed: Bool) {
-    let key = Key(entity: place(of: schema), id: row[schema.idPosition])
-    if let index = places[key] {
-      entries[index].row = row
-    } else {
-      places[key] = entries.count
-      entries.append(Entry(key: key, existed: existed, row: row))
-    }
+    touched(row[schema.idPosition], in: schema, existed: existed, now: row)
   }
 
   /// The stored row with an id was removed.
   public mutating func removed(id: Value, from schema: EntitySchema) {
-    let key = Key(entity: place(of: schema), id: id)
-    if let index = places[key] {
-      entries[index].row = nil
-    } else {
-      places[key] = entries.count
-      entries.append(Entry(key: key, existed: true, row: nil))
-    }
+    touched(id, in: schema, existed: true, now: nil)
   }
 
   /// A row was changed: it was stored before the batch when `existed` is true, and holds `now`
   /// after it (`nil`: removed). For a backend that learns what each row holds only once the
   /// batch is done; only the first call for a row decides `existed`.
   public mutating func touched(_ id: Value, in schema: EntitySchema, existed: Bool, now: Row?) {
-    let key = Key(entity: place(of: schema), id: id)
-    if let index = places[key] {
+    let entity = place(of: schema)
+    let count = entries.count
+    let index = places[entity][id, default: count]
+    if index < count {
       entries[index].row = now
     } else {
-      places[key] = entries.count
-      entries.append(Entry(key: key, existed: existed, row: now))
+      places[entity][id] = count
+      entries.append(Entry(entity: entity, id: id, existed: existed, row: now))
     }
   }
 
   private mutating func place(of schema: EntitySchema) -> Int {
+    // Batches change one entity for many rows in a row: the last one is checked first.
+    if let last = schemas.indices.last, schemas[last].name == schema.name { return last }
     if let place = entityPlaces[schema.name] { return place }
     entityPlaces[schema.name] = schemas.count
     schemas.append(schema)
+    places.append([:])
     return schemas.count - 1
   }
 
@@ -88,14 +79,14 @@
     }
     writer.count(count)
     for entry in entries where entry.existed || entry.row != nil {
-      writer.count(entry.key.entity)
+      writer.count(entry.entity)
       if let row = entry.row {
         writer.byte(entry.existed ? ChangePayload.update : ChangePayload.insert)
-        writer.value(entry.key.id)
+        writer.value(entry.id)
         for value in row.values { writer.value(value) }
       } else {
         writer.byte(ChangePayload.delete)
-        writer.value(entry.key.id)
+        writer.value(entry.id)
       }
     }
     return writer.bytes

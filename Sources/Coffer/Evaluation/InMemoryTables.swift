@@ -81,14 +81,22 @@
   {
     var undo: [UndoStep] = []
     let summary = try apply(batch, undo: &undo)
-    // The undo log names every row the batch touched, in order, with what it held before.
+    // The undo log names every row the batch touched, in order, with what it held before. The
+    // table is looked up once per run of steps on one entity, not once per row.
+    var current: (entity: String, table: InMemoryTable)?
+    func table(_ entity: String) -> InMemoryTable? {
+      if let current, current.entity == entity { return current.table }
+      guard let found = tables[entity] else { return nil }
+      current = (entity, found)
+      return found
+    }
     for step in undo {
       switch step {
       case .put(let entity, let id, let old):
-        guard let table = tables[entity] else { continue }
+        guard let table = table(entity) else { continue }
         changes.touched(id, in: table.schema, existed: old != nil, now: table.rows[id])
       case .added(let entity, let rows):
-        guard let table = tables[entity] else { continue }
+        guard let table = table(entity) else { continue }
         for row in rows {
           let id = row[table.schema.idPosition]
           changes.touched(id, in: table.schema, existed: false, now: table.rows[id])
