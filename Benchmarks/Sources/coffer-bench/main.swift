@@ -12,6 +12,7 @@ import Foundation
 /// or `coffer-bench --migration-open …` for opening a store with a migration plan (see ``MigrationOpenBenchmark``),
 /// or `coffer-bench --queries …` for aggregates and eager loading (see ``QueryModelBenchmark``),
 /// or `coffer-bench --cascade …` for deleting a row whose delete rules cascade (see ``CascadeBenchmark``),
+/// or `coffer-bench --changes …` for what the change feed costs writers and how fast it reads (see ``ChangesBenchmark``),
 /// or `coffer-bench --tickets …` for the second workload, issue-tracker tickets (see ``TicketBenchmark``),
 /// or `coffer-bench --readers …` for readers beside a writer, and opening a store (see ``ReadersBenchmark``).
 ///
@@ -156,6 +157,10 @@ do {
   }
   if arguments.first == QueryModelBenchmark.flag {
     try await QueryModelBenchmark.run(Array(arguments.dropFirst()))
+    exit(0)
+  }
+  if arguments.first == ChangesBenchmark.flag {
+    try await ChangesBenchmark.run(Array(arguments.dropFirst()))
     exit(0)
   }
   if arguments.first == CascadeBenchmark.flag {
