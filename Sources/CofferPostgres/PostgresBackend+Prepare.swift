@@ -205,15 +205,12 @@ extension PostgresBackend {
   {
     let taken = try await catalog.takenNames(on: connection)
     let tableName = PostgresIdentifier.fresh(for: schema.name, avoiding: taken)
+    let made = PostgresDialect.newColumns(for: schema, idConstraint: " NOT NULL")
+    let columns = made.names
+    var definitions = made.definitions
     logger.debug(
       "Creating an entity's table",
       metadata: ["coffer.entity": .string(schema.name), "coffer.table": .string(tableName)])
-    let columns = PostgresDialect.newColumnNames(for: schema)
-    var definitions = schema.fields.indices.map { position in
-      let notNull = position == schema.idPosition ? " NOT NULL" : ""
-      return
-        "\(SQLIdentifier.quoted(columns[position])) \(PostgresValues.columnType(schema.fields[position].kind))\(notNull)"
-    }
     let key = PostgresIdentifier.fresh(for: tableName + "#id", avoiding: taken.union([tableName]))
     definitions.append(
       "CONSTRAINT \(SQLIdentifier.quoted(key)) PRIMARY KEY (\(SQLIdentifier.quoted(columns[schema.idPosition])))"

@@ -85,6 +85,8 @@ enum PostgresDialect: SQLDialect {
 
   static func comparedName(_ name: String) -> String { name }
 
+  static func columnType(_ kind: FieldKind) -> String { PostgresValues.columnType(kind) }
+
   static func freshName(for wanted: String, avoiding taken: Set<String>) -> String {
     PostgresIdentifier.fresh(for: wanted, avoiding: taken)
   }

@@ -1,17 +1,23 @@
 @_spi(Backend) import Coffer
 
 extension SQLDialect {
-  /// The columns of a new table for a schema's fields, in field order: each field's name where
-  /// the engine can take it, else a fresh name made from it.
-  package static func newColumnNames(for schema: EntitySchema) -> [String] {
+  /// The columns of a new table for a schema's fields, in field order — each field's name where
+  /// the engine can take it, else a fresh name made from it — and their definitions for
+  /// `CREATE TABLE`: `"column" TYPE`, the id's followed by `idConstraint`.
+  package static func newColumns(for schema: EntitySchema, idConstraint: String)
+    -> (names: [String], definitions: [String])
+  {
     var taken: Set<String> = []
-    var columns: [String] = []
-    for field in schema.fields {
+    var names: [String] = []
+    var definitions: [String] = []
+    for (position, field) in schema.fields.enumerated() {
       let column = freshName(for: field.name, avoiding: taken)
       taken.insert(comparedName(column))
-      columns.append(column)
+      names.append(column)
+      let constraint = position == schema.idPosition ? idConstraint : ""
+      definitions.append("\(SQLIdentifier.quoted(column)) \(columnType(field.kind))\(constraint)")
     }
-    return columns
+    return (names, definitions)
   }
 
   /// `INSERT INTO table (columns) VALUES (…)`, binding the row's values in field order.

@@ -51,6 +51,9 @@ package protocol SQLDialect: Sendable {
   /// The form in which the engine compares identifiers, to find a name no column has.
   static func comparedName(_ name: String) -> String
 
+  /// The type a column of a field kind is declared with.
+  static func columnType(_ kind: FieldKind) -> String
+
   /// A name for a new table, column or index: `wanted` itself where the engine can take it and
   /// no name in `taken` (in ``comparedName(_:)`` form) is the same, else a name made from it.
   static func freshName(for wanted: String, avoiding taken: Set<String>) -> String

@@ -109,12 +109,7 @@ extension SQLiteBackend {
     logger.debug(
       "Creating an entity's table",
       metadata: ["coffer.entity": .string(schema.name), "coffer.table": .string(tableName)])
-    let columns = SQLiteDialect.newColumnNames(for: schema)
-    let definitions = schema.fields.indices.map { position in
-      let key = position == schema.idPosition ? " PRIMARY KEY NOT NULL" : ""
-      return
-        "\(SQLIdentifier.quoted(columns[position])) \(SQLiteTable.columnType(schema.fields[position].kind))\(key)"
-    }
+    let (columns, definitions) = SQLiteDialect.newColumns(for: schema, idConstraint: " PRIMARY KEY NOT NULL")
     // An Int64 id is the rowid itself; a string or UUID id is the key of a table without rowid,
     // so that a get or a scan in id order reads one b-tree, not an index and then the table.
     let options = schema.idField.kind == .int ? "STRICT" : "STRICT, WITHOUT ROWID"

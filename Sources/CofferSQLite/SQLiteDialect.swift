@@ -76,6 +76,8 @@ enum SQLiteDialect: SQLDialect {
 
   static func comparedName(_ name: String) -> String { SQLiteIdentifier.folded(name) }
 
+  static func columnType(_ kind: FieldKind) -> String { SQLiteTable.columnType(kind) }
+
   static func freshName(for wanted: String, avoiding taken: Set<String>) -> String {
     SQLiteIdentifier.fresh(for: wanted, avoiding: taken)
   }
