@@ -328,7 +328,7 @@ struct PostgresApplier {
     let (table, reshape) = try resolve(operation.entity)
     switch operation {
     case .insert(_, let made):
-      try await query(table.insertSQL, bindings(reshape(made), table))
+      try await query(table.byID.insert, bindings(reshape(made), table))
       summary.inserted += 1
     case .insertMany(_, let rows):
       var start = 0
@@ -368,7 +368,7 @@ struct PostgresApplier {
     case .delete(_, let id):
       var binds = PostgresBindings(capacity: 1)
       binds.append(id, as: table.kinds[table.schema.idPosition])
-      summary.deleted += try await query(table.deleteSQL, binds).count
+      summary.deleted += try await query(table.byID.delete, binds).count
     case .deleteMatching(_, let filter):
       let built = try PostgresSQL.delete(filter, in: table.layout)
       summary.deleted += try await counted(
@@ -394,7 +394,7 @@ struct PostgresApplier {
 
   /// Updates one row, already in the table's layout.
   private func update(_ row: Row, in table: PostgresTable, to summary: inout ChangeSummary) async throws {
-    let rows = try await query(table.updateSQL, bindings(row, table))
+    let rows = try await query(table.byID.update, bindings(row, table))
     guard !rows.isEmpty else {
       let id = row[table.schema.idPosition]
       throw CofferError.nothingToUpdate(entity: table.schema.name, id: id, store: store)

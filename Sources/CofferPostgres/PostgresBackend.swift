@@ -123,7 +123,7 @@ public final class PostgresBackend: StorageBackend, Service {
     var binds = PostgresBindings(capacity: 1)
     if let id = query.lookedUpID(in: table.schema) {
       binds.append(id, as: table.kinds[table.schema.idPosition])
-      sql = table.getSQL
+      sql = table.byID.get
     } else if let ids = query.lookedUpIDs(in: table.schema) {
       if ids.isEmpty { return }
       binds.append(PostgresArrayParameter(values: ids, kind: table.kinds[table.schema.idPosition]))

@@ -168,7 +168,7 @@ final class PostgresSchemaEditor: SchemaEditor {
       var binds = PostgresBindings(capacity: table.kinds.count)
       for (index, value) in row.values.enumerated() { binds.append(value, as: table.kinds[index]) }
       let rows = try await PostgresStatements.rows(
-        table.insertSQL + " ON CONFLICT DO NOTHING RETURNING 1", binds, on: connection, logger: .disabled)
+        table.byID.insert + " ON CONFLICT DO NOTHING RETURNING 1", binds, on: connection, logger: .disabled)
       return !rows.isEmpty
     }
     if inserted { return }

@@ -7,12 +7,11 @@ import Foundation
 final class PostgresTable: SQLEntityTable {
   /// The schema, names and kinds every statement on the table uses.
   let layout: SQLTableLayout
-  let getSQL: String
+  /// The insert, update, get and delete of one row by id (the update and delete answer a row
+  /// per row changed).
+  let byID: SQLRowStatements
   let getManySQL: String
-  let insertSQL: String
-  let updateSQL: String
   let upsertSQL: String
-  let deleteSQL: String
   let existsSQL: String
   /// `INSERT … SELECT * FROM unnest($1::bigint[], …)`: many rows in one statement.
   let insertManySQL: String
@@ -23,7 +22,7 @@ final class PostgresTable: SQLEntityTable {
   /// `DELETE … WHERE id = ANY($1)`, answering the number of rows it deleted (one row, not one
   /// per row deleted).
   let deleteManySQL: String
-  /// ``updateSQL`` that changes the row only while every other column still holds the values
+  /// The update by id that changes the row only while every other column still holds the values
   /// bound after the new row's.
   let updateIfUnchangedSQL: String
   /// `DELETE … WHERE id = $1 AND` every other column still holds the values bound after it.
@@ -59,19 +58,16 @@ final class PostgresTable: SQLEntityTable {
     self.layout = layout
     let (columns, kinds, selectList, id) = (layout.columns, layout.kinds, layout.selectList, layout.idColumn)
     let placeholders = (1...columns.count).map { "$\($0)" }.joined(separator: ", ")
-    getSQL = PostgresDialect.selectRow(layout)
+    byID = SQLRowStatements(layout, in: PostgresDialect.self, returning: " RETURNING 1")
     getManySQL = "SELECT \(selectList) FROM \(table) WHERE \(id) = ANY($1) ORDER BY \(id)"
-    insertSQL = PostgresDialect.insertRow(layout)
     let others = columns.indices.filter { $0 != schema.idPosition }
     let updateByID = PostgresDialect.updateRow(layout)
-    updateSQL = updateByID + " RETURNING 1"
     let excluded = others.map { "\(columns[$0]) = EXCLUDED.\(columns[$0])" }
     upsertSQL =
       "INSERT INTO \(table) (\(selectList)) VALUES (\(placeholders)) ON CONFLICT (\(id)) DO "
       + (excluded.isEmpty ? "NOTHING" : "UPDATE SET \(excluded.joined(separator: ", "))")
       // A row the statement inserted has no deleting transaction yet: xmax is 0.
       + " RETURNING (xmax = 0)"
-    deleteSQL = PostgresDialect.deleteRow(layout) + " RETURNING 1"
     existsSQL = "SELECT 1 FROM \(table) WHERE \(id) = $1"
     let arrays = kinds.enumerated().map { "$\($0.offset + 1)::\(PostgresValues.arrayCast($0.element))" }
     let unnest = "unnest(\(arrays.joined(separator: ", ")))"

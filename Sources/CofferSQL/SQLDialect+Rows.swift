@@ -49,3 +49,26 @@ extension SQLDialect {
     "DELETE FROM \(table.table) WHERE \(table.idColumn) = \(placeholder(1))"
   }
 }
+
+/// The statements on one row by id that every SQL table has, written once per table in one
+/// engine's dialect.
+package struct SQLRowStatements: Sendable {
+  /// `INSERT INTO table (columns) VALUES (…)`, binding the row's values in field order.
+  package let insert: String
+  /// `UPDATE table SET … WHERE id = …`, binding the row's values in field order.
+  package let update: String
+  /// `SELECT columns FROM table WHERE id = …`, binding the id.
+  package let get: String
+  /// `DELETE FROM table WHERE id = …`, binding the id.
+  package let delete: String
+
+  /// The statements on `table`; the update and the delete end with `returning` (a `RETURNING`
+  /// clause for an engine that counts changed rows that way).
+  package init<Dialect: SQLDialect>(_ table: SQLTableLayout, in dialect: Dialect.Type, returning: String = "")
+  {
+    insert = Dialect.insertRow(table)
+    update = Dialect.updateRow(table) + returning
+    get = Dialect.selectRow(table)
+    delete = Dialect.deleteRow(table) + returning
+  }
+}

@@ -17,10 +17,8 @@ final class SQLiteTable: SQLEntityTable {
   let serial: Int
   /// The schema, names and kinds every statement on the table uses.
   let layout: SQLTableLayout
-  let insertSQL: String
-  let updateSQL: String
-  let getSQL: String
-  let deleteSQL: String
+  /// The insert, update, get and delete of one row by id.
+  let byID: SQLRowStatements
   let existsSQL: String
   /// The positions of the fields other than the id that an index covers, in field order (at
   /// most 64 of them; empty for a table with more, which updates every column).
@@ -34,10 +32,7 @@ final class SQLiteTable: SQLEntityTable {
       schema: schema, tableName: tableName, table: SQLIdentifier.quoted(tableName), columnNames: columnNames)
     self.layout = layout
     let (table, columns, id) = (layout.table, layout.columns, layout.idColumn)
-    insertSQL = SQLiteDialect.insertRow(layout)
-    updateSQL = SQLiteDialect.updateRow(layout)
-    getSQL = SQLiteDialect.selectRow(layout)
-    deleteSQL = SQLiteDialect.deleteRow(layout)
+    byID = SQLRowStatements(layout, in: SQLiteDialect.self)
     existsSQL = "SELECT count(*) FROM \(table) WHERE \(id) = ?1"
     let indexed = Set(schema.indexes.flatMap(\.fields).compactMap { schema.position(of: $0) })
       .subtracting([schema.idPosition]).sorted()
@@ -72,10 +67,10 @@ final class SQLiteTable: SQLEntityTable {
   /// The SQL of an operation.
   func sql(_ operation: Operation) -> String {
     switch operation {
-    case .get: getSQL
-    case .insert: insertSQL
-    case .update: updateSQL
-    case .delete: deleteSQL
+    case .get: byID.get
+    case .insert: byID.insert
+    case .update: byID.update
+    case .delete: byID.delete
     case .exists: existsSQL
     case .indexedValues: indexedValuesSQL
     }
