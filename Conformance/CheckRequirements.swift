@@ -40,7 +40,7 @@ public struct CheckRequirements: OptionSet, Sendable, Hashable {
   ]
 
   /// Everything `backend` offers: its capabilities and the abilities it adopts.
-  public init(of backend: any StorageBackend) {
+  @_spi(Backend) public init(of backend: any StorageBackend) {
     self.init(backend.capabilities)
     if backend is any SnapshotReading { insert(.snapshots) }
     if backend is any SchemaEditing { insert(.migrations) }

@@ -48,7 +48,7 @@ public struct ConformanceTarget: Sendable {
   /// The row codecs every check runs with, one run each: by default both the code `@Storable`
   /// generates and the `Codable` derivation, so that a backend is shown to behave the same for
   /// models declared either way.
-  public let rowCodecs: [RowCodecChoice]
+  @_spi(Backend) public let rowCodecs: [RowCodecChoice] = RowCodecChoice.allCases
   let base: StoreURL
   let entry: BackendRegistry.Entry
   let directory: String
@@ -56,12 +56,10 @@ public struct ConformanceTarget: Sendable {
   /// Prepares a target: parses the URL, finds its backend in the registry, creates `directory`
   /// if needed, and opens one scratch store to read the backend's capabilities, then closes it.
   ///
-  /// - Parameter rowCodecs: the row codecs to run every check with (see ``rowCodecs``).
   /// - Throws: ``Coffer/CofferError/Code/invalidURL`` or ``Coffer/CofferError/Code/unknownScheme``
   ///   for a URL the registry cannot open, or the backend's error when the scratch store fails.
   public init(
-    url: String, registry: BackendRegistry, directory: String, child: ChildProgram? = nil,
-    rowCodecs: [RowCodecChoice] = RowCodecChoice.allCases
+    url: String, registry: BackendRegistry, directory: String, child: ChildProgram? = nil
   ) async throws {
     let base = try StoreURL(url)
     let entry = try registry.entry(for: base)
@@ -76,7 +74,6 @@ public struct ConformanceTarget: Sendable {
     await entry.removeScratch?(probe)
     self.name = base.description
     self.capabilities = capabilities
-    self.rowCodecs = rowCodecs
     self.base = base
     self.entry = entry
     self.directory = directory

@@ -19,7 +19,7 @@ import Synchronization
 /// ```
 ///
 /// Docs/LMDB.md describes options and behaviour; Docs/Formats.md the layout.
-public final class LMDBBackend: StorageBackend {
+public final class LMDBBackend {
   /// `lmdb:///ABSOLUTE/PATH` or `lmdb:RELATIVE/PATH`, with its options.
   public let name: String
   /// Reopenable, durable, multi-process, atomic across entities, evolving, seeing other
@@ -120,3 +120,6 @@ extension LMDBBackend: QueuedWrites {
 
 // The optional abilities whose methods are above.
 @_spi(Backend) extension LMDBBackend: CachedMemoryReleasing {}
+
+// The SPI conformance: apps reach a backend only through `Store`.
+@_spi(Backend) extension LMDBBackend: StorageBackend {}

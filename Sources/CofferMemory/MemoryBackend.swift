@@ -11,7 +11,7 @@ import Synchronization
 /// Open it as `memory:` for a fresh private store, or `memory:NAME` for a store shared by
 /// everything in the process that opens the same name through the same registry — closing
 /// one handle leaves the data for the others, and opening the name again finds it.
-public final class MemoryBackend: StorageBackend {
+public final class MemoryBackend {
   /// `memory:` or `memory:NAME`.
   public let name: String
   /// Named stores can be reopened and evolve their schema; none is durable.
@@ -156,3 +156,6 @@ final class MemoryStorage: Sendable {
 
 // The optional abilities whose methods are above.
 @_spi(Backend) extension MemoryBackend: SnapshotReading, SchemaEditing, InPlaceModifying, CommitObserving {}
+
+// The SPI conformance: apps reach a backend only through `Store`.
+@_spi(Backend) extension MemoryBackend: StorageBackend {}

@@ -15,7 +15,7 @@ import Logging
 /// ```
 ///
 /// The file layout is specified in Docs/Formats.md.
-public final class PlistBackend: StorageBackend {
+public final class PlistBackend {
   /// `plist:///ABSOLUTE/PATH` or `plist:RELATIVE/PATH`.
   public let name: String
   /// Reopenable, evolving, atomic across entities; durable with ``Persistence/immediate``.
@@ -239,3 +239,6 @@ extension PlistBackend: QueuedWrites {
 
 // The optional abilities whose methods are above.
 @_spi(Backend) extension PlistBackend: SnapshotReading, SchemaEditing {}
+
+// The SPI conformance: apps reach a backend only through `Store`.
+@_spi(Backend) extension PlistBackend: StorageBackend {}

@@ -27,7 +27,7 @@ import ServiceLifecycle
 /// and then closes the store.
 ///
 /// Docs/PostgreSQL.md describes the layout, the options, concurrency and failures.
-public final class PostgresBackend: StorageBackend, Service {
+public final class PostgresBackend: Service {
   /// `postgres://USER@HOST:PORT/DATABASE[?schema=NAME]`, never with the password; every server
   /// when there are several: `postgres://USER@HOST:PORT,HOST:PORT/DATABASE`.
   public let name: String
@@ -312,3 +312,6 @@ struct VisitorStopped: Error {
 
 // The optional abilities whose methods are above.
 @_spi(Backend) extension PostgresBackend: SnapshotReading, CommitObserving {}
+
+// The SPI conformance: apps reach a backend only through `Store`.
+@_spi(Backend) extension PostgresBackend: StorageBackend {}

@@ -16,7 +16,7 @@ import Logging
 /// ```
 ///
 /// Docs/SQLite.md describes the table layout, the options and the concurrency model.
-public final class SQLiteBackend: StorageBackend {
+public final class SQLiteBackend {
   /// `sqlite:///ABSOLUTE/PATH` or `sqlite:RELATIVE/PATH`.
   public let name: String
   /// Reopenable, durable (unless `synchronous=off`), multi-process, atomic across entities, evolving,
@@ -359,3 +359,6 @@ extension SQLiteBackend: QueuedWrites {
 
 // The optional abilities whose methods are above.
 @_spi(Backend) extension SQLiteBackend: SnapshotReading, CommitObserving {}
+
+// The SPI conformance: apps reach a backend only through `Store`.
+@_spi(Backend) extension SQLiteBackend: StorageBackend {}

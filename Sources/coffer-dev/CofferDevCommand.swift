@@ -1,5 +1,5 @@
 import ArgumentParser
-import Coffer
+@_spi(Backend) import Coffer
 import CofferStores
 
 /// `coffer-dev`: the harness commands Coffer's own tests and reliability runs start — a soak of a

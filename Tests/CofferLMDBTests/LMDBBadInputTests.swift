@@ -1,5 +1,5 @@
 import CLMDB
-import Coffer
+@_spi(Backend) import Coffer
 import CofferMacros
 import CofferTestSupport
 import Foundation

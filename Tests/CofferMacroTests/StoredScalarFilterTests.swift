@@ -1,3 +1,4 @@
+@_spi(Backend) import Coffer
 import CofferMacros
 import CofferMemory
 import Foundation

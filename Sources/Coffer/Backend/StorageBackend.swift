@@ -46,7 +46,7 @@
 /// - ``count(_:)``
 /// - ``apply(_:)``
 /// - ``close()``
-public protocol StorageBackend: AnyObject, Sendable {
+@_spi(Backend) public protocol StorageBackend: AnyObject, Sendable {
   /// A short name for messages and logs: the store URL without secrets (`sqlite:///var/db.sqlite`).
   var name: String { get }
 
@@ -126,7 +126,7 @@ public protocol StorageBackend: AnyObject, Sendable {
 
 extension StorageBackend {
   /// The rows a query selects, in its order and slice: ``read(_:_:)`` with each row made whole.
-  public func fetch(_ query: Query) async throws -> [Row] {
+  @_spi(Backend) public func fetch(_ query: Query) async throws -> [Row] {
     var rows: [Row] = []
     if let limit = query.limit { rows.reserveCapacity(min(limit, 1024)) }
     try await read(query) { rows.append(try Row($0)) }
@@ -135,7 +135,7 @@ extension StorageBackend {
 
   /// The rows with the given ids, in the order of `ids` (an id listed twice gives its row
   /// twice), skipping ids that are not stored; rows in the layout of `entity`.
-  public func get(entity: EntitySchema, ids: [Value]) async throws -> [Row] {
+  @_spi(Backend) public func get(entity: EntitySchema, ids: [Value]) async throws -> [Row] {
     if ids.isEmpty { return [] }
     let rows = try await fetch(Query(lookingUp: ids, in: entity))
     if ids.count == 1 { return rows }
@@ -149,7 +149,9 @@ extension StorageBackend {
   /// is written: one ``ChangeSet/Operation/insertMany(entity:rows:)``. `entity` is the schema
   /// the rows are made for.
   @discardableResult
-  public func insert(into entity: EntitySchema, count: Int, row: @Sendable @escaping (Int) throws -> Row)
+  @_spi(Backend) public func insert(
+    into entity: EntitySchema, count: Int, row: @Sendable @escaping (Int) throws -> Row
+  )
     async throws -> ChangeSummary
   {
     try await apply(
@@ -160,7 +162,7 @@ extension StorageBackend {
 
   /// Every entity the store holds with the schema its rows are stored in, sorted by name:
   /// ``prepare(_:)`` with nothing to prepare.
-  public func storedSchemas() async throws -> [EntitySchema] {
+  @_spi(Backend) public func storedSchemas() async throws -> [EntitySchema] {
     try await prepare([])
   }
 }
@@ -170,7 +172,7 @@ extension Query {
   ///
   /// Inlinable, as is ``init(lookingUp:in:)-(Value,_)``: a point read builds one per call.
   @inlinable
-  public init(lookingUp ids: [Value], in entity: EntitySchema) {
+  package init(lookingUp ids: [Value], in entity: EntitySchema) {
     let idField = entity.fields[entity.idPosition].name
     self.entity = entity.name
     self.filter = ids.count == 1 ? .compare(field: idField, op: .equal, value: ids[0]) : .isIn(idField, ids)
@@ -182,7 +184,7 @@ extension Query {
 
   /// A query for the row with this id, read in the layout of `entity`.
   @inlinable
-  public init(lookingUp id: Value, in entity: EntitySchema) {
+  package init(lookingUp id: Value, in entity: EntitySchema) {
     self.entity = entity.name
     self.filter = .compare(field: entity.fields[entity.idPosition].name, op: .equal, value: id)
     self.sort = []
@@ -195,7 +197,7 @@ extension Query {
   /// filter, no sort but by id ascending, no offset or limit); `nil` for any other query. The
   /// fast path of ``lookedUpIDs(in:)`` for a single point read, with nothing to allocate.
   @inlinable
-  public func lookedUpID(in schema: EntitySchema) -> Value? {
+  @_spi(Backend) public func lookedUpID(in schema: EntitySchema) -> Value? {
     guard case .compare(let field, .equal, let id) = filter, !id.isNull else { return nil }
     let idField = schema.fields[schema.idPosition].name
     guard field == idField, readsWholeInIDOrder(idField) else { return nil }
@@ -211,7 +213,7 @@ extension Query {
 
   /// Whether this query reads every row, in id order, whole: no filter, no sort but by id
   /// ascending, no offset or limit. A backend's fast path for a scan.
-  public func readsEveryRowInIDOrder(of schema: EntitySchema) -> Bool {
+  @_spi(Backend) public func readsEveryRowInIDOrder(of schema: EntitySchema) -> Bool {
     guard case .all = filter else { return false }
     return readsWholeInIDOrder(schema.fields[schema.idPosition].name)
   }
@@ -222,7 +224,7 @@ extension Query {
   ///
   /// A backend's fast path for point reads: reading these ids one by one, in this order,
   /// hands over exactly the rows ``StorageBackend/read(_:_:)`` must.
-  public func lookedUpIDs(in schema: EntitySchema) -> [Value]? {
+  @_spi(Backend) public func lookedUpIDs(in schema: EntitySchema) -> [Value]? {
     let idField = schema.idField.name
     guard readsWholeInIDOrder(idField) else { return nil }
     switch filter {
@@ -239,7 +241,7 @@ extension Query {
 
   /// The number of rows this query's slice holds when its filter selects `total` rows:
   /// what is left after ``offset``, at most ``limit``.
-  public func slice(ofCount total: Int) -> Int {
+  @_spi(Backend) public func slice(ofCount total: Int) -> Int {
     let afterOffset = max(0, total - max(0, offset))
     return limit.map { min(afterOffset, max(0, $0)) } ?? afterOffset
   }

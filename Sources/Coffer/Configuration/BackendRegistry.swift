@@ -13,7 +13,7 @@ import Logging
 /// ```
 public struct BackendRegistry: Sendable {
   /// How to open stores of one scheme.
-  public struct Entry: Sendable {
+  @_spi(Backend) public struct Entry: Sendable {
     /// The URL scheme, lowercased: `"sqlite"`.
     public var scheme: String
     /// The URL forms the backend accepts, for messages and `--help`: `"sqlite:///path/db.sqlite"`.
@@ -66,21 +66,23 @@ public struct BackendRegistry: Sendable {
   ///
   /// Every entry takes the change feed's URL options (`changes=on`, `changeRetention=…`; see
   /// <doc:ChangeFeed>) for its backend, which never sees them.
-  public mutating func register(_ entry: Entry) { entries[entry.scheme] = entry.turningOnChangeFeeds() }
+  @_spi(Backend) public mutating func register(_ entry: Entry) {
+    entries[entry.scheme] = entry.turningOnChangeFeeds()
+  }
 
   /// The registered schemes, sorted.
   public var schemes: [String] { entries.keys.sorted() }
 
   /// The entry for a scheme, or `nil`.
-  public func entry(for scheme: String) -> Entry? { entries[scheme.lowercased()] }
+  @_spi(Backend) public func entry(for scheme: String) -> Entry? { entries[scheme.lowercased()] }
 
   /// Every URL form the registered backends accept.
-  public var forms: [String] { schemes.flatMap { entries[$0]?.forms ?? [] } }
+  @_spi(Backend) public var forms: [String] { schemes.flatMap { entries[$0]?.forms ?? [] } }
 
   /// The entry for a URL's scheme.
   ///
   /// - Throws: ``CofferError/Code/unknownScheme`` listing the schemes this registry supports.
-  public func entry(for url: StoreURL) throws -> Entry {
+  @_spi(Backend) public func entry(for url: StoreURL) throws -> Entry {
     guard let entry = entries[url.scheme] else {
       let known =
         schemes.isEmpty ? "none (register a backend first)" : schemes.map { $0 + ":" }.joined(separator: ", ")
@@ -97,7 +99,7 @@ public struct BackendRegistry: Sendable {
   ///
   /// - Throws: ``CofferError/Code/invalidURL`` or ``CofferError/Code/unknownScheme`` (both listing
   ///   what this build supports), or whatever the backend throws on open.
-  public func open(_ text: String, logger: Logger? = nil) async throws -> any StorageBackend {
+  @_spi(Backend) public func open(_ text: String, logger: Logger? = nil) async throws -> any StorageBackend {
     let url: StoreURL
     do {
       url = try StoreURL(text)
@@ -111,7 +113,7 @@ public struct BackendRegistry: Sendable {
   }
 
   /// Opens the store a parsed URL names; the backend logs to `logger` (nothing when `nil`).
-  public func open(_ url: StoreURL, logger: Logger? = nil) async throws -> any StorageBackend {
+  @_spi(Backend) public func open(_ url: StoreURL, logger: Logger? = nil) async throws -> any StorageBackend {
     try await entry(for: url).open(url, (logger ?? .disabled).forStore(url.description))
   }
 }

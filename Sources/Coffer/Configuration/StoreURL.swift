@@ -155,7 +155,7 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible, CustomRefle
   }
 
   /// The URL with the same scheme, hosts and options but another path.
-  public func with(path: String) -> StoreURL {
+  @_spi(Backend) public func with(path: String) -> StoreURL {
     if hosts.isEmpty {
       return StoreURL(
         scheme: scheme, path: path, host: host, port: port, user: user, password: password, options: options)
@@ -165,10 +165,10 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible, CustomRefle
   }
 
   /// An option's value, or `nil`.
-  public func option(_ name: String) -> String? { options[name] }
+  @_spi(Backend) public func option(_ name: String) -> String? { options[name] }
 
   /// Throws if the URL has options other than those listed.
-  public func checkOptions(allowed: Set<String>) throws {
+  @_spi(Backend) public func checkOptions(allowed: Set<String>) throws {
     for name in options.keys.sorted() where !allowed.contains(name) {
       let list = allowed.isEmpty ? "none" : allowed.sorted().joined(separator: ", ")
       throw CofferError(
@@ -183,7 +183,7 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible, CustomRefle
   /// - Parameter forms: what the backend's URLs look like, for the error:
   ///   `"SQLite stores are files: sqlite:///absolute/path.sqlite or sqlite:relative.sqlite"`.
   /// - Throws: ``CofferError/Code/invalidURL`` when the URL names a host, a user or a port.
-  public func localPath(_ forms: String) throws -> String {
+  @_spi(Backend) public func localPath(_ forms: String) throws -> String {
     guard host == nil, user == nil, port == nil else {
       throw CofferError(.invalidURL, "'\(self)' names a host; \(forms).", store: description)
     }

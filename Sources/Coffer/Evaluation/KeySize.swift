@@ -18,7 +18,7 @@ import Foundation
 /// may be at most ``maximumBytes``: a String of up to 508 UTF-8 bytes fits as an id or in an
 /// index of one field. (These are the bytes of LMDB's order-preserving key, the tightest of the
 /// engines: liblmdb holds at most 511 bytes in a key.)
-public enum KeySize {
+@_spi(Backend) public enum KeySize {
   /// The most bytes an id or an index entry may take: 511.
   public static let maximumBytes = 511
 

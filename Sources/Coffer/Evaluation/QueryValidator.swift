@@ -6,14 +6,14 @@ import Foundation
 ///
 /// ``Store`` runs every query and change through this, so a ``StorageBackend`` can assume its
 /// input is valid.
-public enum QueryValidator {
+@usableFromInline package enum QueryValidator {
   /// The most levels of ``Filter/and(_:)``, ``Filter/or(_:)`` and ``Filter/not(_:)`` a filter may
   /// nest, each counting one level; every backend answers filters up to this depth, and a deeper
   /// one is ``CofferError/Code/invalidQuery`` everywhere.
-  @_spi(Backend) public static let maximumFilterDepth = 100
+  package static let maximumFilterDepth = 100
 
   /// A batch operation with its row, id or filter checked and normalized like the others here.
-  @_spi(Backend) public static func validate(_ operation: ChangeSet.Operation, schema: EntitySchema) throws
+  package static func validate(_ operation: ChangeSet.Operation, schema: EntitySchema) throws
     -> ChangeSet.Operation
   {
     switch operation {
@@ -38,7 +38,7 @@ public enum QueryValidator {
   /// - Throws: ``CofferError/Code/invalidQuery`` for an unknown field or the id field;
   ///   ``CofferError/Code/invalidValue`` for a value the field cannot hold, null in a required
   ///   field, or an addition to a field that is not a number or of another kind than the field.
-  @_spi(Backend) public static func validate(_ update: FieldUpdate, schema: EntitySchema) throws
+  package static func validate(_ update: FieldUpdate, schema: EntitySchema) throws
     -> FieldUpdate
   {
     guard let position = schema.position(of: update.field) else { throw unknownField(update.field, schema) }
@@ -74,7 +74,7 @@ public enum QueryValidator {
   }
 
   /// A precondition with its query checked against the schema.
-  @_spi(Backend) public static func validate(_ precondition: ChangeSet.Precondition, schema: EntitySchema)
+  package static func validate(_ precondition: ChangeSet.Precondition, schema: EntitySchema)
     throws
     -> ChangeSet.Precondition
   {
@@ -91,7 +91,7 @@ public enum QueryValidator {
   /// - Throws: ``CofferError/Code/invalidQuery`` for unknown fields, values of the wrong kind,
   ///   ordering comparisons with null or on documents, string matching on non-strings, negative
   ///   limits or offsets, filters nested deeper than ``maximumFilterDepth``.
-  @_spi(Backend) public static func validate(_ query: Query, schema: EntitySchema) throws -> Query {
+  package static func validate(_ query: Query, schema: EntitySchema) throws -> Query {
     var query = query
     query.layout = schema
     query.filter = try validate(query.filter, schema: schema)
@@ -116,7 +116,7 @@ public enum QueryValidator {
   ///
   /// - Throws: ``CofferError/Code/invalidQuery`` as for a query, and for a filter nesting more
   ///   than ``maximumFilterDepth`` levels of and/or/not.
-  @_spi(Backend) public static func validate(_ filter: Filter, schema: EntitySchema) throws -> Filter {
+  package static func validate(_ filter: Filter, schema: EntitySchema) throws -> Filter {
     try checkDepth(filter, schema: schema)
     return try normalize(filter, schema: schema)
   }
@@ -203,7 +203,7 @@ public enum QueryValidator {
   /// - Throws: ``CofferError/Code/invalidValue`` for a wrong field count, a value of the wrong
   ///   kind, NaN, null in a required field, or an id or index entry longer than
   ///   ``KeySize/maximumBytes``.
-  public static func validate(_ row: consuming Row, schema: EntitySchema) throws -> Row {
+  @usableFromInline package static func validate(_ row: consuming Row, schema: EntitySchema) throws -> Row {
     guard row.count == schema.fields.count else {
       throw CofferError(
         .invalidValue,
@@ -229,7 +229,7 @@ public enum QueryValidator {
   }
 
   /// The id, normalized, if it is of the entity's id kind.
-  @_spi(Backend) public static func validate(id: Value, schema: EntitySchema) throws -> Value {
+  package static func validate(id: Value, schema: EntitySchema) throws -> Value {
     guard id.kind == schema.idField.kind else {
       throw CofferError(
         .invalidValue, "\(schema.name) ids are \(schema.idField.kind); \(id) is not.", entity: schema.name,

@@ -8,7 +8,7 @@ struct EntityAdapter: Sendable {
   var validate: (@Sendable (any Sendable) -> [ValidationProblem])?
 
   /// The adapter of a ``Storable`` type.
-  static func typed<T: Storable>(_ codec: EntityCodec<T>) -> EntityAdapter {
+  static func typed<T: Storable>(_ codec: RowCodec<T>) -> EntityAdapter {
     EntityAdapter(
       schema: codec.schema,
       retainsLoaded: !(T.self is any GraphOptOut.Type),

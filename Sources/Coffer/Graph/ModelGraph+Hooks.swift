@@ -20,7 +20,7 @@ extension ModelGraph {
   public func willChange<T: Storable>(
     _ type: T.Type, _ hook: @escaping @Sendable (GraphChange<T>) -> ChangeDecision
   ) -> HookToken {
-    let codec = try? EntityCodec<T>()
+    let codec = try? RowCodec<T>()
     return addHook(entity: T.entityName) { number in
       ErasedHook(
         number: number,
@@ -41,7 +41,7 @@ extension ModelGraph {
   public func didChange<T: Storable>(
     _ type: T.Type, _ hook: @escaping @Sendable (GraphChange<T>) -> Void
   ) -> HookToken {
-    let codec = try? EntityCodec<T>()
+    let codec = try? RowCodec<T>()
     return addHook(entity: T.entityName) { number in
       ErasedHook(
         number: number, will: nil,
@@ -80,7 +80,7 @@ extension ModelGraph {
   }
 
   private static func typedChange<T: Storable>(
-    _ change: ErasedChange, as type: T.Type, codec: EntityCodec<T>?
+    _ change: ErasedChange, as type: T.Type, codec: RowCodec<T>?
   ) -> GraphChange<T>? {
     guard let id = T.ID(storedValue: change.key.id) else { return nil }
     func typed(_ value: GraphValue?) -> T?? {

@@ -42,7 +42,7 @@ extension ModelGraph {
   /// decoded from that row, which is what the store would give back.
   func graphValue<T: Storable>(_ value: T, _ adapter: EntityAdapter) throws -> GraphValue {
     let row = try QueryValidator.validate(
-      EntityCodec<T>(schema: adapter.schema).encode(value), schema: adapter.schema)
+      RowCodec<T>(schema: adapter.schema).encode(value), schema: adapter.schema)
     return try adapter.value(row)
   }
 }

@@ -91,6 +91,6 @@ extension ModelGraph {
   /// The typed value of a graph value, decoding its row when the graph has not yet.
   func typed<T: Storable>(_ value: GraphValue, as type: T.Type) throws -> T {
     if let typed = value.value as? T { return typed }
-    return try EntityCodec<T>().decode(value.row)
+    return try RowCodec<T>().decode(value.row)
   }
 }

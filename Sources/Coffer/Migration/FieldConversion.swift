@@ -11,10 +11,10 @@ public struct FieldConversion: Sendable {
   let convert: @Sendable (Value) throws -> Value
   /// Which built-in conversion this is; `nil` for a ``custom(_:_:)`` one. A backend may run a
   /// built-in one inside its engine (see ``SchemaEditor/copyRows(from:into:converting:)``).
-  public let builtIn: BuiltIn?
+  @_spi(Backend) public let builtIn: BuiltIn?
 
   /// The built-in conversions, by name.
-  public enum BuiltIn: Sendable, Hashable, CaseIterable {
+  @_spi(Backend) public enum BuiltIn: Sendable, Hashable, CaseIterable {
     case intToString, stringToInt, intToDouble, doubleToInt, doubleToString
     case boolToInt, intToBool, uuidToString, stringToUUID
 

@@ -72,7 +72,7 @@ public struct Aggregation: Sendable, Hashable {
   public static let relativeTolerance = 1e-9
 
   /// The entity, the filter selecting the rows, and the layout (set by
-  /// ``QueryValidator/validate(_:schema:)-(Aggregation,_)``). Sort, offset and limit are not
+  /// the store's aggregation check). Sort, offset and limit are not
   /// part of an aggregate: every row the filter selects counts.
   public var query: Query
   /// What to compute.

@@ -15,7 +15,7 @@ public struct Query: Sendable, Hashable {
   public var offset: Int
   /// The schema the reader decodes rows with, or `nil` for the entity's current one.
   ///
-  /// ``QueryValidator/validate(_:schema:)->Query`` sets it. A backend hands over rows in this layout
+  /// the store's query check sets it. A backend hands over rows in this layout
   /// even when another task prepared the entity with a different schema since (see
   /// ``RowReshaper/init(reading:as:store:)``), so a reader never decodes a row by the wrong
   /// field positions.

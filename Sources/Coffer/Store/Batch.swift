@@ -69,13 +69,13 @@ public struct Batch: Sendable {
 
   /// The codec of a type, made here for a type the store has not seen yet, noting the schema
   /// its rows are made for.
-  private mutating func codec<T: Storable>(_ type: T.Type) throws -> EntityCodec<T> {
+  private mutating func codec<T: Storable>(_ type: T.Type) throws -> RowCodec<T> {
     let key = ObjectIdentifier(type)
-    let codec: EntityCodec<T>
+    let codec: RowCodec<T>
     if let box = codecs[key] {
       codec = CodecBox<T>.unbox(box)
     } else {
-      codec = try EntityCodec<T>()
+      codec = try RowCodec<T>()
       codecs[key] = CodecBox(codec)
       unprepared.append(key)
     }

@@ -12,15 +12,15 @@ protocol CodecBoxing: AnyObject, Sendable {
 /// runtime metadata lookup on every `get`, which showed in point-get profiles.
 @usableFromInline
 final class CodecBox<T: Storable>: CodecBoxing {
-  @usableFromInline let codec: EntityCodec<T>
+  @usableFromInline let codec: RowCodec<T>
 
-  init(_ codec: EntityCodec<T>) { self.codec = codec }
+  init(_ codec: RowCodec<T>) { self.codec = codec }
 
   @usableFromInline var schema: EntitySchema { codec.schema }
 
   /// The codec in a box found under `ObjectIdentifier(T.self)`.
   @inlinable
-  static func unbox(_ box: any CodecBoxing) -> EntityCodec<T> {
+  static func unbox(_ box: any CodecBoxing) -> RowCodec<T> {
     unsafeDowncast(box, to: CodecBox<T>.self).codec
   }
 }

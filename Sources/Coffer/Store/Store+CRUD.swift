@@ -38,7 +38,7 @@ extension Store {
     }
     _ = try await logged(operations: 1) {
       try await rethrowing {
-        try await backend.apply(
+        try await backendApply(
           ChangeSet([.insertMany(entity: schema.name, rows: rows)], layouts: schema.layouts))
       }
     }
@@ -95,7 +95,7 @@ extension Store {
     let codec = try await codec(for: type)
     var value: T?
     try await readInTurn {
-      try await backend.read(Query(lookingUp: id.storedValue, in: codec.schema)) {
+      try await backendRead(Query(lookingUp: id.storedValue, in: codec.schema)) {
         value = try codec.decode($0)
       }
     }
@@ -118,7 +118,7 @@ extension Store {
     let query = Query(lookingUp: stored, in: codec.schema)
     if stored.count == 1 {
       var values: [T] = []
-      try await readInTurn { try await backend.read(query) { values.append(try codec.decode($0)) } }
+      try await readInTurn { try await backendRead(query) { values.append(try codec.decode($0)) } }
       return values
     }
     // Rows come in id order: decode each as it is read, then put them in the order asked.
@@ -126,7 +126,7 @@ extension Store {
     var byID: [Value: T] = [:]
     byID.reserveCapacity(stored.count)
     try await readInTurn {
-      try await backend.read(query) { byID[try $0.value(at: idPosition)] = try codec.decode($0) }
+      try await backendRead(query) { byID[try $0.value(at: idPosition)] = try codec.decode($0) }
     }
     return stored.compactMap { byID[$0] }
   }
@@ -153,7 +153,7 @@ extension Store {
     do {
       return try await body()
     } catch let error as CofferError {
-      throw error.inStore(backend.name)
+      throw error.inStore(backendName)
     }
   }
 }

@@ -41,7 +41,7 @@ extension Store {
       do {
         checked.append(try QueryValidator.validate(operation, schema: schema))
       } catch let error as CofferError {
-        throw error.inStore(backend.name)
+        throw error.inStore(backendName)
       }
     }
     var preconditions: [ChangeSet.Precondition] = []
@@ -51,7 +51,7 @@ extension Store {
           .unsupported,
           "This backend cannot check a batch's preconditions, so transactions and modify cannot run on it "
             + "without risking lost updates. Use a backend that declares the preconditions capability.",
-          store: backend.name)
+          store: backendName)
       }
       preconditions.reserveCapacity(changes.preconditions.count)
       for precondition in changes.preconditions {
@@ -81,7 +81,7 @@ extension Store {
     }
     let summary = try await logged(operations: checked.count) {
       try await rethrowing {
-        try await backend.apply(ChangeSet(checked, layouts: schemas, preconditions: preconditions))
+        try await backendApply(ChangeSet(checked, layouts: schemas, preconditions: preconditions))
       }
     }
     notifyObservers(of: checked)
@@ -104,18 +104,18 @@ extension Store {
         .unsupported,
         "This backend cannot check a batch's preconditions, so it cannot keep references between entities whole. "
           + "Use a backend that declares the preconditions capability, or declare the references with rule none.",
-        store: backend.name)
+        store: backendName)
     }
     var attempt = 0
     while true {
-      var expansion = ReferenceExpansion(map: map, backend: backend, store: backend.name, layouts: layouts)
+      var expansion = ReferenceExpansion(map: map, backend: backend, store: backendName, layouts: layouts)
       try await rethrowing { try await expansion.expand(checked) }
       let operations = expansion.operations
       let changes = ChangeSet(
         operations, layouts: expansion.layouts, preconditions: preconditions + expansion.preconditions)
       do {
         var summary = try await logged(operations: operations.count) {
-          try await rethrowing { try await backend.apply(changes) }
+          try await rethrowing { try await backendApply(changes) }
         }
         notifyObservers(of: operations)
         // What the caller's operations did: rows the rules deleted or updated are not counted.
@@ -202,7 +202,7 @@ extension Store {
     do {
       return try body()
     } catch let error as CofferError {
-      throw error.inStore(backend.name)
+      throw error.inStore(backendName)
     }
   }
 }

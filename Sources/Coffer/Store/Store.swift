@@ -26,7 +26,7 @@ import Logging
 /// name (`coffer.store`) and entity names, counts and error codes — never a stored value.
 public final class Store: Sendable {
   /// The backend this store talks to.
-  public let backend: any StorageBackend
+  @_spi(Backend) public let backend: any StorageBackend
   /// Where this store logs, with the store's name as `coffer.store` metadata.
   public let logger: Logger
 
@@ -56,10 +56,25 @@ public final class Store: Sendable {
   @usableFromInline let turns: ReadTurns
 
   /// A store over a backend, logging to `logger` (nothing when `nil`).
-  public init(backend: any StorageBackend, logger: Logger? = nil) {
+  @_spi(Backend) public init(backend: any StorageBackend, logger: Logger? = nil) {
     self.backend = backend
     self.logger = (logger ?? .disabled).forStore(backend.name)
     self.turns = ReadTurns(for: backend)
+  }
+
+  /// The backend's name, for the typed paths, which are inlinable and so reach the backend
+  /// (an SPI type) only through these three.
+  @usableFromInline var backendName: String { backend.name }
+
+  /// The backend's ``StorageBackend/read(_:_:)``.
+  @usableFromInline func backendRead(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws
+  {
+    try await backend.read(query, visit)
+  }
+
+  /// The backend's ``StorageBackend/apply(_:)``.
+  @usableFromInline func backendApply(_ changes: ChangeSet) async throws -> ChangeSummary {
+    try await backend.apply(changes)
   }
 
   /// Opens the store a URL names, with the backends of a registry. The store and its backend
@@ -132,7 +147,7 @@ public final class Store: Sendable {
   /// are specialized for the caller's type: in generic code, every row would look up the
   /// runtime metadata of `T`'s arrays and codecs.
   @inlinable
-  func codec<T: Storable>(for type: T.Type) async throws -> EntityCodec<T> {
+  func codec<T: Storable>(for type: T.Type) async throws -> RowCodec<T> {
     if let box = codecBox(for: ObjectIdentifier(type)) { return CodecBox<T>.unbox(box) }
     return try await prepareCodec(for: type)
   }
@@ -145,11 +160,11 @@ public final class Store: Sendable {
 
   /// Makes a type's codec, prepares its entity and caches the codec.
   @usableFromInline
-  func prepareCodec<T: Storable>(for type: T.Type) async throws -> EntityCodec<T> {
+  func prepareCodec<T: Storable>(for type: T.Type) async throws -> RowCodec<T> {
     let key = ObjectIdentifier(type)
-    let codec: EntityCodec<T>
+    let codec: RowCodec<T>
     do {
-      codec = try EntityCodec<T>()
+      codec = try RowCodec<T>()
       try await backend.prepare([codec.schema])
     } catch let error as CofferError {
       throw error.inStore(backend.name)

@@ -73,7 +73,7 @@ public struct StoreQuery<T: Storable>: Sendable {
   /// - Throws: ``CofferError/Code/invalidQuery`` for a key path that reads no stored field, a
   ///   field the schema does not have, or a value of the wrong kind.
   @usableFromInline
-  func validated(for codec: EntityCodec<T>) throws -> Query {
+  func validated(for codec: RowCodec<T>) throws -> Query {
     try store.rethrowing {
       if let keyPathError { throw keyPathError }
       return try QueryValidator.validate(query, schema: codec.schema)

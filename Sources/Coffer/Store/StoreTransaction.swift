@@ -295,7 +295,7 @@ extension Store {
   /// ``InPlaceModifying/modifyInPlace(_:id:_:)``), or `nil` when the backend leaves it to the
   /// store, or the entity keeps references (a changed reference is checked as a batch's is).
   private func modifiedInPlace<T: Storable>(
-    _ codec: EntityCodec<T>, id key: Value, _ change: (inout T) throws -> Void
+    _ codec: RowCodec<T>, id key: Value, _ change: (inout T) throws -> Void
   ) async throws -> T? {
     guard let backend = backend as? any InPlaceModifying else { return nil }
     if try await keepsReferences(codec.schema.name) { return nil }
