@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 import CofferStores
 
 /// Every system the suite measures, in table order, keyed by a short name the command line and
