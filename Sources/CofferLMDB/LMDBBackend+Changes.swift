@@ -172,12 +172,8 @@ extension LMDBBackend {
   /// Waits for this handle's next commit, looking every few milliseconds for another handle's
   /// or process's.
   @_spi(Backend) public func waitForChanges(after sequence: UInt64, timeout: Duration) async throws {
-    let clock = ContinuousClock()
-    let deadline = clock.now + timeout
-    while clock.now < deadline, !Task.isCancelled {
-      let generation = feed.signal.generation
-      if let bounds = try await changeFeedBounds(), bounds.last > sequence { return }
-      await feed.signal.wait(since: generation, timeout: min(LMDBChangeFeed.poll, deadline - clock.now))
+    try await feed.signal.waitForChanges(after: sequence, timeout: timeout, poll: LMDBChangeFeed.poll) {
+      try await changeFeedBounds()
     }
   }
 }

@@ -32,6 +32,22 @@
     for case .waiting(let continuation) in woken { continuation.resume() }
   }
 
+  /// Returns once `bounds` reports a batch numbered after `sequence`, once `timeout` has passed,
+  /// or soon after the task is cancelled: woken at once by ``notify()`` for this process's
+  /// commits, and asking `bounds` again every `poll` for another handle's or process's.
+  public func waitForChanges(
+    after sequence: UInt64, timeout: Duration, poll: Duration,
+    bounds: () async throws -> ChangeFeedBounds?
+  ) async throws {
+    let clock = ContinuousClock()
+    let deadline = clock.now + timeout
+    while clock.now < deadline, !Task.isCancelled {
+      let seen = generation
+      if let bounds = try await bounds(), bounds.last > sequence { return }
+      await wait(since: seen, timeout: min(poll, deadline - clock.now))
+    }
+  }
+
   /// Returns once ``notify()`` was called after ``generation`` was `generation`, once `timeout`
   /// has passed, or soon after the task is cancelled, whichever comes first.
   public func wait(since generation: UInt64, timeout: Duration) async {
