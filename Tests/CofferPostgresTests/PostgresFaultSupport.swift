@@ -147,6 +147,26 @@ struct PostgresScratch {
     return try await openStore(url)
   }
 
+  /// Starts counting, in a table of this schema, the statements that update rows of `entity`
+  /// (an `INSERT … ON CONFLICT DO UPDATE` counts too); ``updateStatements()`` reads the count.
+  func countUpdateStatements(on entity: String) async throws {
+    let quoted = "\"\(schema)\""
+    try await server.psql(
+      """
+      CREATE TABLE \(quoted)."statements" (n bigint NOT NULL);
+      INSERT INTO \(quoted)."statements" VALUES (0);
+      CREATE FUNCTION \(quoted)."count_statement"() RETURNS trigger LANGUAGE plpgsql AS
+        $$ BEGIN UPDATE \(quoted)."statements" SET n = n + 1; RETURN NULL; END $$;
+      CREATE TRIGGER "counted" AFTER UPDATE ON \(table(entity))
+        FOR EACH STATEMENT EXECUTE FUNCTION \(quoted)."count_statement"();
+      """)
+  }
+
+  /// How many statements updated rows since ``countUpdateStatements(on:)``, as psql prints it.
+  func updateStatements() async throws -> String {
+    try await server.psql("SELECT n FROM \"\(schema)\".\"statements\"")
+  }
+
   /// Drops the schema with everything in it.
   func remove() async {
     await BackendRegistry.builtIn.entry(for: "postgres")?.removeScratch?(url)

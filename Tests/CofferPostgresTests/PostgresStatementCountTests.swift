@@ -17,25 +17,6 @@ import Testing
     }
   }()
 
-  /// Counts, in a table of the scratch schema, the statements that update `Member` rows
-  /// (an `INSERT … ON CONFLICT DO UPDATE` fires it once too).
-  func countUpdateStatements(in scratch: PostgresScratch) async throws {
-    let schema = "\"\(scratch.schema)\""
-    try await scratch.server.psql(
-      """
-      CREATE TABLE \(schema)."statements" (n bigint NOT NULL);
-      INSERT INTO \(schema)."statements" VALUES (0);
-      CREATE FUNCTION \(schema)."count_statement"() RETURNS trigger LANGUAGE plpgsql AS
-        $$ BEGIN UPDATE \(schema)."statements" SET n = n + 1; RETURN NULL; END $$;
-      CREATE TRIGGER "counted" AFTER UPDATE ON \(scratch.table("Member"))
-        FOR EACH STATEMENT EXECUTE FUNCTION \(schema)."count_statement"();
-      """)
-  }
-
-  func statements(in scratch: PostgresScratch) async throws -> String {
-    try await scratch.server.psql("SELECT n FROM \"\(scratch.schema)\".\"statements\"")
-  }
-
   func row(_ id: Int, _ email: String?, _ n: Int) -> Row {
     Row([.int(Int64(id)), email.map { .string($0) } ?? .null, .int(Int64(n))])
   }
@@ -48,26 +29,26 @@ import Testing
       var insert = ChangeSet()
       for id in 1...2_000 { insert.insert(row(id, "old\(id)@x", 0), into: "Member") }
       try await store.apply(insert)
-      try await countUpdateStatements(in: scratch)
+      try await scratch.countUpdateStatements(on: "Member")
 
       var updates = ChangeSet()
       for id in 1...2_000 { updates.update(row(id, "new\(id)@x", 1), in: "Member") }
       #expect(try await store.apply(updates) == ChangeSummary(updated: 2_000))
-      #expect(try await statements(in: scratch) == "1", "statements that updated rows")
+      #expect(try await scratch.updateStatements() == "1", "statements that updated rows")
 
       var upserts = ChangeSet()
       for id in 1...2_500 {
         upserts.upsert(row(id, id.isMultiple(of: 2) ? nil : "up\(id)@x", 2), in: "Member")
       }
       #expect(try await store.apply(upserts) == ChangeSummary(inserted: 500, updated: 2_000))
-      #expect(try await statements(in: scratch) == "2", "statements that updated rows")
+      #expect(try await scratch.updateStatements() == "2", "statements that updated rows")
 
       // A run where a row takes the value another row of it held goes row by row, in order.
       var chain = ChangeSet()
       chain.update(row(1, "free@x", 3), in: "Member")
       chain.update(row(3, "up1@x", 3), in: "Member")
       #expect(try await store.apply(chain) == ChangeSummary(updated: 2))
-      #expect(try await statements(in: scratch) == "4", "statements that updated rows")
+      #expect(try await scratch.updateStatements() == "4", "statements that updated rows")
       #expect(
         try await server.psql("SELECT email FROM \(scratch.table("Member")) WHERE id IN (1, 3) ORDER BY id")
           == "free@x\nup1@x")

@@ -46,20 +46,6 @@ import Testing
     return try await store.backend.apply(changes)
   }
 
-  /// Counts the statements that update `Account` rows in a table of the scratch schema.
-  func countUpdateStatements(in scratch: PostgresScratch) async throws {
-    let schema = "\"\(scratch.schema)\""
-    try await scratch.server.psql(
-      """
-      CREATE TABLE \(schema)."statements" (n bigint NOT NULL);
-      INSERT INTO \(schema)."statements" VALUES (0);
-      CREATE FUNCTION \(schema)."count_statement"() RETURNS trigger LANGUAGE plpgsql AS
-        $$ BEGIN UPDATE \(schema)."statements" SET n = n + 1; RETURN NULL; END $$;
-      CREATE TRIGGER "counted" AFTER UPDATE ON \(scratch.table("Account"))
-        FOR EACH STATEMENT EXECUTE FUNCTION \(schema)."count_statement"();
-      """)
-  }
-
   @Test func aWriteBackOfAFewRowsIsOneStatement() async throws {
     let server = try PostgresTestServer.required()
     try await server.scratch().use { scratch in
@@ -72,7 +58,7 @@ import Testing
         setup.insert(row(id, balance: 100), into: "Account")
       }
       try await store.apply(setup)
-      try await countUpdateStatements(in: scratch)
+      try await scratch.countUpdateStatements(on: "Account")
 
       // Enough transfers that a connection of the pool runs the statement past its fifth time.
       var expected = 0
@@ -88,7 +74,7 @@ import Testing
         expected += 1
       }
       #expect(
-        try await server.psql("SELECT n FROM \"\(scratch.schema)\".\"statements\"") == "\(expected)",
+        try await scratch.updateStatements() == "\(expected)",
         "statements that updated rows")
       let stored = try await server.psql("SELECT id, balance FROM \(scratch.table("Account")) ORDER BY id")
       #expect(stored == Self.accounts.map { "\($0)|\(balances[$0] ?? 0)" }.joined(separator: "\n"))
