@@ -42,6 +42,9 @@ let package = Package(
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
+    // API-only: the core counts and traces through them; an app bootstraps the backends it wants.
+    .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+    .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
     .package(
       url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: ["JSON", "YAML"]),
     // Every major the macro builds with, proven by scripts/check-swift-syntax: an app whose other
@@ -52,8 +55,12 @@ let package = Package(
   ],
   targets: [
     .target(
-      name: "Coffer", dependencies: [.product(name: "Logging", package: "swift-log")], swiftSettings: upcoming
-    ),
+      name: "Coffer",
+      dependencies: [
+        .product(name: "Logging", package: "swift-log"), .product(name: "CoreMetrics", package: "swift-metrics"),
+        .product(name: "Tracing", package: "swift-distributed-tracing"),
+      ],
+      swiftSettings: upcoming),
     .target(name: "CofferMemory", dependencies: ["Coffer"], swiftSettings: upcoming),
     .target(
       name: "CofferPlist", dependencies: ["Coffer", .product(name: "Logging", package: "swift-log")],
@@ -115,6 +122,9 @@ let package = Package(
       name: "CofferConformance",
       dependencies: [
         "Coffer", "CofferChildProcess", "CofferMacroSupport", .product(name: "Logging", package: "swift-log"),
+        // Recording backends, which the secrets checks search for stored values.
+        .product(name: "MetricsTestKit", package: "swift-metrics"),
+        .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
       ],
       path: "Conformance",
       swiftSettings: upcoming),
