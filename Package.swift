@@ -68,6 +68,9 @@ let package = Package(
     // The SQL both SQL backends build their statements with, each in its own dialect: no engine
     // library, no trait, no product (`import Coffer` never sees it).
     .target(name: "CofferSQL", dependencies: ["Coffer"], swiftSettings: upcoming),
+    // The JSON shapes `coffer serve` and the coffer+http client exchange, written once for both: no
+    // product, no dependency beyond the core.
+    .target(name: "CofferWire", dependencies: ["Coffer"], swiftSettings: upcoming),
     .systemLibrary(
       name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
     .target(
