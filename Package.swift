@@ -21,6 +21,7 @@ let package = Package(
     .library(name: "CofferSQLite", targets: ["CofferSQLite"]),
     .library(name: "CofferLMDB", targets: ["CofferLMDB"]),
     .library(name: "CofferPostgres", targets: ["CofferPostgres"]),
+    .library(name: "CofferRemote", targets: ["CofferRemote"]),
     .library(name: "CofferMacros", targets: ["CofferMacros"]),
     .library(name: "CofferStores", targets: ["CofferStores"]),
     .library(name: "CofferConfiguration", targets: ["CofferConfiguration"]),
@@ -37,6 +38,10 @@ let package = Package(
       name: "Postgres",
       description:
         "The postgres: backend in CofferStores' built-in registry (builds postgres-nio and SwiftNIO)."),
+    .trait(
+      name: "Remote",
+      description:
+        "The coffer+http: and coffer+https: backend in CofferStores' built-in registry (builds async-http-client)."),
     .default(enabledTraits: ["SQLite", "LMDB"]),
   ],
   dependencies: [
@@ -52,6 +57,7 @@ let package = Package(
     .package(url: "https://github.com/swiftlang/swift-syntax", "602.0.0"..<"604.0.0"),
     .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
   ],
   targets: [
     .target(
@@ -71,6 +77,14 @@ let package = Package(
     // The JSON shapes `coffer serve` and the coffer+http client exchange, written once for both: no
     // product, no dependency beyond the core.
     .target(name: "CofferWire", dependencies: ["Coffer"], swiftSettings: upcoming),
+    // The client of a served store: `coffer+http://`, behind the `Remote` trait.
+    .target(
+      name: "CofferRemote",
+      dependencies: [
+        "Coffer", "CofferWire", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      swiftSettings: upcoming),
     .systemLibrary(
       name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
     .target(
@@ -112,6 +126,7 @@ let package = Package(
         .target(name: "CofferSQLite", condition: .when(traits: ["SQLite"])),
         .target(name: "CofferLMDB", condition: .when(traits: ["LMDB"])),
         .target(name: "CofferPostgres", condition: .when(traits: ["Postgres"])),
+        .target(name: "CofferRemote", condition: .when(traits: ["Remote"])),
       ],
       swiftSettings: upcoming),
     .target(

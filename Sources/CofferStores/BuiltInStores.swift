@@ -11,11 +11,15 @@ import CofferPlist
 #if Postgres
   import CofferPostgres
 #endif
+#if Remote
+  import CofferRemote
+#endif
 
 extension BackendRegistry {
   /// A registry with every backend this build has: `memory:` and `plist:` always, `sqlite:`
   /// and `lmdb:` when their package traits (`SQLite`, `LMDB`, both on by default) are enabled,
-  /// `postgres:` and `postgresql:` when the `Postgres` trait (off by default) is.
+  /// `postgres:` and `postgresql:` when the `Postgres` trait (off by default) is, `coffer+http:`
+  /// and `coffer+https:` when the `Remote` trait (off by default) is.
   /// Its named in-memory stores are shared by everything in the process that uses `builtIn`;
   /// make your own registry for isolation.
   public static let builtIn: BackendRegistry = makeBuiltIn()
@@ -33,6 +37,9 @@ extension BackendRegistry {
     #endif
     #if Postgres
       registry.registerPostgres()
+    #endif
+    #if Remote
+      registry.registerRemote()
     #endif
     return registry
   }

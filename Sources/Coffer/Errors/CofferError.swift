@@ -91,6 +91,10 @@ public struct CofferError: Error, Sendable, CustomStringConvertible {
     /// An operation ran longer than the store's time limit (a server's statement timeout) and
     /// was cancelled; nothing of a batch that timed out was applied.
     public static let timedOut = Code("timedOut")
+    /// A batch was sent to the store's server and no answer came back (the connection dropped,
+    /// the server stopped) for as long as the backend kept sending it again: it may or may not
+    /// have been applied. Read what it changes to find out before sending it again.
+    public static let outcomeUnknown = Code("outcomeUnknown")
     /// A batch's precondition no longer held: a row it depends on was changed, added or removed
     /// by another writer since it was read. Nothing was applied; read again and retry
     /// (``Store/transaction(retries:_:)`` and ``Store/modify(_:id:retries:_:)`` do).
@@ -228,6 +232,8 @@ extension CofferError {
   public static let timedOut = Code.timedOut
   /// ``Code/conflict``, for `catch CofferError.conflict`.
   public static let conflict = Code.conflict
+  /// ``Code/outcomeUnknown``, for `catch CofferError.outcomeUnknown`.
+  public static let outcomeUnknown = Code.outcomeUnknown
   /// ``Code/notEmpty``, for `catch CofferError.notEmpty`.
   public static let notEmpty = Code.notEmpty
   /// ``Code/invalidInput``, for `catch CofferError.invalidInput`.
