@@ -42,6 +42,9 @@ let package = Package(
       name: "Remote",
       description:
         "The coffer+http: and coffer+https: backend in CofferStores' built-in registry (builds async-http-client)."),
+    .trait(
+      name: "Server",
+      description: "`coffer serve` and the embeddable CofferServer (builds Hummingbird and SwiftNIO)."),
     .default(enabledTraits: ["SQLite", "LMDB"]),
   ],
   dependencies: [
@@ -56,6 +59,7 @@ let package = Package(
     // macro packages need one of them still resolves.
     .package(url: "https://github.com/swiftlang/swift-syntax", "602.0.0"..<"604.0.0"),
     .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+    .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
     .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
   ],
@@ -133,6 +137,16 @@ let package = Package(
       name: "CofferConfiguration",
       dependencies: ["Coffer", .product(name: "Configuration", package: "swift-configuration")],
       swiftSettings: upcoming),
+    // `coffer serve`: any store behind a JSON HTTP API (issue 44). Only the `Server` trait makes the
+    // CLI build it.
+    .target(
+      name: "CofferServer",
+      dependencies: [
+        "Coffer", "CofferWire", .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "HummingbirdCore", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+      ],
+      swiftSettings: upcoming),
     // posix_spawn for the tools, the conformance suite's second process and the tests: harness
     // code, kept out of the core and out of every product.
     .target(name: "CofferChildProcess", dependencies: ["Coffer"], swiftSettings: upcoming),
@@ -159,6 +173,7 @@ let package = Package(
       dependencies: [
         "Coffer", "CofferStores", "CofferConformance", "CofferConfiguration", "CofferChatExample",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .target(name: "CofferServer", condition: .when(traits: ["Server"])),
       ],
       swiftSettings: upcoming),
     // The harness commands Coffer's own tests and reliability runs start (`soak`, `churn`): built
@@ -233,6 +248,14 @@ let package = Package(
       dependencies: [
         "coffer", "coffer-dev", "Coffer", "CofferChildProcess", "CofferMemory", "CofferChatExample",
         "CofferStores", "CofferMacros", "CofferConformance", "CofferSoak", "CofferTestSupport",
+      ],
+      swiftSettings: upcoming),
+    .testTarget(
+      name: "CofferServerTests",
+      dependencies: [
+        "Coffer", "CofferMemory", "CofferServer", "CofferStores", "CofferTestSupport", "CofferWire", "coffer",
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "HummingbirdTesting", package: "hummingbird"),
       ],
       swiftSettings: upcoming),
   ]

@@ -1,0 +1,258 @@
+@_spi(Backend) import Coffer
+import CofferWire
+import Foundation
+import Hummingbird
+import Synchronization
+
+/// What the server remembers of idempotency keys besides what each store holds: which stores
+/// have the key entity prepared, and the summaries of recent keyed batches.
+struct IdempotencyMemory: Sendable {
+  /// The entity each store keeps the keys of applied batches in, in the same batch as the
+  /// batch's own rows: hidden from every route and from the change feed.
+  static let entity = "coffer.idempotency"
+  /// How many recent summaries are kept in memory.
+  static let remembered = 4096
+
+  /// The key entity's schema: the key, a digest of the request, and when it was applied.
+  static let schema: EntitySchema? = try? EntitySchema(
+    name: entity,
+    fields: [Field("key", .string), Field("digest", .string), Field("appliedAt", .date)],
+    idField: "key", indexes: [.on("appliedAt")])
+
+  /// Stores (by identity) whose key entity is prepared.
+  var prepared: Set<ObjectIdentifier> = []
+  /// Recent summaries by store and key, oldest first for eviction.
+  var summaries: [String: WireSummary] = [:]
+  var order: [String] = []
+  /// When each store's expired keys were last removed.
+  var swept: [ObjectIdentifier: Date] = [:]
+
+  mutating func remember(_ summary: WireSummary, for key: String) {
+    if summaries.updateValue(summary, forKey: key) == nil { order.append(key) }
+    if order.count > Self.remembered {
+      let drop = order.count - Self.remembered
+      for old in order.prefix(drop) { summaries[old] = nil }
+      order.removeFirst(drop)
+    }
+  }
+}
+
+extension ServerState {
+  /// `POST …/v1/apply`.
+  func apply(_ call: Call) async throws -> Response {
+    let request = try decode(WireBatch.self, from: call.body)
+    let key = try idempotencyKey(call.request)
+    var operations = request.operations.map(\.operation)
+    var layouts: [String: EntitySchema] = [:]
+    for (entity, layout) in request.layouts ?? [:] {
+      _ = try await schema(entity, layout: layout, in: call)
+      layouts[entity] = layout
+    }
+    var preconditions: [ChangeSet.Precondition] = []
+    for wire in request.preconditions ?? [] {
+      guard let precondition = wire.precondition else {
+        throw CofferError(
+          .invalidInput, "A precondition names exactly one of rows and count.", store: call.storeName,
+          entity: wire.query.entity)
+      }
+      try checkDepth(precondition.query.filter, in: call, entity: precondition.query.entity)
+      preconditions.append(precondition)
+    }
+    for operation in operations {
+      try call.check(entity: operation.entity)
+      switch operation {
+      case .deleteMatching(let entity, let filter):
+        try checkDepth(filter, in: call, entity: entity)
+        if call.grant.entities != nil { try await refuseRulesBeyondGrant(deleting: entity, call) }
+      case .updateMatching(let entity, let filter, _):
+        try checkDepth(filter, in: call, entity: entity)
+      case .delete(let entity, _) where call.grant.entities != nil:
+        try await refuseRulesBeyondGrant(deleting: entity, call)
+      default: break
+      }
+    }
+    for precondition in preconditions { try call.check(entity: precondition.query.entity) }
+    let references = request.references ?? .enforce
+    var digest = ""
+    if let key {
+      digest = Self.digest(call.body, references: references)
+      if let replay = try await replay(key: key, digest: digest, call) { return try json(replay) }
+      let keySchema = try await idempotencySchema(call.store)
+      operations.insert(
+        .insert(entity: IdempotencyMemory.entity, row: Row([.string(key), .string(digest), .date(Date())])),
+        at: 0)
+      layouts[IdempotencyMemory.entity] = keySchema
+    }
+    let summary: ChangeSummary
+    do {
+      switch references {
+      case .enforce:
+        summary = try await call.store.apply(
+          ChangeSet(operations, layouts: layouts, preconditions: preconditions))
+      case .expanded:
+        summary = try await applyExpanded(operations, layouts: layouts, preconditions: preconditions, call)
+      }
+    } catch let error as CofferError
+      where key != nil && error.code == .duplicateID && error.entity == IdempotencyMemory.entity
+    {
+      // Another request with the same key committed first.
+      if let key, let replay = try await replay(key: key, digest: digest, call) { return try json(replay) }
+      throw error
+    }
+    var answer = WireSummary(summary)
+    if key != nil { answer.inserted = max(0, answer.inserted - 1) }
+    if let key {
+      let remembered = answer
+      let name = Self.memoryKey(call.store, key)
+      idempotency.withLock { $0.remember(remembered, for: name) }
+      try? await sweepKeys(call.store)
+    }
+    return try json(answer)
+  }
+
+  /// Applies a batch whose references the client's own store already expanded: each operation
+  /// and precondition checked against its schema, then straight to the backend.
+  private func applyExpanded(
+    _ operations: [ChangeSet.Operation], layouts: [String: EntitySchema],
+    preconditions: [ChangeSet.Precondition],
+    _ call: Call
+  ) async throws -> ChangeSummary {
+    var schemas = layouts
+    var checked: [ChangeSet.Operation] = []
+    checked.reserveCapacity(operations.count)
+    do {
+      for operation in operations {
+        let schema: EntitySchema
+        if let known = schemas[operation.entity] {
+          schema = known
+        } else {
+          schema = try await self.schema(operation.entity, layout: nil, in: call)
+          schemas[operation.entity] = schema
+        }
+        checked.append(try QueryValidator.validate(operation, schema: schema))
+      }
+      var checkedPreconditions: [ChangeSet.Precondition] = []
+      for precondition in preconditions {
+        let entity = precondition.query.entity
+        let schema: EntitySchema
+        if let known = precondition.query.layout ?? schemas[entity] {
+          schema = known
+        } else {
+          schema = try await self.schema(entity, layout: nil, in: call)
+        }
+        schemas[entity] = schemas[entity] ?? schema
+        checkedPreconditions.append(try QueryValidator.validate(precondition, schema: schema))
+      }
+      if !checkedPreconditions.isEmpty && !call.store.backend.capabilities.contains(.preconditions) {
+        throw CofferError(
+          .unsupported, "This store cannot check a batch's preconditions.", store: call.storeName)
+      }
+      if checked.isEmpty && checkedPreconditions.isEmpty { return ChangeSummary() }
+      return try await call.store.backend.apply(
+        ChangeSet(checked, layouts: schemas, preconditions: checkedPreconditions))
+    } catch let error as CofferError {
+      throw error.inStore(call.storeName)
+    }
+  }
+
+  /// A token limited to some entities may not delete rows whose reference rules would change
+  /// rows of entities it may not name.
+  private func refuseRulesBeyondGrant(deleting entity: String, _ call: Call) async throws {
+    for schema in try await call.store.storedSchemas() where !call.grant.allows(entity: schema.name) {
+      for reference in schema.references
+      where reference.entity == entity && (reference.onDelete == .cascade || reference.onDelete == .nullify) {
+        throw Forbidden(
+          error: CofferError(
+            .accessDenied,
+            "Deleting \(entity) rows can change \(schema.name) rows through a reference rule, and this token may "
+              + "not use entity '\(schema.name)'.", store: call.storeName, entity: entity))
+      }
+    }
+  }
+
+  /// The request's idempotency key, if it has one.
+  private func idempotencyKey(_ request: Request) throws -> String? {
+    let name = WirePath.idempotencyKey.lowercased()
+    guard let key = request.headers.first(where: { $0.name.canonicalName == name })?.value else { return nil }
+    guard !key.isEmpty, key.utf8.count <= WirePath.maxIdempotencyKeyLength else {
+      throw CofferError(
+        .invalidInput, "An Idempotency-Key is 1 to \(WirePath.maxIdempotencyKeyLength) bytes long.")
+    }
+    return key
+  }
+
+  /// The answer to a batch whose key was applied before, `nil` when it was not.
+  private func replay(key: String, digest: String, _ call: Call) async throws -> WireSummary? {
+    guard let schema = IdempotencyMemory.schema else { return nil }
+    if call.store.schema(of: IdempotencyMemory.entity) == nil {
+      let stored = try await call.store.storedSchemas()
+      guard stored.contains(where: { $0.name == IdempotencyMemory.entity }) else { return nil }
+    }
+    let rows = try await call.store.backend.get(entity: schema, ids: [.string(key)])
+    guard let row = rows.first else { return nil }
+    guard row[1] == .string(digest) else {
+      throw KeyReused(
+        error: CofferError(
+          .invalidInput,
+          "This Idempotency-Key was used for another request. Use a new key for each distinct batch.",
+          store: call.storeName))
+    }
+    let name = Self.memoryKey(call.store, key)
+    var summary = idempotency.withLock { $0.summaries[name] } ?? WireSummary(ChangeSummary())
+    summary.replayed = true
+    return summary
+  }
+
+  /// Prepares the key entity in a store once.
+  private func idempotencySchema(_ store: Store) async throws -> EntitySchema {
+    guard let schema = IdempotencyMemory.schema else {
+      throw CofferError(.backendFailure, "The server's idempotency entity cannot be described.")
+    }
+    let id = ObjectIdentifier(store)
+    if idempotency.withLock({ $0.prepared.contains(id) }) { return schema }
+    try await store.prepare(schemas: [schema])
+    idempotency.withLock { _ = $0.prepared.insert(id) }
+    return schema
+  }
+
+  /// Removes keys older than the window, at most once every ten minutes a store.
+  private func sweepKeys(_ store: Store) async throws {
+    let id = ObjectIdentifier(store)
+    let now = Date()
+    let due = idempotency.withLock { memory -> Bool in
+      if let last = memory.swept[id], now.timeIntervalSince(last) < 600 { return false }
+      memory.swept[id] = now
+      return true
+    }
+    guard due, let schema = IdempotencyMemory.schema else { return }
+    let window = Double(configuration.idempotencyWindow.nanoseconds) / 1e9
+    let cutoff = Value.date(now.addingTimeInterval(-window))
+    try await store.backend.apply(
+      ChangeSet(
+        [
+          .deleteMatching(
+            entity: IdempotencyMemory.entity, filter: .compare(field: "appliedAt", op: .less, value: cutoff))
+        ],
+        layouts: [IdempotencyMemory.entity: schema]))
+  }
+
+  static func memoryKey(_ store: Store, _ key: String) -> String {
+    "\(UInt(bitPattern: ObjectIdentifier(store).hashValue)):\(key)"
+  }
+
+  /// A digest of a batch's body (FNV-1a, 64 bits): tells a retry from another batch under the
+  /// same key.
+  static func digest(_ body: ByteBuffer, references: WireReferences) -> String {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in body.readableBytesView {
+      hash ^= UInt64(byte)
+      hash = hash &* 0x100_0000_01b3
+    }
+    return String(hash, radix: 16) + (references == .enforce ? "e" : "x")
+  }
+}
+
+/// An idempotency key sent again with another body: 422.
+struct KeyReused: Error {
+  let error: CofferError
+}

@@ -1,0 +1,46 @@
+import CofferWire
+import Hummingbird
+import NIOCore
+
+extension ServerState {
+  /// Adds every route under `/v1` (one store) or `/{store}/v1` (named stores), and the OpenAPI
+  /// document at the root.
+  func addRoutes(to router: Router<BasicRequestContext>) {
+    router.get("openapi.json") { _, _ in
+      Response(
+        status: .ok, headers: [.contentType: "application/json"],
+        body: ResponseBody(byteBuffer: ByteBuffer(string: OpenAPIDocument.json)))
+    }
+    let group = router.group(isNamed ? "{store}/v1" : "v1")
+    group.get("health") { _, _ in try self.json(WireHealth()) }
+    group.get("store") { request, context in
+      await self.respond(request, context, scope: .read) { try self.storeInfo($0) }
+    }
+    let posts: [(String, CofferServer.Scope, @Sendable (Call) async throws -> Response)] = [
+      (WirePath.prepare, .read, { try await self.prepare($0) }),
+      (WirePath.read, .read, { try await self.read($0) }),
+      (WirePath.count, .read, { try await self.count($0) }),
+      (WirePath.get, .read, { try await self.get($0) }),
+      (WirePath.aggregate, .read, { try await self.aggregate($0) }),
+      (WirePath.apply, .write, { try await self.apply($0) }),
+      (WirePath.adminRecord, .admin, { try await self.recordChanges($0) }),
+      (WirePath.adminTrim, .admin, { try await self.trimChanges($0) }),
+    ]
+    for (path, scope, handler) in posts {
+      group.post(RouterPath(path)) { request, context in
+        await self.respond(request, context, scope: scope, readsBody: true, handler)
+      }
+    }
+    let gets: [(String, @Sendable (Call) async throws -> Response)] = [
+      (WirePath.changesBounds, { try await self.changeBounds($0) }),
+      (WirePath.changes, { try await self.changes($0) }),
+      (WirePath.changesWait, { try await self.waitForChanges($0) }),
+      (WirePath.changesStream, { try await self.changeStream($0) }),
+    ]
+    for (path, handler) in gets {
+      group.get(RouterPath(path)) { request, context in
+        await self.respond(request, context, scope: .read, handler)
+      }
+    }
+  }
+}
