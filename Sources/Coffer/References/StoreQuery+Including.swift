@@ -105,7 +105,7 @@ public struct IncludingQuery<Parent: Storable, Child: Storable>: Sendable {
       }
       query.layout = codec.schema
       let checked = try store.rethrowing { try QueryValidator.validate(query, schema: codec.schema) }
-      try await store.readInTurn {
+      try await store.readInTurn(.fetch, checked.entity) {
         try await perValue.backend.read(checked, first: perValue.limit, per: field) { fields in
           children[try fields.value(at: position), default: []].append(try codec.decode(fields))
         }

@@ -15,7 +15,7 @@ extension Store {
   public func aggregateRows(_ aggregation: Aggregation) async throws -> [AggregateGroup<Value, Value>] {
     let schema = try preparedSchema(aggregation.query.entity)
     let checked = try rethrowing { try QueryValidator.validate(aggregation, schema: schema) }
-    return try await readInTurn { try await backend.computeAggregate(checked) }
+    return try await readInTurn(.aggregate, schema.name) { try await backend.computeAggregate(checked) }
   }
 }
 
@@ -33,7 +33,7 @@ extension StoreQuery {
       try QueryValidator.validate(
         Aggregation(entity: schema.name, filter: filter, function, groupedBy: groupBy), schema: schema)
     }
-    return try await store.readInTurn {
+    return try await store.readInTurn(.aggregate, schema.name) {
       switch source {
       case nil:
         return try await store.backend.computeAggregate(checked)

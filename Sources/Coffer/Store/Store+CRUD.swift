@@ -36,7 +36,7 @@ extension Store {
       try await apply(ChangeSet([.insertMany(entity: schema.name, rows: rows)], layouts: schema.layouts))
       return
     }
-    _ = try await logged(operations: 1) {
+    _ = try await logged(operations: 1, entity: schema.name) {
       try await rethrowing {
         try await backendApply(
           ChangeSet([.insertMany(entity: schema.name, rows: rows)], layouts: schema.layouts))
@@ -94,7 +94,7 @@ extension Store {
   public func get<T: Storable>(_ type: T.Type, id: T.ID) async throws -> T? {
     let codec = try await codec(for: type)
     var value: T?
-    try await readInTurn {
+    try await readInTurn(.get, codec.schema.name) {
       try await backendRead(Query(lookingUp: id.storedValue, in: codec.schema)) {
         value = try codec.decode($0)
       }
@@ -118,14 +118,16 @@ extension Store {
     let query = Query(lookingUp: stored, in: codec.schema)
     if stored.count == 1 {
       var values: [T] = []
-      try await readInTurn { try await backendRead(query) { values.append(try codec.decode($0)) } }
+      try await readInTurn(.get, codec.schema.name) {
+        try await backendRead(query) { values.append(try codec.decode($0)) }
+      }
       return values
     }
     // Rows come in id order: decode each as it is read, then put them in the order asked.
     let idPosition = codec.schema.idPosition
     var byID: [Value: T] = [:]
     byID.reserveCapacity(stored.count)
-    try await readInTurn {
+    try await readInTurn(.get, codec.schema.name) {
       try await backendRead(query) { byID[try $0.value(at: idPosition)] = try codec.decode($0) }
     }
     return stored.compactMap { byID[$0] }
@@ -145,6 +147,27 @@ extension Store {
   func readInTurn<R>(_ body: () async throws -> R) async throws -> R {
     await turns.take()
     return try await rethrowing(body)
+  }
+
+  /// ``readInTurn(_:)-(()->R)`` measured as one `operation` on `entity` (see ``StoreTelemetry``):
+  /// with no telemetry, one test of `nil` more.
+  @inlinable
+  func readInTurn<R>(_ operation: StoreOperation, _ entity: String, _ body: () async throws -> R)
+    async throws -> R
+  {
+    await turns.take()
+    guard let telemetry else { return try await rethrowing(body) }
+    return try await telemetry.observe(operation, entity: entity) { try await rethrowing(body) }
+  }
+
+  /// Runs a call measured as one `operation` (see ``StoreTelemetry``); with no telemetry, runs it.
+  @discardableResult
+  @inlinable
+  func observed<R>(_ operation: StoreOperation, entity: String?, _ body: () async throws -> R)
+    async throws -> R
+  {
+    guard let telemetry else { return try await body() }
+    return try await telemetry.observe(operation, entity: entity, body)
   }
 
   /// Runs a backend call, adding this store's name to a ``CofferError``.

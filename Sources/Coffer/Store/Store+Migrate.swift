@@ -44,7 +44,10 @@ extension Store {
   ///   not ``SchemaEditing``.
   @discardableResult
   public func migrate(_ plan: MigrationPlan) async throws -> MigrationReport {
-    let report = try await rethrowing { try await MigrationRunner.run(plan, on: backend) }
+    let report = try await observed(.migrate, entity: nil) {
+      try await rethrowing { try await MigrationRunner.run(plan, on: backend) }
+    }
+    telemetry?.countMigrationSteps(report)
     // Only entities prepared for the row API need their stored schemas read again.
     let hasRowEntities = prepared.withLock { state in state.schemas.keys.contains { state.owners[$0] == nil }
     }

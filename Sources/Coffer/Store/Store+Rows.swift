@@ -79,7 +79,7 @@ extension Store {
           checked, layouts: schemas, preconditions: preconditions, map: map)
       }
     }
-    let summary = try await logged(operations: checked.count) {
+    let summary = try await logged(operations: checked.count, entity: StoreTelemetry.entity(of: checked)) {
       try await rethrowing {
         try await backendApply(ChangeSet(checked, layouts: schemas, preconditions: preconditions))
       }
@@ -114,7 +114,9 @@ extension Store {
       let changes = ChangeSet(
         operations, layouts: expansion.layouts, preconditions: preconditions + expansion.preconditions)
       do {
-        var summary = try await logged(operations: operations.count) {
+        var summary = try await logged(
+          operations: operations.count, entity: StoreTelemetry.entity(of: operations)
+        ) {
           try await rethrowing { try await backendApply(changes) }
         }
         notifyObservers(of: operations)
@@ -126,6 +128,7 @@ extension Store {
         where error.code == .conflict && preconditions.isEmpty && attempt < Self.referenceRetries
       {
         attempt += 1
+        telemetry?.countRetry(entity: StoreTelemetry.entity(of: checked))
       }
     }
   }
@@ -134,7 +137,7 @@ extension Store {
   public func fetchRows(_ query: Query) async throws -> [Row] {
     let schema = try preparedSchema(query.entity)
     let checked = try rethrowing { try QueryValidator.validate(query, schema: schema) }
-    return try await readInTurn { try await backend.fetch(checked) }
+    return try await readInTurn(.fetch, checked.entity) { try await backend.fetch(checked) }
   }
 
   /// The number of rows a query selects, after checking it against the prepared schema.
@@ -151,7 +154,7 @@ extension Store {
     whole.sort = []
     whole.offset = 0
     whole.limit = nil
-    let total = try await readInTurn { try await backend.count(whole) }
+    let total = try await readInTurn(.count, whole.entity) { try await backend.count(whole) }
     return checked.slice(ofCount: total)
   }
 
@@ -159,15 +162,22 @@ extension Store {
   public func getRows(entity: String, ids: [Value]) async throws -> [Row] {
     let schema = try preparedSchema(entity)
     let checked = try rethrowing { try ids.map { try QueryValidator.validate(id: $0, schema: schema) } }
-    return try await readInTurn { try await backend.get(entity: schema, ids: checked) }
+    return try await readInTurn(.get, entity) { try await backend.get(entity: schema, ids: checked) }
   }
 
   /// Applies a batch through `body`, logging it at `trace` and a failure at `debug` (its
-  /// code and entity, never a value).
+  /// code and entity, never a value), measured as one `apply` on `entity` (`nil`: several).
   @usableFromInline
-  func logged(operations: Int, _ body: () async throws -> ChangeSummary) async throws -> ChangeSummary {
+  func logged(operations: Int, entity: String?, _ body: () async throws -> ChangeSummary) async throws
+    -> ChangeSummary
+  {
     do {
-      let summary = try await body()
+      let summary =
+        if let telemetry {
+          try await telemetry.observeBatch(entity: entity, operations: operations, body)
+        } else {
+          try await body()
+        }
       logApplied(operations: operations, summary)
       return summary
     } catch let error as CofferError {

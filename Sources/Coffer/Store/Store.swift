@@ -54,12 +54,16 @@ public final class Store: Sendable {
   let references = LockedState<ReferenceMap?>(nil)
   /// When reads last let other tasks have their thread (see ``ReadTurns``).
   @usableFromInline let turns: ReadTurns
+  /// What this store counts and traces; `nil` when no metrics factory and no tracer was
+  /// bootstrapped or bound to the task when it was made (see ``StoreTelemetry``).
+  @usableFromInline let telemetry: StoreTelemetry?
 
   /// A store over a backend, logging to `logger` (nothing when `nil`).
   @_spi(Backend) public init(backend: any StorageBackend, logger: Logger? = nil) {
     self.backend = backend
     self.logger = (logger ?? .disabled).forStore(backend.name)
     self.turns = ReadTurns(for: backend)
+    self.telemetry = StoreTelemetry.current(store: backend.name)
   }
 
   /// The backend's name, for the typed paths, which are inlinable and so reach the backend
@@ -100,7 +104,9 @@ public final class Store: Sendable {
   /// Prepares entities whose schemas are known only at run time (no Swift type); use them with
   /// the row API (``fetchRows(_:)``, ``apply(_:)``).
   public func prepare(schemas: [EntitySchema]) async throws {
-    try await backend.prepare(schemas)
+    try await observed(.prepare, entity: schemas.count == 1 ? schemas[0].name : nil) {
+      try await backend.prepare(schemas)
+    }
     forgetReferences()
     for schema in schemas { logPrepared(schema) }
     prepared.withLock { state in
@@ -165,7 +171,7 @@ public final class Store: Sendable {
     let codec: RowCodec<T>
     do {
       codec = try RowCodec<T>()
-      try await backend.prepare([codec.schema])
+      try await observed(.prepare, entity: codec.schema.name) { try await backend.prepare([codec.schema]) }
     } catch let error as CofferError {
       throw error.inStore(backend.name)
     }
@@ -184,7 +190,7 @@ public final class Store: Sendable {
   func adopt(_ box: any CodecBoxing, for key: ObjectIdentifier) async throws {
     let schema = box.schema
     do {
-      try await backend.prepare([schema])
+      try await observed(.prepare, entity: schema.name) { try await backend.prepare([schema]) }
     } catch let error as CofferError {
       throw error.inStore(backend.name)
     }

@@ -177,7 +177,7 @@ extension Store {
       return position
     }
     var rows: [Row] = []
-    try await readInTurn {
+    try await readInTurn(.fetch, checked.entity) {
       try await backend.read(checked) { stored in
         rows.append(Row(try positions.map { try stored.value(at: $0) }))
       }

@@ -104,7 +104,7 @@ public struct StoreQuery<T: Storable>: Sendable {
   /// store for a transaction, which remembers them.
   @usableFromInline
   func read(_ checked: Query, _ visit: (any StoredFields) throws -> Void) async throws {
-    try await store.readInTurn {
+    try await store.readInTurn(.fetch, checked.entity) {
       switch source {
       case nil: try await store.backend.read(checked, visit)
       case .snapshot(let reader): try await reader.read(checked, visit)
@@ -148,7 +148,8 @@ public struct StoreQuery<T: Storable>: Sendable {
     let total: Int
     switch source {
     case nil: return try await store.countChecked(checked)
-    case .snapshot(let reader): total = try await store.readInTurn { try await reader.count(whole) }
+    case .snapshot(let reader):
+      total = try await store.readInTurn(.count, whole.entity) { try await reader.count(whole) }
     case .transaction(let transaction): total = try await transaction.count(whole)
     }
     return checked.slice(ofCount: total)

@@ -94,7 +94,7 @@ public final class StoreTransaction: Sendable {
   private func committedRow(entity: String, id: Value, schema: EntitySchema) async throws -> Row? {
     if let read = state.withLock({ $0.reads[entity]?.rows[id] }) { return read }
     var found: Row?
-    try await store.readInTurn {
+    try await store.readInTurn(.get, entity) {
       try await store.backend.read(Query(lookingUp: id, in: schema)) { found = try Row($0) }
     }
     state.withLock { state in
@@ -115,7 +115,7 @@ public final class StoreTransaction: Sendable {
 
   /// Counts a checked query's filter on the store, remembering the number.
   func count(_ whole: Query) async throws -> Int {
-    let total = try await store.readInTurn { try await store.backend.count(whole) }
+    let total = try await store.readInTurn(.count, whole.entity) { try await store.backend.count(whole) }
     state.withLock { $0.queries.append(ChangeSet.Precondition(whole, .count(total))) }
     return total
   }
@@ -364,7 +364,9 @@ extension Store {
     if gate.isContended { await gate.pass() }
     switch try await attempt() {
     case .committed(let result): return result
-    case .conflicted(let error): if retries == 0 { throw error }
+    case .conflicted(let error):
+      if retries == 0 { throw error }
+      telemetry?.countRetry(entity: error.entity)
     }
     return try await inTurn(retries: retries - 1, attempt)
   }
@@ -386,6 +388,7 @@ extension Store {
       case .conflicted(let error):
         guard count < retries else { throw error }
         count += 1
+        telemetry?.countRetry(entity: error.entity)
         logger.debug(
           "Running a transaction again after a conflict",
           metadata: [

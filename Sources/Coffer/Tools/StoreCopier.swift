@@ -152,6 +152,7 @@ public struct StoreCopier: Sendable {
           preconditionsChecked: false, enforcingReferences: false)
         if let part = await part { digester.merge(part) }
         written.count(rows.count)
+        target.telemetry?.countCopied(rows.count, entity: schema.name)
         copied += rows.count
         state.entityRowsCopied += rows.count
         state.rowsCopied += rows.count

@@ -199,6 +199,7 @@ public struct StoreImporter: Sendable {
         [.insertMany(entity: entity.schema.name, rows: RowSource(rows))],
         layouts: [entity.schema.name: entity.schema]),
       preconditionsChecked: false, enforcingReferences: false)
+    target.telemetry?.countCopied(rows.count, entity: entity.schema.name)
   }
 
   /// Checks the closing line's digests against what was read.
