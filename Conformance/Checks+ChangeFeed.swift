@@ -22,6 +22,59 @@ extension ConformanceSuite {
       try expectEqual(feed.map { $0.changes.map(\.id) }, [[.int(2)]], "the ids in the feed after one insert")
     },
     ConformanceCheck(
+      "changes.on-for-open-handles", requires: [.changeFeed, .observesOtherHandles],
+      "Turning the feed on through one handle turns it on for a handle already open and writing: its next "
+        + "batch is in the feed, whole, and nothing it committed before is."
+    ) { context in
+      let store = try await context.store(with: [Versioned(id: 1, version: 0)])
+      let other = try await context.secondHandle(store)
+      try await other.prepare([Versioned.self])
+      try await other.update(Versioned(id: 1, version: 1))
+      try await store.recordChanges()
+      let start = try await store.lastChangePosition()
+      try await other.insert([Versioned(id: 2, version: 0), Versioned(id: 3, version: 0)])
+      try await other.update(Versioned(id: 1, version: 2))
+      let feed = try await batches(of: store, after: start)
+      try expectEqual(
+        feed.map { $0.changes.map { "\($0.kind.rawValue) \($0.id)" } },
+        [["insert 2", "insert 3"], ["update 1"]],
+        "the batches the handle opened before the feed was turned on committed after it")
+    },
+    ConformanceCheck(
+      "changes.migration-steps-as-rows", requires: [.changeFeed, .migrations],
+      "A migration step that rewrites rows is one batch of the rows it really changed, with their new values "
+        + "(a kind change: every row; a custom rewrite dropping rows: their deletes only); a step that only "
+        + "renames records nothing."
+    ) { context in
+      let store = try await context.store(with: (Int64(1)...6).map { Versioned(id: $0, version: $0 * 10) })
+      try await store.recordChanges()
+      let start = try await store.lastChangePosition()
+      try await store.migrate(
+        MigrationPlan([
+          .changeKind(
+            "version-text", entity: "Versioned", field: "version", to: .string, using: .intToString),
+          .custom("drop-even") { migration in
+            let schema = try migration.schema(of: "Versioned")
+            try migration.rewrite("Versioned", as: schema) { record in
+              guard case .int(let id)? = record["id"], id % 2 == 0 else { return record }
+              return nil
+            }
+          },
+          .renameField("rename-version", entity: "Versioned", from: "version", to: "label"),
+        ]))
+      let feed = try await batches(of: store, after: start)
+      try expectEqual(
+        feed.map { $0.changes.map { "\($0.kind.rawValue) \($0.id)" }.sorted() },
+        [
+          ["update 1", "update 2", "update 3", "update 4", "update 5", "update 6"],
+          ["delete 2", "delete 4", "delete 6"],
+        ],
+        "the batches of the three steps, each row's kind and id (sorted)")
+      try expectEqual(
+        feed.first?.changes.first { $0.id == .int(3) }?.value(of: "version"), .string("30"),
+        "row 3's value after the kind change")
+    },
+    ConformanceCheck(
       "changes.each-batch-once-in-order", requires: .changeFeed,
       "Each committed batch appears in the feed once, in commit order, with each row it changed once: "
         + "its entity, id, kind and the values it holds afterwards — inserts, updates, upserts, deletes, "

@@ -34,12 +34,13 @@ import Synchronization
         }
         if editor.filledMap { throw MapFullSignal() }
         guard !editor.touched.isEmpty else {
-          return SchemaEdit(result: result, handles: [:], generations: nil)
+          return SchemaEdit(result: result, handles: [:], generations: nil, feed: editor.recordedFeed)
         }
         // Other handles on the store find their handles of these entities stale by this.
         try Catalog.write(generation: before &+ 1, in: transaction, catalog: catalog)
         return SchemaEdit(
-          result: result, handles: try editor.handlesToPublish(), generations: (before, before &+ 1))
+          result: result, handles: try editor.handlesToPublish(), generations: (before, before &+ 1),
+          feed: editor.recordedFeed)
       },
       committed: { edit in
         self.entities.withLock { entities in
@@ -50,6 +51,7 @@ import Synchronization
           _ = self.generation.compareExchange(
             expected: before, desired: after, ordering: .acquiringAndReleasing)
         }
+        if let feed = edit.feed { self.feedCommitted(feed) }
       })
     return edit.result
   }
@@ -83,4 +85,6 @@ private struct SchemaEdit<R: Sendable>: Sendable {
   let result: R
   let handles: [String: EntityHandle?]
   let generations: (before: UInt64, after: UInt64)?
+  /// The change feed's database, when the step's rows were recorded in it.
+  let feed: MDB_dbi?
 }

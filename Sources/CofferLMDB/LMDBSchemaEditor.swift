@@ -23,6 +23,8 @@ final class LMDBSchemaEditor: SchemaEditor {
   private(set) var filledMap = false
   private var isOpen = true
   private var buffer = Scratch()
+  /// The feed's database, once a step's rows were recorded in it.
+  private(set) var recordedFeed: MDB_dbi?
 
   init(backend: LMDBBackend, transaction: Transaction) {
     self.backend = backend
@@ -218,5 +220,22 @@ final class LMDBSchemaEditor: SchemaEditor {
       .unknownEntity,
       "Entity '\(entity)' is not stored in this store; check the name against the stored entities.",
       store: backend.name, entity: entity, path: backend.path)
+  }
+}
+
+extension LMDBSchemaEditor: ChangeRecordingEditor {
+  func recordsChanges() throws -> Bool {
+    try edit { try backend.feed.database(in: transaction, catalog: backend.catalog) != nil }
+  }
+
+  /// Records the step's rows as the next batch of the feed, in the step's write transaction.
+  func recordChanges(_ changes: ChangeCollector) throws {
+    try edit {
+      guard let database = try backend.feed.database(in: transaction, catalog: backend.catalog) else {
+        return
+      }
+      try backend.feed.record(changes, in: database, catalog: backend.catalog, transaction: transaction)
+      recordedFeed = database
+    }
   }
 }

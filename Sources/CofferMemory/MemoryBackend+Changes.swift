@@ -39,7 +39,7 @@ extension MemoryBackend {
   }
 
   /// Appends a batch's changes to the feed; called with the tables' lock held.
-  private func record(_ collector: ChangeCollector) -> Bool {
+  func record(_ collector: ChangeCollector) -> Bool {
     guard let payload = collector.encoded() else { return false }
     let micros = Value.microseconds(since1970: Date())
     let retention = self.retention.withLock { $0 }

@@ -108,11 +108,16 @@ public final class MemoryBackend {
     async throws -> R
   {
     try checkOpen()
-    return try storage.tables.withLock { tables in
-      let (result, changed) = try tables.edit(body)
-      if changed { storage.commits.add(1, ordering: .relaxed) }
-      return result
+    var recorded = false
+    let result = try storage.tables.withLock { tables in
+      // A migration step's rows are recorded, under the tables' lock, as the step is kept.
+      let edit = try tables.edit(recordingChanges: storage.feed.withLock { $0.recording }, body)
+      if edit.changed { storage.commits.add(1, ordering: .relaxed) }
+      if let changes = edit.changes { recorded = record(changes) }
+      return edit.result
     }
+    if recorded { storage.signal.notify() }
+    return result
   }
 
   /// How many batches every handle on a named store has applied; `nil` for a private store,

@@ -35,6 +35,7 @@ import Logging
           logger.info(
             "Ran a migration step", metadata: ["coffer.changedEntities": .stringConvertible(changed.count)])
         }
+        if feed.knownOn.withLock({ $0 }) { feed.signal.notify() }
         return result
       }
     }

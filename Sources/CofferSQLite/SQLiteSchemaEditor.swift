@@ -357,3 +357,11 @@ final class SQLiteSchemaEditor: SchemaEditor {
       store: store, entity: entity)
   }
 }
+
+extension SQLiteSchemaEditor: ChangeRecordingEditor {
+  func recordsChanges() throws -> Bool { try backend.feed.isOn(connection) }
+
+  /// Records the step's rows as the next batch of the feed, in the step's transaction, under
+  /// the writer lock.
+  func recordChanges(_ changes: ChangeCollector) throws { try backend.feed.record(changes, on: connection) }
+}

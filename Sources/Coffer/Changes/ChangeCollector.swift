@@ -52,6 +52,25 @@
     }
   }
 
+  /// A migration step rewrote a row of an entity stored with `before`'s schema into `after`
+  /// (the entity's schema from now on, possibly under another name), or removed it (`nil`).
+  /// Nothing when the row is as it was: the same values under the same fields.
+  public mutating func rewrote(_ row: Row, of before: EntitySchema, as output: Row?, of after: EntitySchema) {
+    let id = row[before.idPosition]
+    guard let output else {
+      // Under the entity's new schema when it keeps its name: a batch holds one per entity.
+      removed(id: id, from: before.name == after.name ? after : before)
+      return
+    }
+    if before.name != after.name {
+      removed(id: id, from: before)
+      stored(output, in: after, existed: false)
+      return
+    }
+    if output == row, before.fields == after.fields { return }
+    stored(output, in: after, existed: true)
+  }
+
   private mutating func place(of schema: EntitySchema) -> Int {
     // Batches change one entity for many rows in a row: the last one is checked first.
     if let last = schemas.indices.last, schemas[last].name == schema.name { return last }

@@ -135,3 +135,19 @@ extension CofferError {
       store: store)
   }
 }
+
+/// A schema editor whose store records the change feed: the rows a migration step changes are
+/// recorded, as one batch, in the step's own transaction (see <doc:ChangeFeed>).
+///
+/// The core gathers the rows each data step rewrites, inserts or removes (``ChangeCollector``)
+/// and hands them to ``recordChanges(_:)`` before the step's transaction commits; an editor
+/// numbers and stores them as its backend's batches are, so that a step and its record commit
+/// together or not at all. Steps that only rename or re-index record nothing.
+@_spi(Backend) public protocol ChangeRecordingEditor: SchemaEditor {
+  /// Whether the store records a change feed, asked inside the step's transaction.
+  func recordsChanges() throws -> Bool
+
+  /// Records a step's row changes in the feed, inside the step's transaction; nothing when
+  /// they are empty.
+  func recordChanges(_ changes: ChangeCollector) throws
+}

@@ -7,18 +7,34 @@ extension InMemoryTables {
   /// - Returns: what `body` returned, and whether it changed anything (an edit that only read
   ///   the schemas or the record of migrations changes nothing, so a file need not be written).
   public mutating func edit<R>(_ body: (any SchemaEditor) throws -> R) throws -> (result: R, changed: Bool) {
+    let edit = try edit(recordingChanges: false, body)
+    return (edit.result, edit.changed)
+  }
+
+  /// ``edit(_:)`` for a backend that records a change feed: when `recording`, the editor says
+  /// so to a migration step, and the rows the step changed come back, for the backend to record
+  /// as it keeps the tables (`nil` when nothing is to be recorded).
+  public mutating func edit<R>(recordingChanges recording: Bool, _ body: (any SchemaEditor) throws -> R)
+    throws
+    -> (result: R, changed: Bool, changes: ChangeCollector?)
+  {
     let editor = InMemorySchemaEditor(self)
+    editor.recording = recording
     let result = try body(editor)
     if editor.changed { self = editor.tables }
-    return (result, editor.changed)
+    return (result, editor.changed, editor.recorded)
   }
 }
 
 /// A ``SchemaEditor`` over ``InMemoryTables``: edits a copy, kept only when the edit succeeds.
-final class InMemorySchemaEditor: SchemaEditor {
+final class InMemorySchemaEditor: ChangeRecordingEditor {
   var tables: InMemoryTables
   /// Whether anything was created, inserted, dropped, relabelled or recorded.
   private(set) var changed = false
+  /// Whether the store records a change feed.
+  var recording = false
+  /// The row changes a step handed over for the feed.
+  private(set) var recorded: ChangeCollector?
 
   init(_ tables: InMemoryTables) { self.tables = tables }
 
@@ -71,6 +87,14 @@ final class InMemorySchemaEditor: SchemaEditor {
   }
 
   func migrations() throws -> [MigrationRecord] { tables.migrations }
+
+  func recordsChanges() throws -> Bool { recording }
+
+  func recordChanges(_ changes: ChangeCollector) throws {
+    guard recording else { return }
+    recorded = changes
+    changed = true
+  }
 
   func record(_ migration: MigrationRecord) throws {
     tables.migrations.append(migration)

@@ -10,6 +10,8 @@ public final class MigrationContext {
   let step: String
   /// Rows read, written or removed so far.
   public private(set) var rowsTouched = 0
+  /// The rows the step changed, for the change feed, when the store records one.
+  var changes: ChangeCollector?
 
   init(editor: any SchemaEditor, store: String?, step: String) {
     self.editor = editor
@@ -97,6 +99,7 @@ public final class MigrationContext {
     let row = try record.row()
     let schema = record.entity.schema
     try insertRow(row, into: schema)
+    changes?.stored(row, in: schema, existed: false)
   }
 
   /// Removes an entity with all its rows.
@@ -104,6 +107,11 @@ public final class MigrationContext {
   /// - Throws: ``CofferError/Code/migrationFailed`` when the store has no such entity.
   public func drop(_ entity: String) throws {
     let schema = try self.schema(of: entity)
+    if changes != nil {
+      try editor.scan(entity) { fields in
+        changes?.removed(id: try Row(fields)[schema.idPosition], from: schema)
+      }
+    }
     try editor.drop(schema.name)
   }
 
@@ -132,16 +140,23 @@ public final class MigrationContext {
     }
     let scratchSchema = try schema.renamed(to: scratch)
     try editor.create(scratchSchema)
-    if let inEngine, let copied = try editor.copyRows(from: entity, into: scratch, converting: inEngine) {
+    // With the feed recorded, every row goes through here, to be compared: the copy inside the
+    // engine does not say what it wrote.
+    let stored = changes == nil ? nil : try self.schema(of: entity)
+    if changes == nil, let inEngine,
+      let copied = try editor.copyRows(from: entity, into: scratch, converting: inEngine)
+    {
       rowsTouched += copied
     } else {
       try storing(reportingAs: schema.name) {
         try editor.scan(entity) { fields in
           rowsTouched += 1
           let row = try Row(fields)
-          if let output = try transform(row) {
+          let output = try transform(row)
+          if let output {
             try insertRow(output, into: scratchSchema, reportingAs: schema.name, staged: true)
           }
+          if let stored { changes?.rewrote(row, of: stored, as: output, of: schema) }
         }
         try editor.flushInserts()
       }

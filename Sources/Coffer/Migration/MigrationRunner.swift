@@ -138,10 +138,15 @@ enum MigrationRunner {
     let position = record.count
     let step = plan.steps[position]
     let context = MigrationContext(editor: editor, store: store, step: step.name)
+    let recording = editor as? any ChangeRecordingEditor
+    if let recording, try recording.recordsChanges() { context.changes = ChangeCollector() }
     do {
       try context.storing {
         try step.body(context)
         try editor.flushInserts()
+      }
+      if let recording, let changes = context.changes, !changes.isEmpty {
+        try recording.recordChanges(changes)
       }
     } catch let error as CofferError where error.code == .migrationFailed {
       throw error
