@@ -25,7 +25,7 @@ public enum ConformanceSuite {
     + existsChecks + selectChecks + pageChecks + referenceChecks + eagerLimitChecks + migrationChecks
     + groupOrderChecks + indexRangeChecks + dynamicRecordChecks
     + codableRelationshipChecks
-    + keySizeChecks + schemaProcessChecks + changeFeedChecks + telemetryChecks
+    + keySizeChecks + schemaProcessChecks + changeFeedChecks + changeObservationChecks + telemetryChecks
 
   /// Runs one check on a target in a scratch folder of its own, removed afterwards.
   public static func run(_ check: ConformanceCheck, on target: ConformanceTarget) async -> ConformanceResult {

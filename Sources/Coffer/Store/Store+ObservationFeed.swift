@@ -1,14 +1,12 @@
 extension Store {
-  /// Signals the observers of the entities that commits made elsewhere changed, as the change
-  /// feed tells them, until the task is cancelled: what observation runs on instead of the
-  /// commit marker when the store records a feed. Only queries of an entity a batch touched run
-  /// again, and a commit reaches them as soon as the backend wakes followers (within a few
-  /// milliseconds on SQLite and LMDB) instead of at the marker's next poll.
-  ///
-  /// - Returns: `false` at once, having watched nothing, when the store records no feed.
-  func watchFeedCommits(_ recording: any ChangeRecording) async -> Bool {
-    guard let bounds = try? await recording.changeFeedBounds() else { return false }
-    var cursor = bounds.last
+  /// Signals the observers of the entities each committed batch changed, as the change feed
+  /// tells them, from the batch after `start` until the task is cancelled: what observation runs
+  /// on when the store records a feed. Only queries of an entity a batch touched run again;
+  /// this handle's commits arrive at once, other handles' and processes' as soon as the backend
+  /// wakes followers (within a few milliseconds on SQLite and LMDB) instead of at a marker's
+  /// next poll. Reading a batch's entities decodes only the head of its record, not its rows.
+  func watchFeedCommits(_ recording: any ChangeRecording, after start: UInt64) async {
+    var cursor = start
     while !Task.isCancelled {
       do {
         try await recording.waitForChanges(after: cursor, timeout: .seconds(1))
@@ -16,20 +14,15 @@ extension Store {
         guard let last = batches.last else { continue }
         cursor = last.sequence
         var entities = Set<String>()
-        for batch in batches {
-          for change in try batch.decoded(store: backend.name).changes { entities.insert(change.entity) }
-        }
-        notifyObservers(ofChangesTo: entities)
+        for batch in batches { entities.formUnion(try batch.entities(store: backend.name)) }
+        signalObservers(of: entities)
       } catch {
-        // A trimmed or unreadable feed: every query runs again, and watching goes on from the
-        // feed's end.
-        let signals = observers.withLock { $0.signals.values.map(\.signal) }
-        for signal in signals { signal.yield() }
-        guard let bounds = try? await recording.changeFeedBounds() else { return true }
-        cursor = bounds.last
+        // A trimmed or unreadable feed: watching goes on from the feed's end, and every query
+        // runs again, for what it may have missed.
+        if let bounds = try? await recording.changeFeedBounds() { cursor = bounds.last }
+        signalAllObservers()
         try? await Task.sleep(for: Self.commitPollInterval)
       }
     }
-    return true
   }
 }
