@@ -17,22 +17,26 @@ public enum GraphEvent: Sendable, Hashable, CustomStringConvertible {
   case saved(ModelKey)
   /// A change to the record was rejected because its new value failed validation.
   case validationFailed(ModelKey, problems: [ValidationProblem])
+  /// A batch committed elsewhere changed fields of the record that this graph has unsaved
+  /// changes to, to other values; the graph kept its own (see ``ModelGraph/followStore()``). The
+  /// set names those fields.
+  case conflicted(ModelKey, fields: Set<String>)
 
   /// The record the event is about.
   public var key: ModelKey {
     switch self {
     case .inserted(let key), .updated(let key, _), .deleted(let key), .saved(let key),
-      .validationFailed(let key, _):
+      .validationFailed(let key, _), .conflicted(let key, _):
       key
     }
   }
 
   /// Whether the event concerns a field: an update of it, or an insert or delete (which set or
-  /// clear every field), or a validation problem that names it.
+  /// clear every field), or a validation problem or a clash that names it.
   public func touches(field: String) -> Bool {
     switch self {
     case .inserted, .deleted: true
-    case .updated(_, let fields): fields.contains(field)
+    case .updated(_, let fields), .conflicted(_, let fields): fields.contains(field)
     case .saved: false
     case .validationFailed(_, let problems): problems.contains { $0.field == field }
     }
@@ -47,6 +51,7 @@ public enum GraphEvent: Sendable, Hashable, CustomStringConvertible {
     case .saved(let key): "saved \(key)"
     case .validationFailed(let key, let problems):
       "validation failed \(key): \(problems.map(\.description).joined(separator: "; "))"
+    case .conflicted(let key, let fields): "conflicted \(key) [\(fields.sorted().joined(separator: ", "))]"
     }
   }
 }

@@ -95,6 +95,12 @@ struct GraphState: Sendable {
   var saving = false
   var saveWaiters: [CheckedContinuation<Void, Never>] = []
 
+  /// The task that follows the store's change feed (see `ModelGraph+Following.swift`).
+  var follower: Task<Void, Never>?
+  /// The rows this graph's saves wrote (`nil`: deleted), per key in the order written, until the
+  /// feed brings them back: a follower takes them as echoes, not as changes made elsewhere.
+  var echoes: [ModelKey: [Row?]] = [:]
+
   init(autoSave: AutoSave) { self.autoSave = autoSave }
 
   /// A new number from the graph clock.

@@ -40,7 +40,26 @@ extension ModelGraph {
         case (nil, nil): break
         }
       }
-      summary = try await store.apply(changes)
+      let echoes = state.withLock { state -> [(ModelKey, Row?)] in
+        guard state.follower != nil else { return [] }
+        let echoes = plan.map { ($0.key, $0.entry.current?.row) }
+        for (key, row) in echoes { state.echoes[key, default: []].append(row) }
+        return echoes
+      }
+      do {
+        summary = try await store.apply(changes)
+      } catch {
+        state.withLock { state in
+          for (key, row) in echoes {
+            guard var pending = state.echoes[key], let index = pending.lastIndex(where: { $0 == row }) else {
+              continue
+            }
+            pending.remove(at: index)
+            state.echoes[key] = pending.isEmpty ? nil : pending
+          }
+        }
+        throw error
+      }
       forgetReferrers(
         ofDeleted: plan.compactMap { $0.entry.current == nil && $0.entry.stored != nil ? $0.key : nil })
     case .parent(let parent):
@@ -55,6 +74,8 @@ extension ModelGraph {
     }
     state.withLock { state in
       for (key, entry, _) in plan {
+        // A follower may have taken a newer row from the feed meanwhile: the store holds that.
+        guard state.entries[key]?.stored == entry.stored else { continue }
         state.entries[key]?.stored = entry.current?.row
         if state.entries[key]?.isDirty != true { state.dirty.remove(key) }
       }

@@ -51,6 +51,10 @@ public final class ModelGraph: Sendable {
     self.state = LockedState(GraphState(autoSave: autoSave))
   }
 
+  deinit {
+    state.withLock { $0.follower?.cancel() }
+  }
+
   private init(parent: ModelGraph) {
     self.source = .parent(parent)
     self.store = parent.store
