@@ -43,7 +43,13 @@ extension PostgresApplier {
     }
     guard try await query(sql, binds).isEmpty else {
       var summary = ChangeSummary()
-      if case .update = operation { summary.updated = 1 } else { summary.deleted = 1 }
+      if case .update(_, let row) = operation {
+        summary.updated = 1
+        log?.withLock { $0.stored(row, in: schema, existed: true) }
+      } else {
+        summary.deleted = 1
+        log?.withLock { $0.removed(id: id, from: schema) }
+      }
       return summary
     }
     // Removed or changed since it was read: the error names which.

@@ -107,7 +107,12 @@ extension PostgresApplier {
       }
     }
     let updated = try await query(sql, binds)
-    if updated.count == rows.count { return ChangeSummary(updated: rows.count) }
+    if updated.count == rows.count {
+      log?.withLock { log in
+        for row in rows { log.stored(row, in: schema, existed: true) }
+      }
+      return ChangeSummary(updated: rows.count)
+    }
     // Removed or changed since they were read: the error names which.
     try precondition.verify(try await selected(precondition.query), store: store)
     // Changed and changed back in between: still a conflict, as the rows were written meanwhile.

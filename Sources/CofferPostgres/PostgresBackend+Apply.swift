@@ -21,16 +21,24 @@ extension PostgresBackend {
       let known = tables.withLock { $0 }
       var attempt = 0
       while true {
+        // Known at the batch's start: a batch that did not know the feed is on is refused by the
+        // feed's guard, and runs again recording (below).
+        let recording = feed.knownOn.withLock { $0 } ? feed : nil
         do {
           return try await pool.withConnection(while: "applying a batch") { [name] connection in
             let applier = PostgresApplier(
-              connection: connection, tables: known, changes: changes, store: name)
+              connection: connection, tables: known, changes: changes, store: name, feed: recording)
             return try await Self.abandoningOnLoss(
               of: connection, watchedBy: pool.lossWatch(for: connection),
               on: pool.executor(for: connection.eventLoop), store: name
             ) { try await applier.run() }
           }
         } catch {
+          if recording == nil, PostgresFailure.sqlState(of: error) == PostgresChangeFeed.refusedState {
+            // Another handle turned the feed on: nothing of the batch was applied.
+            feed.knownOn.withLock { $0 = true }
+            continue
+          }
           if let state = PostgresFailure.sqlState(of: error), PostgresFailure.retryable.contains(state),
             attempt < Self.retries
           {
@@ -118,6 +126,22 @@ struct PostgresApplier {
   let tables: [String: PostgresTable]
   let changes: ChangeSet
   let store: String
+  /// The store's change feed when the batch records it; `nil` otherwise.
+  let feed: PostgresChangeFeed?
+  /// What the batch changed, row by row, when it records the feed.
+  let log: LockedState<ChangeCollector>?
+
+  init(
+    connection: PostgresConnection, tables: [String: PostgresTable], changes: ChangeSet, store: String,
+    feed: PostgresChangeFeed? = nil
+  ) {
+    self.connection = connection
+    self.tables = tables
+    self.changes = changes
+    self.store = store
+    self.feed = feed
+    self.log = feed == nil ? nil : LockedState(ChangeCollector())
+  }
 
   /// One statement's worth of a batch: an operation, or a run of operations of one kind on one
   /// entity that one statement applies (rows already in the table's layout).
@@ -190,6 +214,7 @@ struct PostgresApplier {
 
   /// Runs the batch: in a transaction unless it is one statement.
   func run() async throws -> ChangeSummary {
+    if let feed, let log { return try await runRecording(feed, log) }
     do {
       if let summary = try await applyIfUnchanged() { return summary }
       if let summary = try await applyIfRowsUnchanged() { return summary }
@@ -215,19 +240,7 @@ struct PostgresApplier {
     if !single { try await execute(serializable ? "BEGIN ISOLATION LEVEL SERIALIZABLE" : "BEGIN") }
     if serializable { try await execute(Self.indexScansUntilCommit) }
     do {
-      if let locked {
-        for precondition in locked {
-          try precondition.verify(try await selected(precondition.query, locking: true), store: store)
-        }
-      }
-      if locked == nil { try await check(changes.preconditions) }
-      var summary = ChangeSummary()
-      for step in steps {
-        switch step {
-        case .operation(let operation): try await apply(operation, to: &summary)
-        case .run(let run): try await apply(run, to: &summary)
-        }
-      }
+      let summary = try await apply(steps, locked: locked)
       if !single { try await execute("COMMIT") }
       return summary
     } catch {
@@ -240,6 +253,25 @@ struct PostgresApplier {
       }
       throw error
     }
+  }
+
+  /// Checks the batch's preconditions — under row locks, in `locked`'s order, when `locked` is
+  /// not `nil` — and applies its steps.
+  func apply(_ steps: [Step], locked: [ChangeSet.Precondition]?) async throws -> ChangeSummary {
+    if let locked {
+      for precondition in locked {
+        try precondition.verify(try await selected(precondition.query, locking: true), store: store)
+      }
+    }
+    if locked == nil { try await check(changes.preconditions) }
+    var summary = ChangeSummary()
+    for step in steps {
+      switch step {
+      case .operation(let operation): try await apply(operation, to: &summary)
+      case .run(let run): try await apply(run, to: &summary)
+      }
+    }
+    return summary
   }
 
   /// Makes the server plan every statement of this transaction for the values it is given and
@@ -328,8 +360,10 @@ struct PostgresApplier {
     let (table, reshape) = try resolve(operation.entity)
     switch operation {
     case .insert(_, let made):
-      try await query(table.byID.insert, bindings(reshape(made), table))
+      let row = reshape(made)
+      try await query(table.byID.insert, bindings(row, table))
       summary.inserted += 1
+      log?.withLock { $0.stored(row, in: table.schema, existed: false) }
     case .insertMany(_, let rows):
       var start = 0
       while start < rows.count {
@@ -338,10 +372,12 @@ struct PostgresApplier {
         for index in columns.indices { columns[index].reserveCapacity(end - start) }
         var made = 0
         var failure: (any Error)?
+        var recorded: [Row] = []
         for position in start..<end {
           do {
             let row = reshape(try rows.row(at: position))
             for (index, value) in row.values.enumerated() { columns[index].append(value) }
+            if log != nil { recorded.append(row) }
             made += 1
           } catch {
             // The rows before this one go in first: if one of them fails too, that failure
@@ -357,6 +393,9 @@ struct PostgresApplier {
           }
           try await query(table.insertManySQL, binds)
           summary.inserted += made
+          log?.withLock { log in
+            for row in recorded { log.stored(row, in: table.schema, existed: false) }
+          }
         }
         if let failure { throw failure }
         start = end
@@ -368,9 +407,16 @@ struct PostgresApplier {
     case .delete(_, let id):
       var binds = PostgresBindings(capacity: 1)
       binds.append(id, as: table.kinds[table.schema.idPosition])
-      summary.deleted += try await query(table.byID.delete, binds).count
+      let deleted = try await query(table.byID.delete, binds).count
+      summary.deleted += deleted
+      if deleted > 0 { log?.withLock { $0.removed(id: id, from: table.schema) } }
     case .deleteMatching(_, let filter):
       let built = try PostgresSQL.delete(filter, in: table.layout)
+      if log != nil {
+        let ids = try await removedIDs(built.sql + " RETURNING \(table.idColumn)", built.bindings, table)
+        summary.deleted += ids.count
+        return
+      }
       summary.deleted += try await counted(
         "WITH deleted AS (\(built.sql) RETURNING 1) SELECT count(*) FROM deleted", built.bindings)
     case .updateMatching(let entity, let filter, let changes):
@@ -400,6 +446,7 @@ struct PostgresApplier {
       throw CofferError.nothingToUpdate(entity: table.schema.name, id: id, store: store)
     }
     summary.updated += 1
+    log?.withLock { $0.stored(row, in: table.schema, existed: true) }
   }
 
   /// Upserts one row, already in the table's layout.
@@ -409,8 +456,10 @@ struct PostgresApplier {
       case .bool(true) = try PostgresValues.read(cell.bytes, as: .bool)
     {
       summary.inserted += 1
+      log?.withLock { $0.stored(row, in: table.schema, existed: false) }
     } else {
       summary.updated += 1
+      log?.withLock { $0.stored(row, in: table.schema, existed: true) }
     }
   }
 
@@ -431,6 +480,10 @@ struct PostgresApplier {
     if run.kind == .delete {
       binds.append(
         PostgresArrayParameter(values: run.rows.map { $0[0] }, kind: table.kinds[table.schema.idPosition]))
+      if log != nil {
+        summary.deleted += try await removedIDs(table.deleteManyReturningSQL, binds, table).count
+        return
+      }
       summary.deleted += try await counted(table.deleteManySQL, binds)
       return
     }
@@ -457,6 +510,9 @@ struct PostgresApplier {
     case .insert:
       try await query(table.insertManySQL, binds)
       summary.inserted += run.rows.count
+      log?.withLock { log in
+        for row in run.rows { log.stored(row, in: table.schema, existed: false) }
+      }
     case .update:
       let updated = try await query(table.updateManySQL, binds)
       if updated.count < run.rows.count {
@@ -471,7 +527,14 @@ struct PostgresApplier {
         throw CofferError.nothingToUpdate(entity: table.schema.name, id: missing, store: store)
       }
       summary.updated += run.rows.count
+      log?.withLock { log in
+        for row in run.rows { log.stored(row, in: table.schema, existed: true) }
+      }
     case .upsert:
+      if log != nil {
+        try await upsertRecording(run.rows, binds, table, to: &summary)
+        return
+      }
       let rows = try await query(table.upsertManySQL, binds)
       var inserted = 0
       for row in rows {
@@ -503,7 +566,7 @@ struct PostgresApplier {
   }
 
   /// Runs a transaction-control statement (`BEGIN`, `SAVEPOINT`, …), which cannot be prepared.
-  private func execute(_ sql: String) async throws {
+  func execute(_ sql: String) async throws {
     _ = try await connection.send(PostgresQuery(unsafeSQL: sql), logger: .disabled).collect()
   }
 
@@ -512,7 +575,7 @@ struct PostgresApplier {
   /// Runs the batch again, each operation behind a savepoint, up to the operation that breaks a
   /// unique constraint, and returns the error every backend gives for it: a duplicate id, or
   /// the unique fields and the row that already holds their values. Rolls everything back.
-  private func diagnoseUniqueViolation(cause: any Error) async throws -> CofferError {
+  func diagnoseUniqueViolation(cause: any Error) async throws -> CofferError {
     try await execute("BEGIN")
     do {
       for operation in changes.operations {

@@ -69,6 +69,7 @@ extension PostgresBackend {
     -> [PostgresTable]
   {
     try await lockStore(on: connection)
+    try await allowWrites(on: connection)
     try await ensureCatalog(on: connection)
     let records = try await catalog.records(on: connection)
     var prepared: [PostgresTable] = []
@@ -218,6 +219,7 @@ extension PostgresBackend {
     let table = PostgresTable(
       schema: schema, namespace: configuration.schema, tableName: tableName, columnNames: columns)
     try await run("CREATE TABLE \(table.table) (\(definitions.joined(separator: ", ")))", on: connection)
+    try await guardIfRecording(table.table, on: connection)
     try await syncIndexes(of: table, on: connection)
     try await catalog.write(.init(schema: schema, tableName: tableName, columns: columns), on: connection)
     return table

@@ -27,6 +27,7 @@ import PostgresNIO
         do {
           try await run("BEGIN", on: connection)
           try await lockStore(on: connection)
+          try await allowWrites(on: connection)
         } catch {
           if !PostgresFailure.isConnectionLoss(error), !connection.isClosed {
             _ = try? await run("ROLLBACK", on: connection)
@@ -58,6 +59,7 @@ import PostgresNIO
         }
       }
       let changed = ledger.publish(into: tables)
+      if feed.knownOn.withLock({ $0 }) { feed.signal.notify() }
       if changed > 0 {
         logger.info("Ran a migration step", metadata: ["coffer.changedEntities": .stringConvertible(changed)])
       }

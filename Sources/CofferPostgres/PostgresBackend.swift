@@ -49,6 +49,8 @@ public final class PostgresBackend: Service {
   /// Keeps this process's batches out while it evolves a table, so that no batch writes rows in
   /// a layout that is being replaced.
   let gate = SchemaGate()
+  /// The change feed's state in this handle (`PostgresBackend+Changes.swift`).
+  let feed: PostgresChangeFeed
   private let closed = LockedState(false)
 
   /// Connects to the server once, to report a bad address, password or database now rather
@@ -73,6 +75,7 @@ public final class PostgresBackend: Service {
     let failure = PostgresFailure(configuration: configuration, store: name)
     self.failure = failure
     self.catalog = PostgresCatalog(schema: configuration.schema, store: name)
+    self.feed = PostgresChangeFeed(schema: configuration.schema)
     self.pool = try PostgresConnectionPool(
       configuration: configuration, failure: failure, logger: self.logger)
     do {
@@ -87,6 +90,8 @@ public final class PostgresBackend: Service {
               + "one reads up to \(PostgresCatalog.formatVersion)). It was left untouched: open it with a newer Coffer.",
             store: name)
         }
+        // Known from the start, the feed being on costs no refused first batch.
+        _ = try await changeFeedIsOn(on: connection)
       }
     } catch {
       await pool.close()
@@ -194,6 +199,7 @@ public final class PostgresBackend: Service {
       return closed
     }
     if wasClosed { return }
+    stopListening()
     await pool.close()
     logger.debug("Closed the PostgreSQL store")
   }

@@ -145,7 +145,11 @@ struct PostgresCatalog {
   func takenNames(on connection: PostgresConnection) async throws -> Set<String> {
     var taken = try await tableNames(on: connection)
     taken.formUnion(try await indexNames(on: connection))
-    taken.formUnion([Self.tableName, Self.formatTableName, PostgresMigrationLog.tableName])
+    taken.formUnion([
+      Self.tableName, Self.formatTableName, PostgresMigrationLog.tableName,
+      PostgresChangeFeed.changesTableName,
+      PostgresChangeFeed.boundsTableName,
+    ])
     return taken
   }
 

@@ -315,3 +315,20 @@ final class PostgresSchemaEditor: SchemaEditor {
       store: store, entity: entity)
   }
 }
+
+extension PostgresSchemaEditor: ChangeRecordingEditor {
+  func recordsChanges() throws -> Bool {
+    try link.wait(while: "reading whether the store records a change feed") { [backend, connection] in
+      try await backend.changeFeedIsOn(on: connection)
+    }
+  }
+
+  /// Records the step's rows as the next batch of the feed: the step transaction's last
+  /// statement before `COMMIT`, numbered under the feed's lock as a batch is.
+  func recordChanges(_ changes: ChangeCollector) throws {
+    try flush()
+    _ = try link.wait(while: "recording a migration step in the change feed") { [backend, connection] in
+      try await backend.feed.record(changes, on: connection) != nil
+    }
+  }
+}

@@ -22,6 +22,10 @@ final class PostgresTable: SQLEntityTable {
   /// `DELETE … WHERE id = ANY($1)`, answering the number of rows it deleted (one row, not one
   /// per row deleted).
   let deleteManySQL: String
+  /// ``deleteManySQL`` answering the id of each row deleted, for the change feed.
+  let deleteManyReturningSQL: String
+  /// ``upsertManySQL`` answering each row's id with whether it was inserted, for the change feed.
+  let upsertManyReturningSQL: String
   /// The update by id that changes the row only while every other column still holds the values
   /// bound after the new row's.
   let updateIfUnchangedSQL: String
@@ -87,6 +91,13 @@ final class PostgresTable: SQLEntityTable {
     deleteManySQL =
       "WITH deleted AS (DELETE FROM \(table) WHERE \(id) = ANY($1::\(PostgresValues.arrayCast(kinds[schema.idPosition]))) "
       + "RETURNING 1) SELECT count(*) FROM deleted"
+    deleteManyReturningSQL =
+      "DELETE FROM \(table) WHERE \(id) = ANY($1::\(PostgresValues.arrayCast(kinds[schema.idPosition]))) "
+      + "RETURNING \(id)"
+    upsertManyReturningSQL =
+      "INSERT INTO \(table) (\(selectList)) \(Self.selectAll(unnest)) ON CONFLICT (\(id)) DO "
+      + (excluded.isEmpty ? "NOTHING" : "UPDATE SET \(excluded.joined(separator: ", "))")
+      + " RETURNING \(id), (xmax = 0)"
     let unchangedAfterRow = Self.unchangedCondition(
       columns, kinds, skipping: schema.idPosition, after: columns.count)
     updateIfUnchangedSQL =
