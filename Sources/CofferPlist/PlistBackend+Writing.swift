@@ -1,4 +1,5 @@
 @_spi(Backend) import Coffer
+import Foundation
 import Logging
 
 extension PlistBackend {
@@ -14,9 +15,11 @@ extension PlistBackend {
   /// `replaying` false, or when it changed half the rows or more, the change runs once and the
   /// writer shares the published copy instead (for changes that must not run twice, and those
   /// that would cost more to replay than the copy its next change makes); with `writing` true
-  /// the file is written whatever the policy.
+  /// the file is written whatever the policy. `recorded` gives, once the change ran, the row
+  /// changes it made for the change feed (`nil`: nothing to record): they are written in the
+  /// same file as the rows, and appended to the feed when the tables are published.
   func mutate<R>(
-    replaying: Bool = true, writing: Bool = false,
+    replaying: Bool = true, writing: Bool = false, recorded: () -> [UInt8]? = { nil },
     _ change: (inout InMemoryTables, inout [String: [Value: EncodedRow]]?) throws -> (
       operations: Int, changed: Bool, result: R
     )
@@ -37,11 +40,19 @@ extension PlistBackend {
       let (wasDirty, wasUnsaved) = (state.isDirty, state.unsavedOperations)
       state.unsavedOperations += outcome.operations
       state.isDirty = true
+      let payload = recorded()
+      let micros = Value.microseconds(since1970: Date())
+      /// The feed the file is to hold: with this change's batch.
+      func written() -> PlistFeed {
+        var written = feed.withLock { $0 }
+        if let payload { _ = written.append(payload, at: micros) }
+        return written
+      }
       do {
         if writing {
-          try Self.write(&state, to: file, format: format, logger: logger)
+          try Self.write(&state, to: file, format: format, feed: written(), logger: logger)
         } else {
-          try writeIfDue(&state, operations: outcome.operations)
+          try writeIfDue(&state, operations: outcome.operations, feed: written)
         }
       } catch {
         // The file still holds the published state: go back to it, and to whether that state
@@ -55,6 +66,14 @@ extension PlistBackend {
         let previous = published.tables
         published.tables = state.working
         return previous
+      }
+      if let payload {
+        let retention = retention.withLock { $0 }
+        feed.withLock { feed in
+          let sequence = feed.append(payload, at: micros)
+          if let trim = retention.trim(afterCommitting: sequence, at: micros) { feed.trim(trim) }
+        }
+        signal.notify()
       }
       let rowCount = state.working.schemas.keys.reduce(0) { $0 + state.working.rowCount($1) }
       state.working = InMemoryTables()
@@ -74,13 +93,13 @@ extension PlistBackend {
     }
   }
 
-  private func writeIfDue(_ state: inout WriterState, operations: Int) throws {
+  private func writeIfDue(_ state: inout WriterState, operations: Int, feed: () -> PlistFeed) throws {
     switch configuration.persistence {
     case .immediate:
-      try Self.write(&state, to: file, format: format, logger: logger)
+      try Self.write(&state, to: file, format: format, feed: feed(), logger: logger)
     case .everyChanges(let limit):
       if operations > 0, state.unsavedOperations >= max(1, limit) {
-        try Self.write(&state, to: file, format: format, logger: logger)
+        try Self.write(&state, to: file, format: format, feed: feed(), logger: logger)
       }
     case .interval(let delay):
       if !state.timerScheduled {
@@ -137,8 +156,11 @@ extension PlistBackend {
     }
   }
 
-  /// Writes the writer's tables to the file, encoding rows missing from the cache.
-  static func write(_ state: inout WriterState, to file: StoreFile, format: Format, logger: Logger) throws {
+  /// Writes the writer's tables, and the change feed when the store records one, to the file,
+  /// encoding rows missing from the cache.
+  static func write(
+    _ state: inout WriterState, to file: StoreFile, format: Format, feed: PlistFeed, logger: Logger
+  ) throws {
     var entities: [StoreWriter.Entity] = []
     for (name, schema) in state.working.schemas.sorted(by: { $0.key < $1.key }) {
       var cached = state.cache[name] ?? [:]
@@ -155,7 +177,7 @@ extension PlistBackend {
     var bytes = 0
     let migrations = state.working.migrations
     try file.replace { write in
-      try StoreWriter.write(entities, migrations: migrations, format: format) { piece in
+      try StoreWriter.write(entities, migrations: migrations, feed: feed, format: format) { piece in
         try write(piece)
         bytes += piece.count
       }

@@ -37,6 +37,13 @@ public final class PlistBackend {
   let writer: LockedState<WriterState>
   /// The thread every write (and its `fsync`) runs on, off the Swift concurrency pool.
   let blocking = BlockingQueue(label: "coffer.plist.writer")
+  /// The change feed as readers see it: a batch is appended when its tables are published,
+  /// under the writer's lock (`PlistBackend+Changes.swift`).
+  let feed: LockedState<PlistFeed>
+  /// The retention this handle trims the feed to.
+  let retention = LockedState(ChangeRetention.all)
+  /// Wakes followers of the feed when a batch is recorded.
+  let signal = ChangeSignal()
 
   struct Published: Sendable {
     var tables: InMemoryTables
@@ -79,19 +86,23 @@ public final class PlistBackend {
       var tables = InMemoryTables(storeName: name)
       let existing = try file.read()
       var fileFormat: Format?
+      var feed = PlistFeed()
       if let existing {
         let loaded = try StoreReader.load(existing, file: file)
         try tables.prepare(loaded.schemas)
         for (entity, rows) in loaded.rows { try tables.load(rows, into: entity) }
         tables.migrations = loaded.migrations
         fileFormat = loaded.format
+        feed = loaded.feed ?? PlistFeed()
       }
       self.format = configuration.format ?? fileFormat ?? .binary
       var writerState = WriterState(working: tables, lock: lock)
       if existing == nil || fileFormat != format {
         try Self.write(
-          &writerState, to: file, format: configuration.format ?? fileFormat ?? .binary, logger: logger)
+          &writerState, to: file, format: configuration.format ?? fileFormat ?? .binary, feed: feed,
+          logger: logger)
       }
+      self.feed = LockedState(feed)
       self.published = LockedState(Published(tables: tables))
       self.writer = LockedState(writerState)
       logger.debug(
@@ -160,8 +171,18 @@ public final class PlistBackend {
       once.operations[position] = .insertMany(entity: entity, rows: rows.remembering())
       operations += rows.count
     }
-    return try mutate { tables, cache in
-      let summary = try tables.apply(once)
+    let recording = feed.withLock { $0.recording }
+    // The batch's row changes, gathered on its first run, when the store records a feed.
+    var payload: [UInt8]?
+    return try mutate(recorded: { payload }) { tables, cache in
+      let summary: ChangeSummary
+      if recording, cache != nil {
+        var collector = ChangeCollector()
+        summary = try tables.apply(once, collecting: &collector)
+        payload = collector.encoded()
+      } else {
+        summary = try tables.apply(once)
+      }
       if cache != nil { updateCache(&cache, tables: tables, for: once) }
       return (operations, operations > 0, summary)
     }
@@ -174,8 +195,12 @@ public final class PlistBackend {
     async throws -> R
   {
     try await blocking.run { [self] in
-      try mutate(replaying: false, writing: true) { tables, cache in
-        let (result, changed) = try tables.edit(body)
+      let recording = feed.withLock { $0.recording }
+      // A migration step's rows, written with the step in the same file.
+      var payload: [UInt8]?
+      return try mutate(replaying: false, writing: true, recorded: { payload }) { tables, cache in
+        let (result, changed, changes) = try tables.edit(recordingChanges: recording, body)
+        payload = changes?.encoded()
         // An edit that only read (the record of migrations, for a listing or a rehearsal)
         // leaves the file as it is.
         if changed { cache = [:] }
@@ -193,7 +218,7 @@ public final class PlistBackend {
     try writer.withLock { state in
       guard state.lock != nil else { throw closedError() }
       guard state.isDirty else { return }
-      try Self.write(&state, to: file, format: format, logger: logger)
+      try Self.write(&state, to: file, format: format, feed: feed.withLock { $0 }, logger: logger)
     }
   }
 
@@ -218,7 +243,9 @@ public final class PlistBackend {
         }
         file.unlock(lock)
       }
-      if state.isDirty { try Self.write(&state, to: file, format: format, logger: logger) }
+      if state.isDirty {
+        try Self.write(&state, to: file, format: format, feed: feed.withLock { $0 }, logger: logger)
+      }
     }
   }
 

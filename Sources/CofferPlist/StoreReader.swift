@@ -15,6 +15,8 @@ enum StoreReader {
     var rows: [(entity: String, rows: [Row])]
     /// The migration steps the header records.
     var migrations: [MigrationRecord] = []
+    /// The change feed the header records, if the store records one.
+    var feed: PlistFeed?
   }
 
   static func load(_ data: [UInt8], file: StoreFile) throws -> Loaded {
@@ -68,12 +70,13 @@ enum StoreReader {
       try checked
       ?? header(first(StoreLayout.marker, in: root), schemas: first("schemas", in: root), file: file)
     let migrations = try StoreLayout.migrations(in: first(StoreLayout.marker, in: root))
+    let feed = try StoreLayout.feed(in: first(StoreLayout.marker, in: root))
     if let rows = document.rows {
-      return Loaded(format: .xml, schemas: schemas, rows: rows, migrations: migrations)
+      return Loaded(format: .xml, schemas: schemas, rows: rows, migrations: migrations, feed: feed)
     }
     return Loaded(
       format: .xml, schemas: schemas, rows: try rows(first("entities", in: root), schemas: schemas),
-      migrations: migrations)
+      migrations: migrations, feed: feed)
   }
 
   /// Reads an XML store as one value tree, then converts it.
@@ -83,7 +86,8 @@ enum StoreReader {
       first(StoreLayout.marker, in: root), schemas: first("schemas", in: root), file: file)
     return Loaded(
       format: .xml, schemas: schemas, rows: try rows(first("entities", in: root), schemas: schemas),
-      migrations: try StoreLayout.migrations(in: first(StoreLayout.marker, in: root)))
+      migrations: try StoreLayout.migrations(in: first(StoreLayout.marker, in: root)),
+      feed: try StoreLayout.feed(in: first(StoreLayout.marker, in: root)))
   }
 
   private static func first(_ key: String, in entries: [(key: String, value: PlistValue)]) -> PlistValue? {
@@ -133,7 +137,8 @@ enum StoreReader {
       }
     }
     return Loaded(
-      format: .binary, schemas: schemas, rows: rows, migrations: try StoreLayout.migrations(in: headerValue))
+      format: .binary, schemas: schemas, rows: rows, migrations: try StoreLayout.migrations(in: headerValue),
+      feed: try StoreLayout.feed(in: headerValue))
   }
 
   /// Checks the header and reads the schemas.

@@ -5,7 +5,8 @@ import Foundation
 ///
 /// ```
 /// root dictionary
-///   CofferStore: { format: "coffer-plist", version: 1, migrations?: [{ name, position, appliedAt, rowsTouched }] }
+///   CofferStore: { format: "coffer-plist", version: 1, migrations?: [{ name, position, appliedAt, rowsTouched }],
+///                  changes?: { trimmedThrough, last, batches: [{ sequence, committedAt, payload }] } }
 ///   schemas:     { ENTITY: { idField, fields: [{ name, kind, optional, default? }], indexes: [{ fields, unique }] } }
 ///   entities:    { ENTITY: [ { FIELD: value, … }, … ] }      null fields are left out
 /// ```
@@ -19,8 +20,9 @@ enum StoreLayout {
   static let version: Int64 = 1
 
   /// The `CofferStore` header; the migration steps run on the store, when there are any, as
-  /// `migrations: [{ name, position, appliedAt (milliseconds since 1970), rowsTouched }]`.
-  static func header(migrations: [MigrationRecord] = []) -> PlistValue {
+  /// `migrations: [{ name, position, appliedAt (milliseconds since 1970), rowsTouched }]`; the
+  /// change feed, when the store records one, as `changes` (``plist(_:)-(PlistFeed)``).
+  static func header(migrations: [MigrationRecord] = [], feed: PlistFeed? = nil) -> PlistValue {
     var entries: [(key: String, value: PlistValue)] = [
       ("format", .string(formatName)), ("version", .integer(version)),
     ]
@@ -38,6 +40,7 @@ enum StoreLayout {
             })
         ))
     }
+    if let feed, feed.recording { entries.append(("changes", plist(feed))) }
     return .dict(entries)
   }
 

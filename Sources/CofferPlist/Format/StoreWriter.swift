@@ -12,12 +12,13 @@ enum StoreWriter {
 
   /// Writes the file to `output`, a piece at a time, in order.
   static func write(
-    _ entities: [Entity], migrations: [MigrationRecord], format: PlistBackend.Format,
+    _ entities: [Entity], migrations: [MigrationRecord], feed: PlistFeed? = nil, format: PlistBackend.Format,
     to output: BinaryPlistWriter.Output
   ) throws {
+    let header = StoreLayout.header(migrations: migrations, feed: feed)
     switch format {
-    case .xml: try xml(entities, header: StoreLayout.header(migrations: migrations), to: output)
-    case .binary: try binary(entities, header: StoreLayout.header(migrations: migrations), to: output)
+    case .xml: try xml(entities, header: header, to: output)
+    case .binary: try binary(entities, header: header, to: output)
     }
   }
 
