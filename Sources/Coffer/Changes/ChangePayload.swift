@@ -27,9 +27,7 @@ enum ChangePayload {
     }
 
     mutating func fixed(_ bits: UInt64) {
-      for shift in stride(from: 0, to: 64, by: 8) {
-        bytes.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift)))
-      }
+      withUnsafeBytes(of: bits.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
     mutating func string(_ text: String) {
