@@ -10,9 +10,11 @@ import Foundation
 /// batch, and a single-row insert (one durable commit on SQLite and LMDB) into the full store.
 /// Each is the median of `--repetitions` (default 5; the single commit takes 20 times as many).
 /// Then the feed is read from the start — the bulk insert's batch and 1,000 one-row batches —
-/// and the rate given in row changes per second. Goals: feed on ≤ 1.25x feed off for the bulk
+/// and the rate given in row changes per second. Then, on the backends several processes share,
+/// how soon another process's commit reaches a follower here (``ChangesWakeBenchmark``). Goals: feed on ≤ 1.25x feed off for the bulk
 /// insert and the update, ≤ 1.1x for the single commit; reading ≥ 1,000,000 changes/s on memory
-/// and LMDB, ≥ 250,000 on SQLite.
+/// and LMDB, ≥ 250,000 on SQLite; a follower woken at p50 ≤ 5 ms and p99 ≤ 50 ms. Every figure
+/// carries the load average over one minute when it was measured.
 ///
 /// `coffer-bench --changes [--changes-rows N] [--repetitions N] [--changes-engines memory,sqlite,lmdb]
 /// [--output DIR] [--no-write]`
@@ -25,12 +27,14 @@ enum ChangesBenchmark {
     var off: Duration
     var on: Duration
     var goal: Double
+    var load: Double?
   }
 
   struct ReadFigure {
     var engine: String
     var changes: Int
     var time: Duration
+    var load: Double?
   }
 
   static func run(_ arguments: [String]) async throws {
@@ -50,6 +54,7 @@ enum ChangesBenchmark {
         + options.engines.joined(separator: ", "))
     var figures: [Figure] = []
     var reads: [ReadFigure] = []
+    var wakes: [ChangesWakeBenchmark.Figure] = []
     for engine in options.engines {
       let folder = try ScratchFolder("changes-\(engine)")
       defer { folder.remove() }
@@ -62,7 +67,8 @@ enum ChangesBenchmark {
         .enumerated()
       {
         guard let off = medians[false]?[index], let on = medians[true]?[index] else { continue }
-        let figure = Figure(engine: engine, workload: workload, off: off, on: on, goal: goal)
+        let figure = Figure(
+          engine: engine, workload: workload, off: off, on: on, goal: goal, load: loadAverage())
         say(
           "\(engine), \(workload): off \(time(off)), on \(time(on)), "
             + String(format: "%.2fx", ratio(figure)))
@@ -71,9 +77,17 @@ enum ChangesBenchmark {
       let read = try await measureRead(engine, rows: rows, repetitions: options.repetitions, folder: folder)
       say("\(engine), reading the feed: \(rate(read)) changes/s")
       reads.append(read)
+      guard engine != "memory" else { continue }
+      let wake = try await ChangesWakeBenchmark.measure(
+        engine, url: try url(engine, feed: true, name: "wake", folder: folder))
+      say(
+        "\(engine), another process's commit reaches a follower: p50 "
+          + String(format: "%.2f ms, p99 %.2f ms", wake.percentile(0.5), wake.percentile(0.99)))
+      wakes.append(wake)
     }
     let text = report(
-      figures, reads, rows: rows, repetitions: options.repetitions, command: command, load: load.finish()
+      figures, reads, wakes, rows: rows, repetitions: options.repetitions, command: command,
+      load: load.finish()
     ).joined(separator: "\n")
     print(text)
     if options.write { try writeReport(text, named: "ChangeFeedSpeed.md", to: options.output) }
@@ -163,8 +177,10 @@ enum ChangesBenchmark {
     guard changes == rows + 1_000 else {
       throw BenchError("\(engine): the feed held \(changes) row changes, expected \(rows + 1_000)")
     }
-    return ReadFigure(engine: engine, changes: changes, time: median)
+    return ReadFigure(engine: engine, changes: changes, time: median, load: loadAverage())
   }
+
+  static func loadText(_ load: Double?) -> String { load.map { String(format: "%.2f", $0) } ?? "—" }
 
   static func ratio(_ figure: Figure) -> Double { Measure.seconds(figure.on) / Measure.seconds(figure.off) }
 
@@ -184,7 +200,8 @@ enum ChangesBenchmark {
   }
 
   static func report(
-    _ figures: [Figure], _ reads: [ReadFigure], rows: Int, repetitions: Int, command: String,
+    _ figures: [Figure], _ reads: [ReadFigure], _ wakes: [ChangesWakeBenchmark.Figure], rows: Int,
+    repetitions: Int, command: String,
     load: MachineLoad.Result
   ) -> [String] {
     var lines = [
@@ -193,26 +210,46 @@ enum ChangesBenchmark {
       "Written by `\(command)`: the same writes with the change feed off and on (`?changes=on`) — a bulk insert "
         + "of \(rows.formatted()) rows in one batch into an empty store, an update of 10% of them by id in one batch, "
         + "and a one-row insert into the full store — each the median of \(repetitions) runs (the one-row insert of "
-        + "\(repetitions * 20)); then reading the whole feed of one bulk batch and 1,000 one-row batches. "
-        + "\(load.sentence) Machine: \(machineDescription()).",
+        + "\(repetitions * 20)); then reading the whole feed of one bulk batch and 1,000 one-row batches; then, "
+        + "where processes share a store, another process committing \(ChangesWakeBenchmark.commits) one-row "
+        + "batches 10 ms apart while a follower here notes when each arrives (the first "
+        + "\(ChangesWakeBenchmark.warmUp) left out). \(load.sentence) The load column is the load average over "
+        + "one minute when the figure was taken. Machine: \(machineDescription()).",
       "",
-      "| backend | workload | feed off | feed on | ratio | goal |",
-      "|---|---|---:|---:|---:|---|",
+      "| backend | workload | feed off | feed on | ratio | goal | load |",
+      "|---|---|---:|---:|---:|---|---:|",
     ]
     for figure in figures {
       let ratio = ratio(figure)
       lines.append(
         "| \(figure.engine) | \(figure.workload) | \(time(figure.off)) | \(time(figure.on)) | "
           + String(format: "%.2fx", ratio) + " | " + String(format: "≤ %.2fx: ", figure.goal)
-          + (ratio <= figure.goal ? "met" : "**not met**") + " |")
+          + (ratio <= figure.goal ? "met" : "**not met**") + " | \(loadText(figure.load)) |")
     }
-    lines += ["", "| backend | row changes read | time | changes/s | goal |", "|---|---:|---:|---:|---|"]
+    lines += [
+      "", "| backend | row changes read | time | changes/s | goal | load |", "|---|---:|---:|---:|---|---:|",
+    ]
     for read in reads {
       let perSecond = Double(read.changes) / Measure.seconds(read.time)
       let goal = readGoal(read.engine)
       lines.append(
         "| \(read.engine) | \(read.changes.formatted()) | \(time(read.time)) | \(rate(read)) | "
-          + "≥ \(Int(goal).formatted()): \(perSecond >= goal ? "met" : "**not met**") |")
+          + "≥ \(Int(goal).formatted()): \(perSecond >= goal ? "met" : "**not met**") | \(loadText(read.load)) |"
+      )
+    }
+    if !wakes.isEmpty {
+      lines += [
+        "", "| backend | another process's commit reaches a follower | p50 | p99 | goal | load |",
+        "|---|---:|---:|---:|---|---:|",
+      ]
+      for wake in wakes {
+        let (p50, p99) = (wake.percentile(0.5), wake.percentile(0.99))
+        lines.append(
+          "| \(wake.engine) | \(wake.latencies.count) batches | "
+            + String(format: "%.2f ms | %.2f ms", p50, p99)
+            + " | p50 ≤ 5 ms, p99 ≤ 50 ms: \(p50 <= 5 && p99 <= 50 ? "met" : "**not met**") | \(loadText(wake.load)) |"
+        )
+      }
     }
     lines.append("")
     return lines

@@ -175,6 +175,14 @@ do {
     try await MigrationBenchmark.run(Array(arguments.dropFirst()))
     exit(0)
   }
+  if arguments.first == ChangesProfileLoop.flag {
+    try await ChangesProfileLoop.run(Array(arguments.dropFirst()))
+    exit(0)
+  }
+  if arguments.first == ChangesWakeBenchmark.writerFlag {
+    try await ChangesWakeBenchmark.writer(Array(arguments.dropFirst()))
+    exit(0)
+  }
   if arguments.first == CopyProbe.flag {
     try await CopyProbe.child(Array(arguments.dropFirst()))
     exit(0)
