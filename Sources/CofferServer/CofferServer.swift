@@ -3,6 +3,7 @@ public import Hummingbird
 import HummingbirdCore
 public import Logging
 public import ServiceLifecycle
+import UnixSignals
 
 /// Any ``Store`` behind a JSON HTTP API: what `coffer serve` runs, and what an app embeds to
 /// serve its own store.
@@ -66,7 +67,7 @@ public struct CofferServer: Service, Sendable {
 
     /// A configuration; every limit has a default.
     public init(
-      host: String = "127.0.0.1", port: Int = 8080, tokens: [Token]? = nil, maxBodyBytes: Int = 16 << 20,
+      host: String = "127.0.0.1", port: Int = 8080, tokens: [Token]? = nil, maxBodyBytes: Int = 64 << 20,
       maxRows: Int = 100_000, maxFilterDepth: Int = 64, maxConnections: Int = 1024,
       idleTimeout: Duration = .seconds(120), bodyTimeout: Duration = .seconds(60),
       idempotencyWindow: Duration = .seconds(24 * 3600), onListening: (@Sendable (Int) async -> Void)? = nil
@@ -105,12 +106,18 @@ public struct CofferServer: Service, Sendable {
   /// accepting connections, lets requests in flight (batches among them) finish, and ends
   /// change streams. The stores stay open; closing them is the caller's.
   public func run() async throws {
+    try await makeApplication().run()
+  }
+
+  /// The Hummingbird application that serves the routes (what ``run()`` runs; tests drive it
+  /// without a socket).
+  func makeApplication() -> some ApplicationProtocol {
     let configuration = state.configuration
     let router = Router(context: BasicRequestContext.self)
     state.addRoutes(to: router)
     for add in configuration.additionalRoutes { add(router) }
     let onListening = configuration.onListening
-    let application = Application(
+    return Application(
       router: router,
       server: .http1(
         configuration: .init(idleTimeout: .nanoseconds(Int64(configuration.idleTimeout.nanoseconds)))),
@@ -119,7 +126,6 @@ public struct CofferServer: Service, Sendable {
         availableConnectionsDelegate: MaximumAvailableConnections(configuration.maxConnections)),
       onServerRunning: { channel in await onListening?(channel.localAddress?.port ?? 0) },
       logger: logger)
-    try await application.run()
   }
 }
 
@@ -128,5 +134,15 @@ extension Duration {
   var nanoseconds: Int64 {
     let (seconds, attoseconds) = components
     return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+  }
+}
+
+extension CofferServer {
+  /// Runs the server in a service group that shuts down gracefully on SIGTERM or SIGINT: what
+  /// `coffer serve` does.
+  public func runUntilTerminated() async throws {
+    let group = ServiceGroup(
+      configuration: .init(services: [self], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+    try await group.run()
   }
 }

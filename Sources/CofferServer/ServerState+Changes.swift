@@ -82,11 +82,24 @@ extension ServerState {
     return collector.encoded() ?? []
   }
 
+  /// A query parameter's integer, its default when absent, refused outside its range.
+  static func integer(_ text: Substring?, default value: Int, in range: ClosedRange<Int>, _ name: String)
+    throws -> Int
+  {
+    guard let text else { return value }
+    guard let number = Int(text), range.contains(number) else {
+      throw CofferError(
+        .invalidInput,
+        "The \(name) parameter is a whole number from \(range.lowerBound) to \(range.upperBound).")
+    }
+    return number
+  }
+
   /// `GET …/v1/changes?after=N&limit=L`.
   func changes(_ call: Call) async throws -> Response {
     let parameters = call.request.uri.queryParameters
     let after = try Self.sequence(parameters["after"])
-    let limit = min(max(1, parameters["limit"].flatMap { Int($0) } ?? 1000), 10_000)
+    let limit = try Self.integer(parameters["limit"], default: 1000, in: 1...10_000, "limit")
     return try json(WireChangeBatches(batches: try await batches(after: after, limit: limit, call)))
   }
 
@@ -94,7 +107,7 @@ extension ServerState {
   func waitForChanges(_ call: Call) async throws -> Response {
     let parameters = call.request.uri.queryParameters
     let after = try Self.sequence(parameters["after"])
-    let timeout = min(max(0, parameters["timeoutMs"].flatMap { Int($0) } ?? 10_000), 30_000)
+    let timeout = try Self.integer(parameters["timeoutMs"], default: 5000, in: 0...10_000, "timeoutMs")
     let recording = try recording(call)
     try await recording.waitForChanges(after: after, timeout: .milliseconds(timeout))
     let last = try await recording.changeFeedBounds()?.last ?? 0
@@ -121,6 +134,7 @@ extension ServerState {
         after: after, trimmedThrough: bounds.trimmedThrough, store: call.storeName)
     }
     let start = after
+    let follow = parameters["follow"].map { $0 != "false" } ?? true
     let headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-cache"]
     return Response(
       status: .ok, headers: headers,
@@ -131,6 +145,7 @@ extension ServerState {
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
           let batches = try await self.batches(after: position, limit: 256, call)
           if batches.isEmpty {
+            if !follow { break }
             let last = try await recording.changeFeedBounds()?.last ?? position
             if last > position {
               position = last

@@ -9,9 +9,17 @@ extension ServerState {
     var abilities: [String] = []
     if backend is any ChangeRecording { abilities.append("changeFeed") }
     if backend is any AggregateComputing { abilities.append("engineAggregates") }
+    if backend is any CommitObserving { abilities.append("commitMarker") }
     return try json(
       WireStoreInfo(
         name: backend.name, capabilities: backend.capabilities.names, abilities: abilities, limits: limits))
+  }
+
+  /// `GET …/v1/commit-marker`: the backend's marker of the last commit any handle made, or
+  /// null when it keeps none.
+  func commitMarker(_ call: Call) async throws -> Response {
+    let marker = try await (call.store.backend as? any CommitObserving)?.commitMarker()
+    return try json(WireCommitMarker(marker: marker))
   }
 
   /// The schema a request's rows are in: the layout it names, else the entity's prepared one,

@@ -1,8 +1,18 @@
+import Coffer
 import CofferWire
 import Hummingbird
 import NIOCore
 
 extension ServerState {
+  /// The answer to a method a route does not take.
+  func notAllowed(_ allowed: HTTPRequest.Method) -> Response {
+    var response = failure(
+      CofferError(.invalidInput, "This route takes \(allowed.rawValue) only."))
+    response.status = .methodNotAllowed
+    response.headers[.allow] = allowed.rawValue
+    return response
+  }
+
   /// Adds every route under `/v1` (one store) or `/{store}/v1` (named stores), and the OpenAPI
   /// document at the root.
   func addRoutes(to router: Router<BasicRequestContext>) {
@@ -32,11 +42,22 @@ extension ServerState {
       }
     }
     let gets: [(String, @Sendable (Call) async throws -> Response)] = [
+      (WirePath.commitMarker, { try await self.commitMarker($0) }),
       (WirePath.changesBounds, { try await self.changeBounds($0) }),
       (WirePath.changes, { try await self.changes($0) }),
       (WirePath.changesWait, { try await self.waitForChanges($0) }),
       (WirePath.changesStream, { try await self.changeStream($0) }),
     ]
+    // Any other method on a route of the API: 405, with the methods it takes.
+    let methods: [HTTPRequest.Method] = [.get, .post, .put, .delete, .patch, .head, .options, .trace]
+    let routes =
+      [(WirePath.health, HTTPRequest.Method.get), (WirePath.store, .get)]
+      + posts.map { ($0.0, HTTPRequest.Method.post) } + gets.map { ($0.0, HTTPRequest.Method.get) }
+    for (path, allowed) in routes {
+      for method in methods where method != allowed {
+        group.on(RouterPath(path), method: method) { _, _ in self.notAllowed(allowed) }
+      }
+    }
     for (path, handler) in gets {
       group.get(RouterPath(path)) { request, context in
         await self.respond(request, context, scope: .read, handler)

@@ -109,6 +109,8 @@ package enum WirePath {
   package static let aggregate = "aggregate"
   /// Batches.
   package static let apply = "apply"
+  /// The backend's commit marker.
+  package static let commitMarker = "commit-marker"
   /// The change feed's bounds.
   package static let changesBounds = "changes/bounds"
   /// Batches of the change feed.
@@ -130,4 +132,21 @@ package enum WireCoding {
   package static func encoder() -> JSONEncoder { JSONEncoder() }
   /// A decoder for request and response bodies.
   package static func decoder() -> JSONDecoder { JSONDecoder() }
+}
+
+/// The backend's marker of the last commit: `{"marker":7}`, or `{"marker":null}` when it keeps none.
+package struct WireCommitMarker: Codable, Sendable, Hashable {
+  /// The marker.
+  package var marker: UInt64?
+
+  /// A marker.
+  package init(marker: UInt64?) { self.marker = marker }
+
+  private enum CodingKeys: String, CodingKey { case marker }
+
+  /// Encodes the marker, writing null when there is none.
+  package func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: CodingKeys.self)
+    try container.encode(marker, forKey: .marker)
+  }
 }
