@@ -18,7 +18,10 @@ extension PostgresBackend {
           try await transaction(on: connection) {
             try await lockStore(on: connection)
             try await ensureCatalog(on: connection)
-            for statement in feed.createStatements { try await run(statement, on: connection) }
+            let answer = try await run(PostgresChangeFeed.hasLZ4SQL, on: connection).first
+            let cell = answer?.first { _ in true }
+            let lz4 = try cell.map { try PostgresValues.read($0.bytes, as: .bool) } == .bool(true)
+            for statement in feed.createStatements(lz4: lz4) { try await run(statement, on: connection) }
             for record in try await catalog.records(on: connection).values {
               let table = catalog.namespace + "." + SQLIdentifier.quoted(record.tableName)
               for statement in feed.guardStatements(on: table) { try await run(statement, on: connection) }
