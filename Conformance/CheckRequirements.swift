@@ -49,7 +49,7 @@ public struct CheckRequirements: OptionSet, Sendable, Hashable {
   }
 
   /// The capabilities among these requirements.
-  public var capabilities: BackendCapabilities {
+  @_spi(Backend) public var capabilities: BackendCapabilities {
     BackendCapabilities(rawValue: rawValue & ~Self.abilities.rawValue)
   }
 

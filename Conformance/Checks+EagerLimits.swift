@@ -24,7 +24,7 @@ extension ConformanceSuite {
       }
       for count in [2, 20] {
         let pairs = try await store.query(RefThread.self).filter(\.id <= Int64(count)).sort(\.id, .descending)
-          .including(\RefMessage.threadID, sort: [Sort("text", ascending: false)], limit: 3).fetch()
+          .including(\RefMessage.threadID, limit: 3) { $0.sort(\.text, .descending) }.fetch()
         try expectEqual(pairs.map(\.parent.id), (1...Int64(count)).reversed(), "\(count) parents, in order")
         for pair in pairs {
           try expectEqual(

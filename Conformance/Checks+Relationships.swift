@@ -68,7 +68,7 @@ extension ConformanceSuite {
       try expectEqual(all.map(\.parent.id), [3, 2, 1], "parents in the query's order")
       try expectEqual(all.map { $0.children.map(\.id) }, [[], [21], [11, 12, 13]], "children by id")
       let newest = try await store.query(RefThread.self).filter(\.id <= 2)
-        .including(\RefMessage.threadID, sort: [Sort("text", ascending: false)], limit: 2).fetch()
+        .including(\RefMessage.threadID, limit: 2) { $0.sort(\.text, .descending) }.fetch()
       try expectEqual(
         newest.map { $0.children.map(\.id) }, [[13, 12], [21]], "the last two children by text")
       let grouped = try await store.query(RefThread.self).including(\RefMessage.threadID, limit: 1).grouped()

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 import Foundation
 
 /// Data with every value kind and its extremes, in entities known only at run time — what the
@@ -48,7 +48,7 @@ public enum EveryKindFixture {
 
   /// A batch inserting `extra` ordinary rows of `Every` beside the rows of extremes (more
   /// rows make a copy or an export take several batches), and the rows of `Named` and `Keyed`.
-  public static func changeSet(extra: Int = 0) -> ChangeSet {
+  @_spi(Backend) public static func changeSet(extra: Int = 0) -> ChangeSet {
     var operations: [ChangeSet.Operation] = []
     let rows = extremes() + (0..<extra).map { ordinary(Int64($0) + 1_000) }
     operations.append(.insertMany(entity: "Every", rows: RowSource(rows)))

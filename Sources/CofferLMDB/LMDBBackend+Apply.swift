@@ -5,7 +5,7 @@ extension LMDBBackend {
   /// Applies the batch in one LMDB write transaction, committed durably before returning; on
   /// any error the transaction is aborted, so nothing is applied.
   @discardableResult
-  public func apply(_ changes: ChangeSet) async throws -> ChangeSummary {
+  @_spi(Backend) public func apply(_ changes: ChangeSet) async throws -> ChangeSummary {
     try checkOpen()
     if changes.isEmpty { return ChangeSummary() }
     return try await environment.writeOffPool(

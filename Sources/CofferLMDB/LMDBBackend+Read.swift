@@ -7,7 +7,7 @@ extension LMDBBackend {
   /// walk does not read in order is fetched whole and sorted first.
   ///
   /// A lookup by id (see ``Query/lookedUpIDs(in:)``) is one B-tree lookup per id.
-  public func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
+  @_spi(Backend) public func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
     try read(query, in: nil, visit)
   }
 

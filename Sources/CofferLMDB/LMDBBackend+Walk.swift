@@ -120,7 +120,7 @@ extension LMDBBackend {
   /// The number of rows the query's filter selects; a query with no filter reads only the
   /// entity's entry count, a walk that alone decides which rows match counts entries without
   /// reading a row, and any other walk tests rows in place without decoding them.
-  public func count(_ query: Query) async throws -> Int {
+  @_spi(Backend) public func count(_ query: Query) async throws -> Int {
     try count(query, in: nil)
   }
 

@@ -24,7 +24,7 @@ public final class LMDBBackend {
   public let name: String
   /// Reopenable, durable, multi-process, atomic across entities, evolving, seeing other
   /// processes' commits.
-  public let capabilities: BackendCapabilities = [
+  @_spi(Backend) public let capabilities: BackendCapabilities = [
     .reopenable, .durable, .multiProcess, .crossEntityTransactions, .schemaEvolution, .preconditions,
     .observesOtherHandles,
   ]

@@ -15,7 +15,7 @@ public final class MemoryBackend {
   /// `memory:` or `memory:NAME`.
   public let name: String
   /// Named stores can be reopened and evolve their schema; none is durable.
-  public let capabilities: BackendCapabilities
+  @_spi(Backend) public let capabilities: BackendCapabilities
   let storage: MemoryStorage
   private let isClosed = Atomic<Bool>(false)
   /// How much of the change feed this handle keeps as it commits.
@@ -47,7 +47,7 @@ public final class MemoryBackend {
   /// Evaluates the query on a snapshot and hands over each row; a lookup of one id reads its
   /// row under the lock instead (shared with other readers), which costs less than taking a
   /// snapshot.
-  public func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
+  @_spi(Backend) public func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
     try checkOpen()
     // One turn of the lock: the row of a lookup, or else the snapshot to evaluate.
     var found: Row?
@@ -62,7 +62,7 @@ public final class MemoryBackend {
   }
 
   /// Counts on a snapshot.
-  public func count(_ query: Query) async throws -> Int {
+  @_spi(Backend) public func count(_ query: Query) async throws -> Int {
     try checkOpen()
     return try snapshot().count(query)
   }
@@ -70,7 +70,7 @@ public final class MemoryBackend {
   /// Applies the batch under the lock, all or nothing; the rows of a bulk insert are made
   /// one at a time, so the first failing row decides the error.
   @discardableResult
-  public func apply(_ changes: ChangeSet) async throws -> ChangeSummary {
+  @_spi(Backend) public func apply(_ changes: ChangeSet) async throws -> ChangeSummary {
     try checkOpen()
     var recorded = false
     let summary = try storage.tables.withLock { tables in
@@ -129,7 +129,7 @@ public final class MemoryBackend {
 
   /// Runs `body` on the tables as they are now: a copy-on-write value, so taking it costs
   /// nothing and batches applied meanwhile never reach it.
-  public func withSnapshot<R>(_ body: (any StorageSnapshot) async throws -> R) async throws -> R {
+  @_spi(Backend) public func withSnapshot<R>(_ body: (any StorageSnapshot) async throws -> R) async throws -> R {
     try checkOpen()
     return try await body(snapshot())
   }

@@ -10,7 +10,7 @@ public final class MemoryNamespace: Sendable {
   public init() {}
 
   /// Opens `memory:` (a fresh store) or `memory:NAME` (the shared store of that name).
-  public func open(_ url: StoreURL) throws -> MemoryBackend {
+  @_spi(Backend) public func open(_ url: StoreURL) throws -> MemoryBackend {
     guard url.scheme == "memory" else {
       throw CofferError(.invalidURL, "'\(url)' is not a memory: URL.", store: url.description)
     }

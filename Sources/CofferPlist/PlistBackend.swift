@@ -19,7 +19,7 @@ public final class PlistBackend {
   /// `plist:///ABSOLUTE/PATH` or `plist:RELATIVE/PATH`.
   public let name: String
   /// Reopenable, evolving, atomic across entities; durable with ``Persistence/immediate``.
-  public let capabilities: BackendCapabilities
+  @_spi(Backend) public let capabilities: BackendCapabilities
   /// How the store is written.
   public let configuration: Configuration
   /// Where the backend logs opening and file writes, with the store's name as metadata.
@@ -138,16 +138,16 @@ public final class PlistBackend {
   }
 
   /// Evaluates the query on the current state and hands over each row.
-  public func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
+  @_spi(Backend) public func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
     try snapshot().read(query, visit)
   }
 
   /// Counts on the current state.
-  public func count(_ query: Query) async throws -> Int { try snapshot().count(query) }
+  @_spi(Backend) public func count(_ query: Query) async throws -> Int { try snapshot().count(query) }
 
   /// Runs `body` on the published tables as they are now: a copy-on-write value, so taking
   /// it costs nothing and batches applied meanwhile never reach it.
-  public func withSnapshot<R>(_ body: (any StorageSnapshot) async throws -> R) async throws -> R {
+  @_spi(Backend) public func withSnapshot<R>(_ body: (any StorageSnapshot) async throws -> R) async throws -> R {
     try await body(try snapshot())
   }
 
@@ -155,7 +155,7 @@ public final class PlistBackend {
   /// before returning; if the write fails the batch is not applied. Each row of a bulk insert
   /// is made once, and counts as one change towards ``Persistence/everyChanges(_:)``.
   @discardableResult
-  public func apply(_ changes: ChangeSet) async throws -> ChangeSummary {
+  @_spi(Backend) public func apply(_ changes: ChangeSet) async throws -> ChangeSummary {
     try await blocking.run { [self] in try applyNow(changes) }
   }
 

@@ -12,7 +12,7 @@ extension PostgresBackend {
   /// or a deadlock, the whole batch runs again from scratch after a short random pause, a few
   /// times. A bulk insert goes in large `unnest` statements, never one round trip per row.
   @discardableResult
-  public func apply(_ changes: ChangeSet) async throws -> ChangeSummary {
+  @_spi(Backend) public func apply(_ changes: ChangeSet) async throws -> ChangeSummary {
     try checkOpen()
     if changes.isEmpty { return ChangeSummary() }
     return try await gate.shared {

@@ -33,7 +33,7 @@ public final class PostgresBackend: Service {
   public let name: String
   /// Reopenable, durable, multi-process, atomic across entities, evolving, seeing other
   /// processes' commits.
-  public let capabilities: BackendCapabilities = [
+  @_spi(Backend) public let capabilities: BackendCapabilities = [
     .reopenable, .durable, .multiProcess, .crossEntityTransactions, .schemaEvolution, .preconditions,
     .observesOtherHandles,
   ]
@@ -108,7 +108,7 @@ public final class PostgresBackend: Service {
 
   /// Reads a query's rows on a pooled connection and hands over each row as it arrives; the
   /// server streams them, so a large read holds only a few rows at a time.
-  public func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
+  @_spi(Backend) public func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
     try await read(query, on: nil, visit)
   }
 
@@ -168,7 +168,7 @@ public final class PostgresBackend: Service {
   }
 
   /// Counts with `count(*)` on the server.
-  public func count(_ query: Query) async throws -> Int {
+  @_spi(Backend) public func count(_ query: Query) async throws -> Int {
     try await count(query, on: nil)
   }
 
@@ -242,7 +242,7 @@ public final class PostgresBackend: Service {
 
   /// Runs `body` with a connection of its own in one `REPEATABLE READ, READ ONLY` transaction,
   /// whose state is fixed by a first statement before `body` starts.
-  public func withSnapshot<R>(_ body: (any StorageSnapshot) async throws -> R) async throws -> R {
+  @_spi(Backend) public func withSnapshot<R>(_ body: (any StorageSnapshot) async throws -> R) async throws -> R {
     try checkOpen()
     do {
       return try await pool.withConnection(while: "reading a snapshot", onItsEventLoop: false) { connection in

@@ -15,7 +15,7 @@ extension SQLiteBackend {
   /// A bulk insert's rows are made one at a time, each bound, written and dropped before the
   /// next is made.
   @discardableResult
-  public func apply(_ changes: ChangeSet) async throws -> ChangeSummary {
+  @_spi(Backend) public func apply(_ changes: ChangeSet) async throws -> ChangeSummary {
     if changes.isEmpty {
       try checkOpen()
       return ChangeSummary()

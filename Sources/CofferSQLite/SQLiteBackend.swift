@@ -21,7 +21,7 @@ public final class SQLiteBackend {
   public let name: String
   /// Reopenable, durable (unless `synchronous=off`), multi-process, atomic across entities, evolving,
   /// migrating.
-  public let capabilities: BackendCapabilities
+  @_spi(Backend) public let capabilities: BackendCapabilities
   /// How the store was opened.
   public let configuration: Configuration
   /// The database file's path.
@@ -170,7 +170,7 @@ public final class SQLiteBackend {
   /// A query whose ties are put in order after reading (its last sort key is descending) is
   /// fetched whole first.
   /// A lookup by id (see ``Query/lookedUpIDs(in:)``) steps one cached statement per id.
-  public func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
+  @_spi(Backend) public func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
     try read(query, on: nil, visit)
   }
 
@@ -234,7 +234,7 @@ public final class SQLiteBackend {
   }
 
   /// Counts with `count(*)` on a reader.
-  public func count(_ query: Query) async throws -> Int {
+  @_spi(Backend) public func count(_ query: Query) async throws -> Int {
     try count(query, on: nil)
   }
 
@@ -252,7 +252,7 @@ public final class SQLiteBackend {
 
   /// Runs `body` on a reader of its own inside one read transaction, begun (and its state
   /// fixed) before `body` starts and ended when it returns.
-  public func withSnapshot<R>(_ body: (any StorageSnapshot) async throws -> R) async throws -> R {
+  @_spi(Backend) public func withSnapshot<R>(_ body: (any StorageSnapshot) async throws -> R) async throws -> R {
     let reader = try readers.checkOut()
     defer { readers.checkIn(reader) }
     // The first read of a transaction fixes the state it sees: read now, not at the first query.

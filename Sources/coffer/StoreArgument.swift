@@ -1,5 +1,5 @@
 import ArgumentParser
-import Coffer
+@_spi(Backend) import Coffer
 import CofferStores
 import Foundation
 

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 import CofferConformance
 import CofferMemory
 import CofferStores

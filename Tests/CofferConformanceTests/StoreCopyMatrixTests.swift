@@ -1,5 +1,5 @@
 @_spi(Backend) import Coffer
-import CofferConformance
+@_spi(Backend) import CofferConformance
 import CofferStores
 import CofferTestSupport
 import Foundation

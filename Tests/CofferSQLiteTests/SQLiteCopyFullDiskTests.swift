@@ -1,6 +1,6 @@
 @_spi(Backend) import Coffer
 import CofferChildProcess
-import CofferConformance
+@_spi(Backend) import CofferConformance
 import CofferStores
 import CofferTestSupport
 import Foundation

@@ -110,7 +110,7 @@ enum QueryModelBenchmark {
       var loaded: [(parent: BenchThread, children: [ChatMessage])] = []
       let cofferPage = try await Measure.median(repetitions: repetitions) {
         loaded = try await store.query(BenchThread.self).filter(\.id == thread)
-          .including(\ChatMessage.threadID, sort: [Sort("date", ascending: false)], limit: 50).fetch()
+          .including(\ChatMessage.threadID, limit: 50) { $0.sort(\.date, .descending) }.fetch()
       }
       guard loaded.count == 1, loaded[0].children.map(\.id) == expectedPage.map(\.id) else {
         throw BenchError("\(engine): the thread's page differs")

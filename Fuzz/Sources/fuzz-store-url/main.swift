@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 import FuzzDriver
 
 /// Parses the input as a store URL: any text must give a `StoreURL` or a `CofferError`, never a

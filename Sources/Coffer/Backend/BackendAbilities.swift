@@ -24,7 +24,7 @@
 /// A read-only view of one committed state of a store, valid inside
 /// ``SnapshotReading/withSnapshot(_:)``. Its reads have the guarantees of
 /// ``StorageBackend/read(_:_:)`` and ``StorageBackend/count(_:)``, all on the same state.
-public protocol StorageSnapshot: Sendable {
+@_spi(Backend) public protocol StorageSnapshot: Sendable {
   /// Reads the rows a query selects, as ``StorageBackend/read(_:_:)`` does.
   func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws
   /// Counts the rows a query's filter selects, as ``StorageBackend/count(_:)`` does.

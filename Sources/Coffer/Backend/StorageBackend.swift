@@ -251,7 +251,7 @@ extension Query {
 /// share it, … — for the store and the conformance suite, which skips checks that need what a
 /// backend lacks. What a backend can do beyond ``StorageBackend``'s requirements is not a
 /// capability but a protocol it adopts (``SnapshotReading`` and the others).
-public struct BackendCapabilities: OptionSet, Sendable, Hashable {
+@_spi(Backend) public struct BackendCapabilities: OptionSet, Sendable, Hashable {
   /// The raw bits.
   public let rawValue: Int
   /// A capability from raw bits.

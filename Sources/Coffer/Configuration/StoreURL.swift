@@ -15,7 +15,7 @@ import Foundation
 /// File paths may also be relative: `sqlite:app.sqlite`. Write a space or another reserved
 /// character in a path percent-encoded (`%20`); ``path`` holds it decoded. A password in a URL
 /// is accepted but never kept in ``description`` or error messages; prefer the environment.
-public struct StoreURL: Sendable, Hashable, CustomStringConvertible, CustomReflectable {
+@_spi(Backend) public struct StoreURL: Sendable, Hashable, CustomStringConvertible, CustomReflectable {
   /// The backend's scheme, lowercased: `memory`, `sqlite`, …
   public let scheme: String
   /// The user, for network stores.

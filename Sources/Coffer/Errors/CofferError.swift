@@ -164,7 +164,7 @@ public struct CofferError: Error, Sendable, CustomStringConvertible {
 
   /// Makes an error about the record with a stored id, keeping both its rendering (``id``)
   /// and the value (``idValue``).
-  public init(
+  @_spi(Backend) public init(
     _ code: Code, _ message: String, store: String? = nil, entity: String? = nil, id: Value,
     field: String? = nil, path: String? = nil, underlying: (any Error & Sendable)? = nil
   ) {

@@ -74,7 +74,7 @@ public struct Aggregation: Sendable, Hashable {
   /// The entity, the filter selecting the rows, and the layout (set by
   /// the store's aggregation check). Sort, offset and limit are not
   /// part of an aggregate: every row the filter selects counts.
-  public var query: Query
+  @_spi(Backend) public var query: Query
   /// What to compute.
   public var function: Function
   /// The field whose values form the groups, or `nil` for one result over every selected row.

@@ -4,7 +4,7 @@
 /// then updating it in the same batch is fine. If any operation fails — a duplicate insert, an
 /// update of a missing id, a unique-index violation — nothing in the batch is applied and the
 /// error names the entity, id and field.
-public struct ChangeSet: Sendable, Hashable {
+@_spi(Backend) public struct ChangeSet: Sendable, Hashable {
   /// One operation of a batch.
   public enum Operation: Sendable, Hashable {
     /// Add a row; fails with ``CofferError/Code/duplicateID`` if its id is stored.

@@ -2,7 +2,7 @@
 /// which slice (``offset``, ``limit``). The untyped form a ``StorageBackend`` receives.
 ///
 /// The order is always total: after the ``sort`` keys, rows are ordered by id ascending.
-public struct Query: Sendable, Hashable {
+@_spi(Backend) public struct Query: Sendable, Hashable {
   /// The entity's name.
   public var entity: String
   /// Which rows.

@@ -8,7 +8,7 @@
 /// A backend may ask for the same position more than once (it retried its transaction, or
 /// applies a batch to two copies of its tables), so making a row must have no side effect.
 /// Two sources are equal only when they are the same source.
-public final class RowSource: Sendable, Hashable {
+@_spi(Backend) public final class RowSource: Sendable, Hashable {
   /// How many rows there are.
   public let count: Int
   private let make: @Sendable (Int) throws -> Row

@@ -146,33 +146,6 @@ extension StoreQuery {
 }
 
 extension StoreQuery {
-  /// Also fetches, for each value, the `Child` values whose `reference` holds its id (see
-  /// ``IncludingQuery``).
-  ///
-  /// - Parameters:
-  ///   - reference: the children's key path to a parent's id.
-  ///   - sort: the children's order within each parent; by id when empty.
-  ///   - limit: at most this many children per parent; all when `nil`.
-  public func including<Child: KeyPathStorable>(
-    _ reference: KeyPath<Child, T.ID>, sort: [Sort] = [], limit: Int? = nil
-  ) -> IncludingQuery<T, Child> {
-    IncludingQuery(
-      parents: self, field: Child.storedFieldName(for: reference) ?? "", sort: sort, limit: limit,
-      error: Child.storedFieldName(for: reference) == nil ? Child.notStored(reference) : nil)
-  }
-
-  /// Also fetches, for each value, the `Child` values whose optional `reference` holds its id
-  /// (see ``IncludingQuery``); children whose reference is nil belong to no parent.
-  public func including<Child: KeyPathStorable>(
-    _ reference: KeyPath<Child, T.ID?>, sort: [Sort] = [], limit: Int? = nil
-  ) -> IncludingQuery<T, Child> {
-    IncludingQuery(
-      parents: self, field: Child.storedFieldName(for: reference) ?? "", sort: sort, limit: limit,
-      error: Child.storedFieldName(for: reference) == nil ? Child.notStored(reference) : nil)
-  }
-}
-
-extension StoreQuery {
   /// Also fetches, for each value, the `Child` values whose `reference` holds its id, read by
   /// the children's query that `children` shapes with key paths: its sort orders each parent's
   /// children and its filter chooses which are read (see ``IncludingQuery``).
@@ -191,7 +164,7 @@ extension StoreQuery {
   ///   - children: shapes the children's query: its filter and sort apply.
   public func including<Child: KeyPathStorable>(
     _ reference: KeyPath<Child, T.ID>, limit: Int? = nil,
-    _ children: (StoreQuery<Child>) -> StoreQuery<Child>
+    _ children: (StoreQuery<Child>) -> StoreQuery<Child> = { $0 }
   ) -> IncludingQuery<T, Child> {
     shapedIncluding(reference, limit: limit, children)
   }
@@ -200,7 +173,7 @@ extension StoreQuery {
   /// parent.
   public func including<Child: KeyPathStorable>(
     _ reference: KeyPath<Child, T.ID?>, limit: Int? = nil,
-    _ children: (StoreQuery<Child>) -> StoreQuery<Child>
+    _ children: (StoreQuery<Child>) -> StoreQuery<Child> = { $0 }
   ) -> IncludingQuery<T, Child> {
     shapedIncluding(reference, limit: limit, children)
   }

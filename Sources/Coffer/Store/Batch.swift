@@ -9,7 +9,7 @@
 /// ```
 public struct Batch: Sendable {
   /// The operations collected so far.
-  public private(set) var changes = ChangeSet()
+  @_spi(Backend) public private(set) var changes = ChangeSet()
   /// The codecs of the types the batch may use, by type.
   var codecs: [ObjectIdentifier: any CodecBoxing]
   /// Types first met in this batch: their codecs were made here, and the store prepares their

@@ -29,18 +29,25 @@ extension Store {
     if values.isEmpty { return }
     let codec = try await codec(for: T.self)
     let schema = codec.schema
-    let rows = RowSource(count: values.count) { position in
+    try await insertRows(count: values.count, into: schema) { position in
       try QueryValidator.validate(try codec.encode(values[position]), schema: schema)
     }
+  }
+
+  /// Inserts the rows `make` gives for positions `0 ..< count` as one batch: the body of
+  /// ``insert(_:)-([T])`` past its generic encoding.
+  @usableFromInline
+  func insertRows(count: Int, into schema: EntitySchema, _ make: @Sendable @escaping (Int) throws -> Row)
+    async throws
+  {
+    let changes = ChangeSet(
+      [.insertMany(entity: schema.name, rows: RowSource(count: count, make))], layouts: schema.layouts)
     if try await keepsReferences(schema.name) {
-      try await apply(ChangeSet([.insertMany(entity: schema.name, rows: rows)], layouts: schema.layouts))
+      try await apply(changes)
       return
     }
     _ = try await logged(operations: 1, entity: schema.name) {
-      try await rethrowing {
-        try await backendApply(
-          ChangeSet([.insertMany(entity: schema.name, rows: rows)], layouts: schema.layouts))
-      }
+      try await rethrowing { try await backendApply(changes) }
     }
     notifyObservers(ofChangesTo: schema.name)
   }
@@ -94,11 +101,7 @@ extension Store {
   public func get<T: Storable>(_ type: T.Type, id: T.ID) async throws -> T? {
     let codec = try await codec(for: type)
     var value: T?
-    try await readInTurn(.get, codec.schema.name) {
-      try await backendRead(Query(lookingUp: id.storedValue, in: codec.schema)) {
-        value = try codec.decode($0)
-      }
-    }
+    try await readRows(ids: [id.storedValue], in: codec.schema) { value = try codec.decode($0) }
     return value
   }
 
@@ -115,20 +118,17 @@ extension Store {
     let codec = try await codec(for: type)
     if ids.isEmpty { return [] }
     let stored = ids.map(\.storedValue)
-    let query = Query(lookingUp: stored, in: codec.schema)
     if stored.count == 1 {
       var values: [T] = []
-      try await readInTurn(.get, codec.schema.name) {
-        try await backendRead(query) { values.append(try codec.decode($0)) }
-      }
+      try await readRows(ids: stored, in: codec.schema) { values.append(try codec.decode($0)) }
       return values
     }
     // Rows come in id order: decode each as it is read, then put them in the order asked.
     let idPosition = codec.schema.idPosition
     var byID: [Value: T] = [:]
     byID.reserveCapacity(stored.count)
-    try await readInTurn(.get, codec.schema.name) {
-      try await backendRead(query) { byID[try $0.value(at: idPosition)] = try codec.decode($0) }
+    try await readRows(ids: stored, in: codec.schema) {
+      byID[try $0.value(at: idPosition)] = try codec.decode($0)
     }
     return stored.compactMap { byID[$0] }
   }

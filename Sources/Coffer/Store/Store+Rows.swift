@@ -13,7 +13,7 @@ extension Store {
   /// - Throws: ``CofferError/Code/unknownEntity``, ``CofferError/Code/invalidValue``,
   ///   ``CofferError/Code/invalidQuery``, or the backend's error (nothing applied).
   @discardableResult
-  public func apply(_ changes: ChangeSet) async throws -> ChangeSummary {
+  @_spi(Backend) public func apply(_ changes: ChangeSet) async throws -> ChangeSummary {
     try await apply(changes, preconditionsChecked: false)
   }
 
@@ -134,14 +134,14 @@ extension Store {
   }
 
   /// The rows a query selects, after checking it against the prepared schema.
-  public func fetchRows(_ query: Query) async throws -> [Row] {
+  @_spi(Backend) public func fetchRows(_ query: Query) async throws -> [Row] {
     let schema = try preparedSchema(query.entity)
     let checked = try rethrowing { try QueryValidator.validate(query, schema: schema) }
     return try await readInTurn(.fetch, checked.entity) { try await backend.fetch(checked) }
   }
 
   /// The number of rows a query selects, after checking it against the prepared schema.
-  public func countRows(_ query: Query) async throws -> Int {
+  @_spi(Backend) public func countRows(_ query: Query) async throws -> Int {
     let schema = try preparedSchema(query.entity)
     let checked = try rethrowing { try QueryValidator.validate(query, schema: schema) }
     return try await countChecked(checked)
@@ -159,7 +159,7 @@ extension Store {
   }
 
   /// The rows of an entity with the given ids, in order, skipping missing ones.
-  public func getRows(entity: String, ids: [Value]) async throws -> [Row] {
+  @_spi(Backend) public func getRows(entity: String, ids: [Value]) async throws -> [Row] {
     let schema = try preparedSchema(entity)
     let checked = try rethrowing { try ids.map { try QueryValidator.validate(id: $0, schema: schema) } }
     return try await readInTurn(.get, entity) { try await backend.get(entity: schema, ids: checked) }

@@ -67,17 +67,21 @@ public final class Store: Sendable {
   }
 
   /// The backend's name, for the typed paths, which are inlinable and so reach the backend
-  /// (an SPI type) only through these three.
+  /// and the row-level types (SPI) only through the members below that say so.
   @usableFromInline var backendName: String { backend.name }
 
-  /// The backend's ``StorageBackend/read(_:_:)``.
-  @usableFromInline func backendRead(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws
+  /// Reads the rows of the given ids from the backend, in id order, in the store's read turn:
+  /// for the inlinable typed reads by id, which decode in `visit`.
+  @usableFromInline
+  func readRows(ids: [Value], in schema: EntitySchema, _ visit: (any StoredFields) throws -> Void)
+    async throws
   {
-    try await backend.read(query, visit)
+    let query = ids.count == 1 ? Query(lookingUp: ids[0], in: schema) : Query(lookingUp: ids, in: schema)
+    try await readInTurn(.get, schema.name) { try await backend.read(query, visit) }
   }
 
   /// The backend's ``StorageBackend/apply(_:)``.
-  @usableFromInline func backendApply(_ changes: ChangeSet) async throws -> ChangeSummary {
+  func backendApply(_ changes: ChangeSet) async throws -> ChangeSummary {
     try await backend.apply(changes)
   }
 

@@ -27,7 +27,7 @@ extension StoreQuery {
 extension Store {
   /// Whether a query selects at least one row, after checking it against the prepared schema:
   /// the row API's ``StoreQuery/exists()``. Reads at most one row.
-  public func hasRows(_ query: Query) async throws -> Bool {
+  @_spi(Backend) public func hasRows(_ query: Query) async throws -> Bool {
     let schema = try preparedSchema(query.entity)
     var checked = try rethrowing { try QueryValidator.validate(query, schema: schema) }
     if checked.limit == 0 { return false }

@@ -165,7 +165,7 @@ extension Store {
   /// The values of some fields of the rows a query selects, in its order, after checking it
   /// against the prepared schema: the row API's ``StoreQuery/select(fields:)``. Each row holds
   /// the values of `fields`, in that order.
-  public func fetchValues(_ query: Query, fields: [String]) async throws -> [Row] {
+  @_spi(Backend) public func fetchValues(_ query: Query, fields: [String]) async throws -> [Row] {
     let schema = try preparedSchema(query.entity)
     let checked = try rethrowing { try QueryValidator.validate(query, schema: schema) }
     let positions = try fields.map { field in

@@ -19,11 +19,11 @@ public struct StoreQuery<T: Storable>: Sendable {
   /// The store it runs on.
   public let store: Store
   /// The untyped query it stands for (entity, filter, sort, slice).
-  public internal(set) var query: Query
+  @_spi(Backend) public internal(set) var query: Query
   /// Why the query cannot run: a key path in it reads no stored field.
   @usableFromInline var keyPathError: CofferError?
   /// Where it reads when not from the store directly: a snapshot or a transaction.
-  @usableFromInline var source: QuerySource?
+  var source: QuerySource?
 
   @usableFromInline
   init(store: Store) {
@@ -72,7 +72,6 @@ public struct StoreQuery<T: Storable>: Sendable {
   ///
   /// - Throws: ``CofferError/Code/invalidQuery`` for a key path that reads no stored field, a
   ///   field the schema does not have, or a value of the wrong kind.
-  @usableFromInline
   func validated(for codec: RowCodec<T>) throws -> Query {
     try store.rethrowing {
       if let keyPathError { throw keyPathError }
@@ -81,7 +80,7 @@ public struct StoreQuery<T: Storable>: Sendable {
   }
 
   /// The most room ``fetch()`` reserves up front for a query with a limit.
-  @usableFromInline static var reservedAtMost: Int { 1_024 }
+  static var reservedAtMost: Int { 1_024 }
 
   /// Runs the query.
   ///
@@ -92,17 +91,27 @@ public struct StoreQuery<T: Storable>: Sendable {
   @inlinable
   public func fetch() async throws -> [T] {
     let codec = try await store.codec(for: T.self)
-    let checked = try validated(for: codec)
     var values: [T] = []
-    // A page (a limit) gets its room at once rather than growing through every power of two.
-    if let limit = checked.limit, limit > 0 { values.reserveCapacity(Swift.min(limit, Self.reservedAtMost)) }
-    try await read(checked) { values.append(try codec.decode($0)) }
+    try await read(validating: codec, reserve: { values.reserveCapacity($0) }) {
+      values.append(try codec.decode($0))
+    }
     return values
+  }
+
+  /// Checks the query against the codec's schema, then reads its rows into `visit`: the body
+  /// of ``fetch()`` past its generic decoding. A page (a limit) gets its room at once through
+  /// `reserve` rather than growing through every power of two.
+  @usableFromInline
+  func read(
+    validating codec: RowCodec<T>, reserve: (Int) -> Void, _ visit: (any StoredFields) throws -> Void
+  ) async throws {
+    let checked = try validated(for: codec)
+    if let limit = checked.limit, limit > 0 { reserve(Swift.min(limit, Self.reservedAtMost)) }
+    try await read(checked, visit)
   }
 
   /// Reads a checked query's rows from where this query reads: the store, a snapshot, or the
   /// store for a transaction, which remembers them.
-  @usableFromInline
   func read(_ checked: Query, _ visit: (any StoredFields) throws -> Void) async throws {
     try await store.readInTurn(.fetch, checked.entity) {
       switch source {

@@ -70,7 +70,7 @@ extension Store {
 }
 
 /// Where a ``StoreQuery`` reads when it is not the store itself.
-@usableFromInline enum QuerySource: Sendable {
+enum QuerySource: Sendable {
   /// A snapshot's one state.
   case snapshot(any StorageSnapshot)
   /// The store, remembering what was read for the transaction's preconditions.
