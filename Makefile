@@ -138,6 +138,9 @@ docs-catalog:
 	  -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$(CURDIR)/$(DOCS_SYMBOLS)" \
 	  -Xswiftc -emit-extension-block-symbols -Xswiftc -symbol-graph-skip-synthesized-members \
 	  -Xswiftc -include-spi-symbols
+	@# Only Coffer's own graphs: the dependencies' (swift-log, swift-metrics, Tracing) are not
+	@# this catalog's to check, and their articles' links do not resolve here.
+	@find $(DOCS_SYMBOLS) -name '*.symbols.json' ! -name 'Coffer.symbols.json' ! -name 'Coffer@*.symbols.json' -delete
 	$(DOCC) convert Sources/Coffer/Coffer.docc --additional-symbol-graph-dir $(DOCS_SYMBOLS) \
 	  --fallback-display-name Coffer --fallback-bundle-identifier org.coffer.Coffer \
 	  --output-path $(DOCS_ARCHIVE) --warnings-as-errors

@@ -1,6 +1,6 @@
 @_spi(Backend) import Coffer
 import CofferChildProcess
-import CofferPostgres
+@_spi(Backend) import CofferPostgres
 import CofferTestSupport
 import Foundation
 import Testing

@@ -1,5 +1,5 @@
 @_spi(Backend) import Coffer
-import CofferPostgres
+@_spi(Backend) import CofferPostgres
 import Foundation
 import Testing
 

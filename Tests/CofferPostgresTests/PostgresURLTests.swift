@@ -3,7 +3,7 @@ import CofferStores
 import Foundation
 import Testing
 
-@testable import CofferPostgres
+@_spi(Backend) @testable import CofferPostgres
 
 /// What a `postgres://` URL says, and the `invalidURL` errors for what it must not say. No
 /// server needed.
