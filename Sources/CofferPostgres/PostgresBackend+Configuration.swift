@@ -81,6 +81,10 @@ extension PostgresBackend {
     public var connectTimeout: Duration
     /// The server's `statement_timeout` for every statement, or `nil` for the server's own.
     public var statementTimeout: Duration?
+    /// Whether every statement's shape and the time until the server answered it are logged at
+    /// `info` to the backend's logger — never a value: values are bound parameters. For finding
+    /// slow queries. Default `false`.
+    public var logStatements = false
 
     /// A configuration for a server; everything but the address has a default. Set ``hosts`` to
     /// name more servers.
@@ -101,7 +105,9 @@ extension PostgresBackend {
     }
 
     /// The options a `postgres://` URL may carry.
-    static let options: Set<String> = ["schema", "pool", "tls", "connectTimeout", "statementTimeout"]
+    static let options: Set<String> = [
+      "schema", "pool", "tls", "connectTimeout", "statementTimeout", "logStatements",
+    ]
 
     /// The configuration a `postgres://` or `postgresql://` URL describes.
     ///
@@ -112,7 +118,7 @@ extension PostgresBackend {
         CofferError(
           .invalidURL,
           "'\(url)': \(why). Write postgres://USER@HOST:PORT[,HOST:PORT…]/DATABASE?schema=NAME&pool=N&tls=disable|prefer|require"
-            + "&connectTimeout=SECONDS&statementTimeout=SECONDS.",
+            + "&connectTimeout=SECONDS&statementTimeout=SECONDS&logStatements=on|off.",
           store: url.description)
       }
       guard ["postgres", "postgresql"].contains(url.scheme) else {
@@ -162,6 +168,12 @@ extension PostgresBackend {
           throw invalid("statementTimeout must be a number of seconds from 0 to 86400, not '\(text)'")
         }
         statementTimeout = seconds == 0 ? nil : .milliseconds(Int64((seconds * 1000).rounded(.up)))
+      }
+      if let text = url.option("logStatements") {
+        guard let on = StatementLog.switchValue(text) else {
+          throw invalid("logStatements must be on or off, not '\(text)'")
+        }
+        logStatements = on
       }
     }
 

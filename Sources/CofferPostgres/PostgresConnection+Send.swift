@@ -16,6 +16,9 @@ extension PostgresConnection {
   @discardableResult
   func send(_ query: PostgresQuery, logger: Logger = .disabled) async throws -> PostgresRowSequence {
     guard !isClosed else { throw ChannelError.ioOnClosedChannel }
+    guard let log = StatementLog.current else { return try await self.query(query, logger: logger) }
+    let started = ContinuousClock.now
+    defer { log.record(query.sql, since: started) }
     return try await self.query(query, logger: logger)
   }
 
@@ -24,6 +27,9 @@ extension PostgresConnection {
     -> AsyncThrowingMapSequence<PostgresRowSequence, Statement.Row>
   {
     guard !isClosed else { throw ChannelError.ioOnClosedChannel }
+    guard let log = StatementLog.current else { return try await execute(statement, logger: logger) }
+    let started = ContinuousClock.now
+    defer { log.record(Statement.sql, since: started) }
     return try await execute(statement, logger: logger)
   }
 
@@ -31,6 +37,9 @@ extension PostgresConnection {
   /// connection has closed (see ``send(_:logger:)``).
   func sendCountingRows(_ query: PostgresQuery, logger: Logger = .disabled) async throws -> Int {
     guard !isClosed else { throw ChannelError.ioOnClosedChannel }
+    let log = StatementLog.current
+    let started = log == nil ? nil : ContinuousClock.now
+    defer { if let log, let started { log.record(query.sql, since: started) } }
     return try await self.query(query, logger: logger) { _ in }.get().rows ?? 0
   }
 }

@@ -39,6 +39,10 @@ final class PostgresConnectionPool: Sendable {
   private let executors = LockedState<[ObjectIdentifier: EventLoopExecutor]>([:])
   /// The connection settings for each of ``hosts``, in the same order.
   let connectionConfigurations: [PostgresConnection.Configuration]
+  /// Where the statements sent on the pool's connections are logged (`logStatements=on`).
+  let statementLog: StatementLog?
+  /// The pool's gauges and wait times, when a metrics backend is bootstrapped.
+  let metrics: ConnectionPoolMetrics?
 
   /// The TLS context of every pool in the process, made on first use. Making one reads and parses
   /// the system's whole CA bundle: with one per store, that was 13 % of the CPU time of the
@@ -53,6 +57,9 @@ final class PostgresConnectionPool: Sendable {
     self.failure = failure
     self.logger = logger
     self.hosts = failure.hosts
+    self.statementLog = configuration.logStatements ? StatementLog(logger: logger) : nil
+    self.metrics = ConnectionPoolMetrics.current(
+      system: "postgresql", pool: failure.store, maximum: configuration.poolSize)
     let tls: PostgresConnection.Configuration.TLS
     switch configuration.tls {
     case .disable:
@@ -97,17 +104,23 @@ final class PostgresConnectionPool: Sendable {
   func withConnection<R>(
     while action: String, onItsEventLoop: Bool = true, _ body: (PostgresConnection) async throws -> R
   ) async throws -> R {
+    let started = metrics == nil ? nil : ContinuousClock.now
     let connection = try await lease(while: action)
+    if let started, let metrics {
+      metrics.recordWait(since: started)
+      recordCounts(metrics)
+    }
+    defer { if let metrics { recordCounts(metrics) } }
     do {
       let result: R
       if onItsEventLoop {
         // On the connection's event loop thread: no hop between the loop and the Swift
         // concurrency pool at every await of the query.
         result = try await withTaskExecutorPreference(executor(for: connection.eventLoop)) {
-          try await body(connection)
+          try await logged { try await body(connection) }
         }
       } else {
-        result = try await body(connection)
+        result = try await logged { try await body(connection) }
       }
       release(connection, broken: false)
       return result
@@ -138,6 +151,18 @@ final class PostgresConnectionPool: Sendable {
       executors[key] = executor
       return executor
     }
+  }
+
+  /// Runs `body` with the pool's statement log bound to the task, when it logs statements.
+  private func logged<R>(_ body: () async throws -> R) async throws -> R {
+    guard let statementLog else { return try await body() }
+    return try await StatementLog.$current.withValue(statementLog) { try await body() }
+  }
+
+  /// Records the pool's open, idle and waiting counts.
+  private func recordCounts(_ metrics: ConnectionPoolMetrics) {
+    let (idle, open, pending) = state.withLock { ($0.idle.count, $0.open, $0.waiters.count) }
+    metrics.record(idle: idle, used: max(0, open - idle), pending: pending)
   }
 
   /// A connection: an idle one, a new one when fewer than the pool's size are open, or the

@@ -16,7 +16,7 @@ extension BackendRegistry {
           scheme: scheme,
           forms: [
             "\(scheme)://USER@HOST:5432[,HOST:PORT…]/DATABASE?schema=NAME&pool=N&tls=disable|prefer|require"
-              + "&connectTimeout=SECONDS&statementTimeout=SECONDS"
+              + "&connectTimeout=SECONDS&statementTimeout=SECONDS&logStatements=on|off"
           ],
           open: { url, logger in
             try await PostgresBackend(

@@ -18,7 +18,7 @@ extension SQLiteBackend {
   }
 
   /// How an SQLite store is opened. Every setting can also be given in the store URL:
-  /// `sqlite:///path/db.sqlite?busyTimeout=5000&synchronous=full&readers=4`.
+  /// `sqlite:///path/db.sqlite?busyTimeout=5000&synchronous=full&readers=4&logStatements=on`.
   public struct Configuration: Sendable, Hashable {
     /// How long, in milliseconds, a connection waits for a lock held by another connection or
     /// process before failing with ``Coffer/CofferError/Code/locked``. Default 5000.
@@ -29,12 +29,19 @@ extension SQLiteBackend {
     /// without waiting for it. More readers are opened when more queries run at once; only this
     /// many are kept. Default 4.
     public var readers: Int
+    /// Whether every statement's shape and duration is logged at `info` to the backend's
+    /// logger — never a value: values are bound parameters. For finding slow queries.
+    /// Default `false`.
+    public var logStatements: Bool
 
     /// A configuration; the defaults are durable and suit most apps.
-    public init(busyTimeout: Int = 5000, synchronous: Synchronous = .full, readers: Int = 4) {
+    public init(
+      busyTimeout: Int = 5000, synchronous: Synchronous = .full, readers: Int = 4, logStatements: Bool = false
+    ) {
       self.busyTimeout = busyTimeout
       self.synchronous = synchronous
       self.readers = readers
+      self.logStatements = logStatements
     }
   }
 }

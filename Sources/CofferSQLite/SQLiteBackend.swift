@@ -76,12 +76,15 @@ public final class SQLiteBackend {
     let catalogCache = SQLiteCatalogCache()
     let connection = try SQLiteConnection(
       path: path, storeName: name, configuration: configuration, catalogCache: catalogCache)
+    let statementLog = configuration.logStatements ? StatementLog(logger: self.logger) : nil
+    if let statementLog { connection.logStatements(to: statementLog) }
     try Self.configureWriter(connection, configuration)
     self.writer = LockedState(connection)
     self.blocking = BlockingQueue(label: "coffer.sqlite.writer")
     let opener: @Sendable () throws -> SQLiteConnection = {
       let reader = try SQLiteConnection(
         path: path, storeName: name, configuration: configuration, catalogCache: catalogCache)
+      if let statementLog { reader.logStatements(to: statementLog) }
       try reader.execute("PRAGMA query_only = ON")
       return reader
     }

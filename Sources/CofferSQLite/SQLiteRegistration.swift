@@ -2,13 +2,16 @@
 
 extension BackendRegistry {
   /// Registers the `sqlite:` scheme: `sqlite:///absolute/path/db.sqlite`, or a relative
-  /// `sqlite:db.sqlite`, with options `busyTimeout=MS`, `synchronous=off|normal|full|extra` and
-  /// `readers=N` (see ``SQLiteBackend/Configuration``).
+  /// `sqlite:db.sqlite`, with options `busyTimeout=MS`, `synchronous=off|normal|full|extra`,
+  /// `readers=N` and `logStatements=on|off` (see ``SQLiteBackend/Configuration``).
   public mutating func registerSQLite() {
     register(
       Entry(
         scheme: "sqlite",
-        forms: ["sqlite:///path/db.sqlite?busyTimeout=MS&synchronous=off|normal|full|extra&readers=N"],
+        forms: [
+          "sqlite:///path/db.sqlite?busyTimeout=MS&synchronous=off|normal|full|extra&readers=N"
+            + "&logStatements=on|off"
+        ],
         open: { url, logger in
           try SQLiteBackend(
             path: try SQLiteBackend.path(from: url),
@@ -36,7 +39,7 @@ extension SQLiteBackend {
 
   /// The configuration an `sqlite:` URL's options describe.
   static func configuration(from url: StoreURL) throws -> Configuration {
-    try url.checkOptions(allowed: ["busyTimeout", "synchronous", "readers"])
+    try url.checkOptions(allowed: ["busyTimeout", "synchronous", "readers", "logStatements"])
     var configuration = Configuration()
     if let text = url.option("busyTimeout") {
       guard let milliseconds = Int(text), (0...3_600_000).contains(milliseconds) else {
@@ -62,6 +65,13 @@ extension SQLiteBackend {
           store: url.description)
       }
       configuration.readers = count
+    }
+    if let text = url.option("logStatements") {
+      guard let on = StatementLog.switchValue(text) else {
+        throw CofferError(
+          .invalidURL, "'\(url)': logStatements must be on or off, not '\(text)'.", store: url.description)
+      }
+      configuration.logStatements = on
     }
     return configuration
   }
