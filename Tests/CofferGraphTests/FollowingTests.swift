@@ -1,11 +1,13 @@
-import Coffer
+@_spi(Backend) import Coffer
 import CofferStores
+import CofferTestSupport
 import Foundation
 import Testing
 
-/// The stores a following graph is tested on: those that record a change feed, each opened
-/// twice — once for the graph, once for the commits made elsewhere.
-let followedStoreKinds = ["memory", "sqlite", "lmdb"]
+/// The stores a following graph is tested on: those that record a change feed and can be
+/// opened twice — once for the graph, once for the commits made elsewhere (PostgreSQL when a
+/// test server is given).
+let followedStoreKinds = ["memory", "sqlite", "lmdb"] + TestServers.storeURLs
 
 /// Runs `body` with two stores on the same new data, the feed on: the graph's and another.
 func withFollowedStore(
@@ -14,13 +16,21 @@ func withFollowedStore(
   let path = NSTemporaryDirectory() + "coffer-graph-follow-" + UUID().uuidString
   try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
   defer { try? FileManager.default.removeItem(atPath: path) }
-  let url =
-    switch kind {
-    case "memory": "memory:follow-\(UUID().uuidString)?changes=on"
-    case "sqlite": "sqlite://\(path)/store.sqlite?changes=on"
-    default: "lmdb://\(path)/store?changes=on"
-    }
   let registry = BackendRegistry.makeBuiltIn()
+  var scratch: (StoreURL, BackendRegistry.Entry)?
+  let url: String
+  switch kind {
+  case "memory": url = "memory:follow-\(UUID().uuidString)?changes=on"
+  case "sqlite": url = "sqlite://\(path)/store.sqlite?changes=on"
+  case "lmdb": url = "lmdb://\(path)/store?changes=on"
+  default:
+    // A server's URL: a scratch store of its own, removed afterwards.
+    let base = try StoreURL(kind)
+    let entry = try registry.entry(for: base)
+    let place = entry.scratchURL(base, path, "follow-" + UUID().uuidString)
+    scratch = (place, entry)
+    url = place.description + (place.description.contains("?") ? "&" : "?") + "changes=on"
+  }
   let store = try await Store.open(url: url, registry: registry)
   let elsewhere = try await Store.open(url: url, registry: registry)
   do {
@@ -30,10 +40,12 @@ func withFollowedStore(
   } catch {
     try? await elsewhere.close()
     try? await store.close()
+    if let (place, entry) = scratch { await entry.removeScratch?(place) }
     throw error
   }
   try await elsewhere.close()
   try await store.close()
+  if let (place, entry) = scratch { await entry.removeScratch?(place) }
 }
 
 /// Waits up to 30 s for `condition`, checking every 5 ms.
