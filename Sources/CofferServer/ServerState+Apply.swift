@@ -75,7 +75,7 @@ extension ServerState {
     let references = request.references ?? .enforce
     var digest = ""
     if let key {
-      digest = Self.digest(call.body, references: references)
+      digest = try Self.digest(request, references: references)
       if let replay = try await replay(key: key, digest: digest, call) { return try json(replay) }
       let keySchema = try await idempotencySchema(call.store)
       operations.insert(
@@ -240,11 +240,14 @@ extension ServerState {
     "\(UInt(bitPattern: ObjectIdentifier(store).hashValue)):\(key)"
   }
 
-  /// A digest of a batch's body (FNV-1a, 64 bits): tells a retry from another batch under the
-  /// same key.
-  static func digest(_ body: ByteBuffer, references: WireReferences) -> String {
+  /// A digest of a batch (FNV-1a, 64 bits, over its JSON with sorted keys, so a client that
+  /// encodes the same batch again gets the same digest): tells a retry from another batch sent
+  /// under the same key.
+  static func digest(_ batch: WireBatch, references: WireReferences) throws -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
     var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-    for byte in body.readableBytesView {
+    for byte in try encoder.encode(batch) {
       hash ^= UInt64(byte)
       hash = hash &* 0x100_0000_01b3
     }

@@ -21,7 +21,7 @@ extension ServerState {
 
   /// A sequence from a query parameter or header: a plain number or a `c1.N` position.
   static func sequence(_ text: Substring?) throws -> UInt64 {
-    guard let text, !text.isEmpty else { return 0 }
+    guard let text else { return 0 }
     if let number = UInt64(text) { return number }
     if let position = ChangePosition(String(text)) { return position.sequence }
     throw CofferError(.invalidInput, "A change position is a number or c1.NUMBER.")
@@ -69,7 +69,7 @@ extension ServerState {
       } else {
         let fields = change.fields.isEmpty ? ["id"] : change.fields
         schema = try EntitySchema(
-          name: change.entity, fields: fields.map { Field($0, .string, isOptional: true) } + [],
+          name: change.entity, fields: fields.enumerated().map { Field($1, .string, isOptional: $0 > 0) },
           idField: fields[0])
         schemas[change.entity] = schema
       }
@@ -141,7 +141,6 @@ extension ServerState {
       body: ResponseBody { writer in
         var position = start
         var quiet = ContinuousClock.now
-        try await writer.write(ByteBuffer(string: ": coffer change stream\n\n"))
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
           let batches = try await self.batches(after: position, limit: 256, call)
           if batches.isEmpty {

@@ -49,7 +49,9 @@ extension ServerState {
       (WirePath.changesStream, { try await self.changeStream($0) }),
     ]
     // Any other method on a route of the API: 405, with the methods it takes.
-    let methods: [HTTPRequest.Method] = [.get, .post, .put, .delete, .patch, .head, .options, .trace]
+    let methods: [HTTPRequest.Method] =
+      [.get, .post, .put, .delete, .patch, .head, .options, .trace]
+      + [HTTPRequest.Method("QUERY")].compactMap { $0 }
     let routes =
       [(WirePath.health, HTTPRequest.Method.get), (WirePath.store, .get)]
       + posts.map { ($0.0, HTTPRequest.Method.post) } + gets.map { ($0.0, HTTPRequest.Method.get) }
