@@ -258,5 +258,14 @@ let package = Package(
         .product(name: "HummingbirdTesting", package: "hummingbird"),
       ],
       swiftSettings: upcoming),
+    // The coffer+http client against a server started in the test process: the conformance
+    // suite over the wire, and its faults.
+    .testTarget(
+      name: "CofferRemoteTests",
+      dependencies: [
+        "Coffer", "CofferConformance", "CofferRemote", "CofferServer", "CofferStores", "CofferTestSupport",
+        "CofferWire", "coffer",
+      ],
+      swiftSettings: upcoming),
   ]
 )

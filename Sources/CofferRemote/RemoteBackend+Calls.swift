@@ -72,14 +72,15 @@ extension RemoteBackend {
         answer = try await transport.send(.POST, "/v1/apply", body: body, headers: [("Idempotency-Key", key)])
       } catch let lost as RemoteTransport.Lost {
         if case .answerLost = lost { maybeApplied = true }
-        if try await backoff.wait() { continue }
+        do {
+          if try await backoff.wait() { continue }
+        } catch {
+          if maybeApplied { throw cancelled() }
+          throw error
+        }
         throw Self.unreachable(lost, name: name, batch: maybeApplied)
       } catch is CancellationError {
-        throw CofferError(
-          .outcomeUnknown,
-          "The task sending a batch was cancelled before the server answered: the batch may or may not have "
-            + "been applied. Read the rows it changes to find out.",
-          store: name)
+        throw cancelled()
       }
       if (200..<300).contains(answer.status) {
         let summary = try Self.decode(WireSummary.self, from: answer.body, name: name)
@@ -95,6 +96,16 @@ extension RemoteBackend {
       if error.code == .unavailable, try await backoff.wait() { continue }
       throw error
     }
+  }
+
+  /// The error for a batch whose task was cancelled while it was (or may have been) with the
+  /// server.
+  func cancelled() -> CofferError {
+    CofferError(
+      .outcomeUnknown,
+      "The task sending a batch was cancelled before the server answered: the batch may or may not have "
+        + "been applied. Read the rows it changes to find out.",
+      store: name)
   }
 
   /// The error for a server that could not be reached (or whose answers were lost) for the whole

@@ -122,13 +122,23 @@ public final class RemoteBackend: Sendable {
   @_spi(Backend) public func apply(_ changes: ChangeSet) async throws -> ChangeSummary {
     try checkOpen()
     if changes.isEmpty { return ChangeSummary() }
+    let made = try Self.make(changes)
     let body: ByteBuffer
     do {
-      body = try Self.encode(WireBatch(changes, references: .expanded))
+      body = try Self.encode(WireBatch(made.changes, references: .expanded))
     } catch let error as CofferError {
       throw error.inStore(name)
     }
-    return try await sendBatch(body, key: UUID().uuidString).summary
+    do {
+      return try await sendBatch(body, key: UUID().uuidString).summary
+    } catch let error as CofferError {
+      // The batch was cut where a row source failed, and ended with an update of an absent id:
+      // failing there means every row before it was accepted, so the source's error is the batch's.
+      if let failure = made.sourceFailure, error.code == .notFound, error.idValue == failure.sentinel {
+        throw failure.error
+      }
+      throw error
+    }
   }
 
   /// Closes the connections. Later calls fail with ``Coffer/CofferError/Code/closed``; the

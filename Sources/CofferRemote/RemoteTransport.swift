@@ -125,9 +125,22 @@ final class RemoteTransport: Sendable {
     return true
   }
 
+  /// Whether ``shutdown()`` ran.
+  private let isShutDown = LockedState(false)
+
   /// Closes every connection.
   func shutdown() async {
-    try? await client.shutdown()
+    let already = isShutDown.withLock { done in
+      defer { done = true }
+      return done
+    }
+    if !already { try? await client.shutdown() }
+  }
+
+  /// A store dropped without being closed still closes its connections (the client library
+  /// requires it), in the background.
+  deinit {
+    if !isShutDown.withLock({ $0 }) { client.shutdown(queue: .global()) { _ in } }
   }
 }
 
