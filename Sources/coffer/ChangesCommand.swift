@@ -23,6 +23,8 @@ extension CofferCommand {
     @Flag(help: "Keep waiting for new batches instead of stopping at the last one.")
     var follow = false
 
+    @OptionGroup var observing: ObservingOptions
+
     func run() async throws {
       var position: ChangePosition?
       if let after {
@@ -31,7 +33,7 @@ extension CofferCommand {
         }
         position = parsed
       }
-      let store = try await StoreArgument.openExisting(url, role: "store")
+      let store = try await StoreArgument.openExisting(url, role: "store", logger: observing.logger)
       do {
         for try await batch in store.changes(after: position, follow: follow) {
           FileHandle.standardOutput.write(Data((batch.jsonLine + "\n").utf8))

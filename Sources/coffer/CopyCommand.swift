@@ -37,14 +37,17 @@ extension CofferCommand {
       guard batchSize > 0 else { throw ValidationError("--batch-size must be at least 1.") }
     }
 
+    @OptionGroup var observing: ObservingOptions
+
     func run() async throws {
-      let from = try await StoreArgument.openExisting(source, role: "source")
-      let into = try await StoreArgument.open(target, role: "target")
+      let from = try await StoreArgument.openExisting(source, role: "source", logger: observing.logger)
+      let into = try await StoreArgument.open(target, role: "target", logger: observing.logger)
       var copier = StoreCopier(from: from, to: into)
       copier.batchSize = batchSize
       copier.resume = resume
       copier.entities = entity.isEmpty ? nil : entity
-      let progress = CopyProgressDisplay(onTerminal: isatty(STDERR_FILENO) == 1)
+      let progress = CopyProgressDisplay(
+        observing.progressOnTerminal ? .bar : observing.progress == .json ? .json : .quiet)
       let report: CopyReport
       do {
         report = try await copier.run { progress.show($0) }
@@ -79,10 +82,13 @@ extension CofferCommand {
   }
 }
 
-/// The progress of a copy on standard error: a bar redrawn in place on a terminal, a plain line
-/// per entity and every few seconds otherwise.
+/// The progress of a copy on standard error: a bar redrawn in place on a terminal, a JSON object
+/// per entity and every second with `--progress json`, nothing otherwise.
 final class CopyProgressDisplay: Sendable {
-  private let onTerminal: Bool
+  /// How progress is shown.
+  enum Mode { case bar, json, quiet }
+  private let mode: Mode
+  private var onTerminal: Bool { mode == .bar }
   private struct State {
     var lastShown: ContinuousClock.Instant?
     var entity = ""
@@ -90,19 +96,20 @@ final class CopyProgressDisplay: Sendable {
   }
   private let state = LockedState(State())
 
-  init(onTerminal: Bool) { self.onTerminal = onTerminal }
+  init(_ mode: Mode) { self.mode = mode }
 
   func show(_ progress: CopyProgress) {
+    if mode == .quiet { return }
     let now = ContinuousClock.now
     let line: String? = state.withLock { state in
       let newEntity = progress.entity != state.entity
-      let interval: Duration = onTerminal ? .milliseconds(100) : .seconds(5)
+      let interval: Duration = onTerminal ? .milliseconds(100) : .seconds(1)
       let finished = progress.rowsCopied == progress.totalRows
       guard newEntity || finished || state.lastShown.map({ now - $0 >= interval }) ?? true else { return nil }
       state.entity = progress.entity
       state.lastShown = now
       if onTerminal { state.drewBar = true }
-      return Self.describe(progress, bar: onTerminal)
+      return onTerminal ? Self.describe(progress, bar: true) : ProgressLine.json(progress)
     }
     guard let line else { return }
     if onTerminal {

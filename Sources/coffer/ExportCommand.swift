@@ -27,8 +27,10 @@ extension CofferCommand {
         valueName: "FILE"))
     var output: String?
 
+    @OptionGroup var observing: ObservingOptions
+
     func run() async throws {
-      let store = try await StoreArgument.openExisting(url, role: "store")
+      let store = try await StoreArgument.openExisting(url, role: "store", logger: observing.logger)
       let digest: StoreDigest
       do {
         if let output {

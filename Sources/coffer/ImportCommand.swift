@@ -22,6 +22,8 @@ extension CofferCommand {
       help: ArgumentHelp("Read this file instead of standard input.", valueName: "FILE"))
     var input: String?
 
+    @OptionGroup var observing: ObservingOptions
+
     func run() async throws {
       let handle: FileHandle
       if let input {
@@ -34,7 +36,7 @@ extension CofferCommand {
       } else {
         handle = .standardInput
       }
-      let store = try await StoreArgument.open(url, role: "store")
+      let store = try await StoreArgument.open(url, role: "store", logger: observing.logger)
       let report: ImportReport
       do {
         report = try await store.importJSONLines(FileLines(handle: handle))

@@ -18,8 +18,10 @@ extension CofferCommand {
     @Flag(name: .long, help: "Print one JSON object instead of text.")
     var json = false
 
+    @OptionGroup var observing: ObservingOptions
+
     func run() async throws {
-      let store = try await StoreArgument.openExisting(url, role: "store")
+      let store = try await StoreArgument.openExisting(url, role: "store", logger: observing.logger)
       let inspection: StoreInspection
       do {
         inspection = try await store.inspect()

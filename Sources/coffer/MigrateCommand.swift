@@ -24,9 +24,11 @@ extension CofferCommand {
     @Flag(help: "Run the plan on a copy of the store in memory and report; change nothing.")
     var dryRun = false
 
+    @OptionGroup var observing: ObservingOptions
+
     func run() async throws {
       let plan = try readPlan()
-      let store = try await StoreArgument.openExisting(url, role: "store")
+      let store = try await StoreArgument.openExisting(url, role: "store", logger: observing.logger)
       let name = store.backend.name
       do {
         guard let plan else {

@@ -16,8 +16,10 @@ extension CofferCommand {
     @Argument(help: ArgumentHelp("The store to check.", valueName: "URL"))
     var url: String
 
+    @OptionGroup var observing: ObservingOptions
+
     func run() async throws {
-      let store = try await StoreArgument.openExisting(url, role: "store")
+      let store = try await StoreArgument.openExisting(url, role: "store", logger: observing.logger)
       let report: VerifyReport
       do {
         report = try await store.verify()
