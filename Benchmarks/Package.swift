@@ -19,6 +19,10 @@ let package = Package(
     .package(url: "https://github.com/vapor/fluent-sqlite-driver", exact: "4.9.0"),
     .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
+    // A real metrics backend and an in-memory tracer, for what telemetry costs a point get.
+    .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+    .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+    .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
   ],
   targets: [
     // The C libraries, reached directly: the physical limit every Coffer backend is held to.
@@ -41,6 +45,10 @@ let package = Package(
         .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "CofferMacros", package: "Coffer"),
+        .product(name: "Prometheus", package: "swift-prometheus"),
+        .product(name: "CoreMetrics", package: "swift-metrics"),
+        .product(name: "Tracing", package: "swift-distributed-tracing"),
+        .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
       ],
       swiftSettings: [
         .enableUpcomingFeature("ExistentialAny"),

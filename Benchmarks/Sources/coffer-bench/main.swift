@@ -14,7 +14,9 @@ import Foundation
 /// or `coffer-bench --cascade …` for deleting a row whose delete rules cascade (see ``CascadeBenchmark``),
 /// or `coffer-bench --changes …` for what the change feed costs writers and how fast it reads (see ``ChangesBenchmark``),
 /// or `coffer-bench --tickets …` for the second workload, issue-tracker tickets (see ``TicketBenchmark``),
-/// or `coffer-bench --readers …` for readers beside a writer, and opening a store (see ``ReadersBenchmark``).
+/// or `coffer-bench --readers …` for readers beside a writer, and opening a store (see ``ReadersBenchmark``),
+/// or `coffer-bench --telemetry-overhead …` for point gets with metrics and a tracer on (see ``TelemetryBenchmark``);
+/// `--telemetry` first bootstraps those for whatever follows.
 ///
 /// Runs the cross-system suite, the property-list suite and the row-codec comparison, prints every figure, and writes
 /// DIR/Performance.md, DIR/performance.csv and DIR/performance-ratios.svg (DIR defaults to the
@@ -122,7 +124,15 @@ func say(_ line: String) {
 }
 
 do {
-  let arguments = Array(CommandLine.arguments.dropFirst())
+  var arguments = Array(CommandLine.arguments.dropFirst())
+  if arguments.first == TelemetryBenchmark.bootstrapFlag {
+    TelemetryBenchmark.bootstrap()
+    arguments.removeFirst()
+  }
+  if arguments.first == TelemetryBenchmark.flag {
+    try await TelemetryBenchmark.run(Array(arguments.dropFirst()))
+    exit(0)
+  }
   if arguments.first == MemoryProbe.flag {
     try await MemoryProbe.child(Array(arguments.dropFirst()))
     exit(0)
