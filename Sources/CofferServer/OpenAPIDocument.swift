@@ -949,7 +949,8 @@ enum OpenAPIDocument {
          "references": {
           "enum": [
            "enforce",
-           "expanded"
+           "expanded",
+           null
           ]
          }
         },
@@ -1277,8 +1278,7 @@ enum OpenAPIDocument {
           },
           "required": [
            "through"
-          ],
-          "additionalProperties": false
+          ]
          },
          {
           "type": "object",
@@ -1291,8 +1291,7 @@ enum OpenAPIDocument {
           },
           "required": [
            "committedBefore"
-          ],
-          "additionalProperties": false
+          ]
          }
         ]
        },
@@ -2572,7 +2571,8 @@ enum OpenAPIDocument {
           "content": {
            "text/event-stream": {
             "schema": {
-             "$ref": "#/components/schemas/StreamBatch"
+             "type": "object",
+             "description": "Each event's data is a StreamBatch."
             }
            }
           }

@@ -20,7 +20,8 @@ struct ServerRouteTests {
         Fixtures.note(
           0, score: -.infinity, body: Data(), at: Date(timeIntervalSince1970: -1.000001),
           extra: Data(#"{"z":1,  "a" : [ ]}"#.utf8)),
-        Fixtures.note(1, score: .leastNonzeroMagnitude, at: Date(timeIntervalSince1970: 4_102_444_800.999999)),
+        Fixtures.note(
+          1, score: .leastNonzeroMagnitude, at: Date(timeIntervalSince1970: 4_102_444_800.999999)),
       ]
       let applied = try await client.post("/v1/apply", Fixtures.insert(rows))
       #expect(applied.status == 200, "\(applied.text)")
