@@ -4,7 +4,7 @@ import Foundation
 import PostgresNIO
 
 /// The change feed of a PostgreSQL store: its tables and statements, and its state in one
-/// handle (see <doc:ChangeFeed> and `Docs/PostgreSQL.md`).
+/// handle (see <doc:RecordingChanges> and `Docs/PostgreSQL.md`).
 ///
 /// The feed lives in two tables of the store's schema: `coffer_changes`, one row per batch
 /// (number, commit time, payload), and `coffer_change_feed`, one row with the number up to

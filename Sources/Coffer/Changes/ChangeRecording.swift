@@ -1,5 +1,5 @@
 /// A backend that keeps a change feed: every committed batch's row changes, numbered in commit
-/// order, written in the same transaction as the rows (see <doc:ChangeFeed>).
+/// order, written in the same transaction as the rows (see <doc:RecordingChanges>).
 ///
 /// The feed is off until ``startRecordingChanges(retention:)`` turns it on, and the store keeps
 /// it on from then: every handle and every process that opens the store records, so no commit
@@ -137,7 +137,7 @@ extension CofferError {
 }
 
 /// A schema editor whose store records the change feed: the rows a migration step changes are
-/// recorded, as one batch, in the step's own transaction (see <doc:ChangeFeed>).
+/// recorded, as one batch, in the step's own transaction (see <doc:RecordingChanges>).
 ///
 /// The core gathers the rows each data step rewrites, inserts or removes (``ChangeCollector``)
 /// and hands them to ``recordChanges(_:)`` before the step's transaction commits; an editor

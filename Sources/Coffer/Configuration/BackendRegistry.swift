@@ -65,7 +65,7 @@ public struct BackendRegistry: Sendable {
   /// Adds or replaces the entry for a scheme.
   ///
   /// Every entry takes the change feed's URL options (`changes=on`, `changeRetention=…`; see
-  /// <doc:ChangeFeed>) for its backend, which never sees them.
+  /// <doc:RecordingChanges>) for its backend, which never sees them.
   @_spi(Backend) public mutating func register(_ entry: Entry) {
     entries[entry.scheme] = entry.turningOnChangeFeeds()
   }

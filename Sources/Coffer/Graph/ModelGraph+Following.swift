@@ -13,7 +13,7 @@ extension ModelGraph {
   /// for await event in graph.events(for: Note.self, field: "title") { refresh(event.key) }
   /// ```
   ///
-  /// The store must record a change feed (`?changes=on`, see <doc:ChangeFeed>). Values the graph
+  /// The store must record a change feed (`?changes=on`, see <doc:RecordingChanges>). Values the graph
   /// already holds are read again when following starts, so none is older than the store.
   /// Refreshing is not a change made through the graph: it records no undo step, runs no
   /// will-change or did-change hook and no validation, and saves nothing. The graph's own saves

@@ -1,4 +1,4 @@
-/// The change feed: every committed batch's row changes, in commit order (see <doc:ChangeFeed>).
+/// The change feed: every committed batch's row changes, in commit order (see <doc:RecordingChanges>).
 extension Store {
   /// Turns the store's change feed on, if it is not on yet, and keeps it to `retention` as this
   /// handle commits. The store keeps the feed on from then, for every handle and process that

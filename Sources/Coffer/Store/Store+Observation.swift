@@ -171,7 +171,7 @@ extension StoreQuery {
   /// process, are seen too on a backend that declares
   /// ``BackendCapabilities/observesOtherHandles`` (memory, SQLite, LMDB, PostgreSQL).
   ///
-  /// When the store records a change feed (see <doc:ChangeFeed>), observation follows it: the
+  /// When the store records a change feed (see <doc:RecordingChanges>), observation follows it: the
   /// query runs again only after a batch — from this store, another handle or another process
   /// — that changed a row of its entity (the rows a delete rule cascaded to count), and a commit
   /// elsewhere reaches it as soon as the backend wakes the feed's followers (within a few
