@@ -101,7 +101,7 @@ extension Store {
   public func get<T: Storable>(_ type: T.Type, id: T.ID) async throws -> T? {
     let codec = try await codec(for: type)
     var value: T?
-    try await readRows(ids: [id.storedValue], in: codec.schema) { value = try codec.decode($0) }
+    try await readRow(id: id.storedValue, in: codec.schema) { value = try codec.decode($0) }
     return value
   }
 

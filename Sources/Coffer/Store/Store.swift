@@ -80,6 +80,13 @@ public final class Store: Sendable {
     try await readInTurn(.get, schema.name) { try await backend.read(query, visit) }
   }
 
+  /// ``readRows(ids:in:_:)`` for one id, with no array to allocate: the point read.
+  @usableFromInline
+  func readRow(id: Value, in schema: EntitySchema, _ visit: (any StoredFields) throws -> Void) async throws {
+    let query = Query(lookingUp: id, in: schema)
+    try await readInTurn(.get, schema.name) { try await backend.read(query, visit) }
+  }
+
   /// The backend's ``StorageBackend/apply(_:)``.
   func backendApply(_ changes: ChangeSet) async throws -> ChangeSummary {
     try await backend.apply(changes)
