@@ -111,7 +111,8 @@ final class RemoteTransport: Sendable {
   static func wasSent(_ error: any Error) -> Bool {
     if let error = error as? HTTPClientError {
       return
-        !(error == .connectTimeout || error == .alreadyShutdown || error == .invalidURL
+        !(error == .connectTimeout || error == .getConnectionFromPoolTimeout || error == .alreadyShutdown
+        || error == .invalidURL
         || error == .emptyHost)
     }
     if error is NIOConnectionError { return false }
