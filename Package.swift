@@ -41,7 +41,8 @@ let package = Package(
     .trait(
       name: "Remote",
       description:
-        "The coffer+http: and coffer+https: backend in CofferStores' built-in registry (builds async-http-client)."),
+        "The coffer+http: and coffer+https: backend in CofferStores' built-in registry (builds async-http-client)."
+    ),
     .trait(
       name: "Server",
       description: "`coffer serve` and the embeddable CofferServer (builds Hummingbird and SwiftNIO)."),
@@ -67,7 +68,8 @@ let package = Package(
     .target(
       name: "Coffer",
       dependencies: [
-        .product(name: "Logging", package: "swift-log"), .product(name: "CoreMetrics", package: "swift-metrics"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "CoreMetrics", package: "swift-metrics"),
         .product(name: "Tracing", package: "swift-distributed-tracing"),
       ],
       swiftSettings: upcoming),
@@ -143,7 +145,8 @@ let package = Package(
       name: "CofferServer",
       dependencies: [
         "Coffer", "CofferWire", .product(name: "Hummingbird", package: "hummingbird"),
-        .product(name: "HummingbirdCore", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
+        .product(name: "HummingbirdCore", package: "hummingbird"),
+        .product(name: "Logging", package: "swift-log"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ],
       swiftSettings: upcoming),

@@ -9,7 +9,9 @@ import Foundation
   /// A read transaction can use only the database handles open when it began, so every stored
   /// entity's databases are opened first: otherwise a snapshot that is this process's first use
   /// of an entity (which `Store` prepares inside the snapshot) could not read it.
-  @_spi(Backend) public func withSnapshot<R>(_ body: (any StorageSnapshot) async throws -> R) async throws -> R {
+  @_spi(Backend) public func withSnapshot<R>(_ body: (any StorageSnapshot) async throws -> R) async throws
+    -> R
+  {
     try checkOpen()
     for attempt in 0..<3 {
       // The handles published before the transaction begins are open in it.

@@ -129,7 +129,9 @@ public final class MemoryBackend {
 
   /// Runs `body` on the tables as they are now: a copy-on-write value, so taking it costs
   /// nothing and batches applied meanwhile never reach it.
-  @_spi(Backend) public func withSnapshot<R>(_ body: (any StorageSnapshot) async throws -> R) async throws -> R {
+  @_spi(Backend) public func withSnapshot<R>(_ body: (any StorageSnapshot) async throws -> R) async throws
+    -> R
+  {
     try checkOpen()
     return try await body(snapshot())
   }

@@ -147,7 +147,9 @@ public final class PlistBackend {
 
   /// Runs `body` on the published tables as they are now: a copy-on-write value, so taking
   /// it costs nothing and batches applied meanwhile never reach it.
-  @_spi(Backend) public func withSnapshot<R>(_ body: (any StorageSnapshot) async throws -> R) async throws -> R {
+  @_spi(Backend) public func withSnapshot<R>(_ body: (any StorageSnapshot) async throws -> R) async throws
+    -> R
+  {
     try await body(try snapshot())
   }
 

@@ -113,7 +113,9 @@ extension PostgresBackend {
     ///
     /// - Parameter environment: where `PGPASSWORD` is looked up when the URL has no password.
     /// - Throws: ``Coffer/CofferError/Code/invalidURL`` naming the option that is not valid.
-    @_spi(Backend) public init(url: StoreURL, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+    @_spi(Backend) public init(
+      url: StoreURL, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws {
       func invalid(_ why: String) -> CofferError {
         CofferError(
           .invalidURL,

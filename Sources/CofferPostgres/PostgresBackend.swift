@@ -242,7 +242,9 @@ public final class PostgresBackend: Service {
 
   /// Runs `body` with a connection of its own in one `REPEATABLE READ, READ ONLY` transaction,
   /// whose state is fixed by a first statement before `body` starts.
-  @_spi(Backend) public func withSnapshot<R>(_ body: (any StorageSnapshot) async throws -> R) async throws -> R {
+  @_spi(Backend) public func withSnapshot<R>(_ body: (any StorageSnapshot) async throws -> R) async throws
+    -> R
+  {
     try checkOpen()
     do {
       return try await pool.withConnection(while: "reading a snapshot", onItsEventLoop: false) { connection in

@@ -255,7 +255,9 @@ public final class SQLiteBackend {
 
   /// Runs `body` on a reader of its own inside one read transaction, begun (and its state
   /// fixed) before `body` starts and ended when it returns.
-  @_spi(Backend) public func withSnapshot<R>(_ body: (any StorageSnapshot) async throws -> R) async throws -> R {
+  @_spi(Backend) public func withSnapshot<R>(_ body: (any StorageSnapshot) async throws -> R) async throws
+    -> R
+  {
     let reader = try readers.checkOut()
     defer { readers.checkIn(reader) }
     // The first read of a transaction fixes the state it sees: read now, not at the first query.
