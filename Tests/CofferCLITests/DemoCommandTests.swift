@@ -58,7 +58,7 @@ import Testing
     let run = try await CommandRun.coffer(["demo", "--store", "nosuch:///tmp/db"])
     #expect(run.status != 0)
     #expect(run.errorOutput.contains("unknownScheme"))
-    #expect(run.errorOutput.contains("Supported schemes: lmdb:, memory:"))
+    #expect(run.errorOutput.contains("lmdb:, memory:"))
     #expect(!run.output.contains("Creating threads"))
   }
 
@@ -66,7 +66,7 @@ import Testing
     let run = try await CommandRun.coffer(["demo"], environment: ["COFFER_STORE": "not a url"])
     #expect(run.status != 0)
     #expect(run.errorOutput.contains("invalidURL"))
-    #expect(run.errorOutput.contains("Supported schemes: lmdb:, memory:"))
+    #expect(run.errorOutput.contains("lmdb:, memory:"))
     #expect(!run.errorOutput.contains("Fatal error"))
     #expect(run.errorOutput.split(separator: "\n").count == 1)
   }

@@ -37,7 +37,7 @@ struct BackendRegistryTests {
       try await BackendRegistry.makeBuiltIn().open("nocolon")
     }
     #expect(error?.code == .invalidURL)
-    #expect(error?.message.contains("Supported schemes: lmdb:, memory:") == true)
+    #expect(error?.message.contains("lmdb:, memory:") == true)
   }
 
   @Test("an unknown scheme's error does not show a password")
