@@ -1,29 +1,6 @@
 @_spi(Backend) import Coffer
 import Foundation
 
-/// The change feed of one in-memory store: its recorded batches, held with its tables and
-/// appended to while the tables' lock is held, so numbers follow commit order.
-struct MemoryFeed {
-  var recording = false
-  var trimmedThrough: UInt64 = 0
-  var last: UInt64 = 0
-  /// The batches kept, in order.
-  var batches: [RecordedChanges] = []
-
-  mutating func trim(_ trim: ChangeTrim) {
-    let cut: Int
-    switch trim {
-    case .through(let sequence):
-      cut = batches.firstIndex { $0.sequence > sequence } ?? batches.count
-      trimmedThrough = max(trimmedThrough, min(sequence, last))
-    case .committedBefore(let micros):
-      cut = batches.firstIndex { $0.committedAt >= micros } ?? batches.count
-      if cut > 0 { trimmedThrough = max(trimmedThrough, batches[cut - 1].sequence) }
-    }
-    batches.removeFirst(cut)
-  }
-}
-
 extension MemoryBackend {
   /// Applies a batch to the tables under their lock, recording it in the feed when the feed is
   /// on: the tables are changed and the batch recorded before the lock is released. `recorded`
@@ -44,9 +21,8 @@ extension MemoryBackend {
     let micros = Value.microseconds(since1970: Date())
     let retention = self.retention.withLock { $0 }
     storage.feed.withLock { feed in
-      feed.last += 1
-      feed.batches.append(RecordedChanges(sequence: feed.last, committedAt: micros, payload: payload))
-      if let trim = retention.trim(afterCommitting: feed.last, at: micros) { feed.trim(trim) }
+      let sequence = feed.append(payload, at: micros)
+      if let trim = retention.trim(afterCommitting: sequence, at: micros) { feed.trim(trim) }
     }
     return true
   }
@@ -61,28 +37,14 @@ extension MemoryBackend {
   /// The feed's bounds, `nil` while it is off.
   @_spi(Backend) public func changeFeedBounds() async throws -> ChangeFeedBounds? {
     try checkOpen()
-    return storage.feed.withLock { feed in
-      feed.recording ? ChangeFeedBounds(trimmedThrough: feed.trimmedThrough, last: feed.last) : nil
-    }
+    return storage.feed.withLock { $0.bounds }
   }
 
   /// The batches after `sequence`, found by binary search.
   @_spi(Backend) public func readChanges(after sequence: UInt64, limit: Int) async throws -> [RecordedChanges]
   {
     try checkOpen()
-    return try storage.feed.withLock { feed in
-      guard feed.recording else { throw CofferError.changeFeedOff(store: name) }
-      if sequence < feed.trimmedThrough {
-        throw CofferError.changesTrimmed(after: sequence, trimmedThrough: feed.trimmedThrough, store: name)
-      }
-      var low = 0
-      var high = feed.batches.count
-      while low < high {
-        let middle = (low + high) / 2
-        if feed.batches[middle].sequence <= sequence { low = middle + 1 } else { high = middle }
-      }
-      return Array(feed.batches[low..<min(feed.batches.count, low + max(limit, 1))])
-    }
+    return try storage.feed.withLock { try $0.read(after: sequence, limit: limit, store: name) }
   }
 
   /// Trims the feed.

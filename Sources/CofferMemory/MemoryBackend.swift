@@ -155,7 +155,7 @@ final class MemoryStorage: Sendable {
   /// Batches applied, by every handle.
   let commits = Atomic<UInt64>(0)
   /// The change feed; taken while `tables` is held, never the other way round.
-  let feed = LockedState(MemoryFeed())
+  let feed = LockedState(RecordedChangeLog())
   /// Wakes the feed's followers when a batch is recorded.
   let signal = ChangeSignal()
   init(name: String) { tables = SharedLockedState(InMemoryTables(storeName: name)) }

@@ -20,22 +20,14 @@ extension PlistBackend {
   /// The feed's bounds, `nil` while it is off.
   @_spi(Backend) public func changeFeedBounds() async throws -> ChangeFeedBounds? {
     _ = try snapshot()
-    return feed.withLock { feed in
-      feed.recording ? ChangeFeedBounds(trimmedThrough: feed.trimmedThrough, last: feed.last) : nil
-    }
+    return feed.withLock { $0.bounds }
   }
 
   /// The batches after `sequence`, found by binary search.
   @_spi(Backend) public func readChanges(after sequence: UInt64, limit: Int) async throws -> [RecordedChanges]
   {
     _ = try snapshot()
-    return try feed.withLock { feed in
-      guard feed.recording else { throw CofferError.changeFeedOff(store: name) }
-      if sequence < feed.trimmedThrough {
-        throw CofferError.changesTrimmed(after: sequence, trimmedThrough: feed.trimmedThrough, store: name)
-      }
-      return Array(feed.batches(after: sequence, limit: limit))
-    }
+    return try feed.withLock { try $0.read(after: sequence, limit: limit, store: name) }
   }
 
   /// Trims the feed; the file holds the trim from its next write (at once with

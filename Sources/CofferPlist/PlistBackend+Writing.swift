@@ -43,7 +43,7 @@ extension PlistBackend {
       let payload = recorded()
       let micros = Value.microseconds(since1970: Date())
       /// The feed the file is to hold: with this change's batch.
-      func written() -> PlistFeed {
+      func written() -> RecordedChangeLog {
         var written = feed.withLock { $0 }
         if let payload { _ = written.append(payload, at: micros) }
         return written
@@ -93,7 +93,7 @@ extension PlistBackend {
     }
   }
 
-  private func writeIfDue(_ state: inout WriterState, operations: Int, feed: () -> PlistFeed) throws {
+  private func writeIfDue(_ state: inout WriterState, operations: Int, feed: () -> RecordedChangeLog) throws {
     switch configuration.persistence {
     case .immediate:
       try Self.write(&state, to: file, format: format, feed: feed(), logger: logger)
@@ -159,7 +159,7 @@ extension PlistBackend {
   /// Writes the writer's tables, and the change feed when the store records one, to the file,
   /// encoding rows missing from the cache.
   static func write(
-    _ state: inout WriterState, to file: StoreFile, format: Format, feed: PlistFeed, logger: Logger
+    _ state: inout WriterState, to file: StoreFile, format: Format, feed: RecordedChangeLog, logger: Logger
   ) throws {
     var entities: [StoreWriter.Entity] = []
     for (name, schema) in state.working.schemas.sorted(by: { $0.key < $1.key }) {

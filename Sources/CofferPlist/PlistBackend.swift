@@ -39,7 +39,7 @@ public final class PlistBackend {
   let blocking = BlockingQueue(label: "coffer.plist.writer")
   /// The change feed as readers see it: a batch is appended when its tables are published,
   /// under the writer's lock (`PlistBackend+Changes.swift`).
-  let feed: LockedState<PlistFeed>
+  let feed: LockedState<RecordedChangeLog>
   /// The retention this handle trims the feed to.
   let retention = LockedState(ChangeRetention.all)
   /// Wakes followers of the feed when a batch is recorded.
@@ -86,14 +86,14 @@ public final class PlistBackend {
       var tables = InMemoryTables(storeName: name)
       let existing = try file.read()
       var fileFormat: Format?
-      var feed = PlistFeed()
+      var feed = RecordedChangeLog()
       if let existing {
         let loaded = try StoreReader.load(existing, file: file)
         try tables.prepare(loaded.schemas)
         for (entity, rows) in loaded.rows { try tables.load(rows, into: entity) }
         tables.migrations = loaded.migrations
         fileFormat = loaded.format
-        feed = loaded.feed ?? PlistFeed()
+        feed = loaded.feed ?? RecordedChangeLog()
       }
       self.format = configuration.format ?? fileFormat ?? .binary
       var writerState = WriterState(working: tables, lock: lock)

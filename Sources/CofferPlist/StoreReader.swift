@@ -16,7 +16,7 @@ enum StoreReader {
     /// The migration steps the header records.
     var migrations: [MigrationRecord] = []
     /// The change feed the header records, if the store records one.
-    var feed: PlistFeed?
+    var feed: RecordedChangeLog?
   }
 
   static func load(_ data: [UInt8], file: StoreFile) throws -> Loaded {

@@ -22,8 +22,8 @@ public struct QueryChanges<T: Storable>: Sendable {
   /// The ids that left the result, in the order of the previous result.
   public var removed: [T.ID]
 
-  /// A change set.
-  public init(values: [T], inserted: [T.ID], updated: [T.ID], removed: [T.ID]) {
+  /// A change set, as the observer computes it.
+  init(values: [T], inserted: [T.ID], updated: [T.ID], removed: [T.ID]) {
     self.values = values
     self.inserted = inserted
     self.updated = updated

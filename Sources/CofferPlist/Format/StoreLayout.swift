@@ -21,8 +21,8 @@ enum StoreLayout {
 
   /// The `CofferStore` header; the migration steps run on the store, when there are any, as
   /// `migrations: [{ name, position, appliedAt (milliseconds since 1970), rowsTouched }]`; the
-  /// change feed, when the store records one, as `changes` (``plist(_:)-(PlistFeed)``).
-  static func header(migrations: [MigrationRecord] = [], feed: PlistFeed? = nil) -> PlistValue {
+  /// change feed, when the store records one, as `changes` (``plist(_:)-(RecordedChangeLog)``).
+  static func header(migrations: [MigrationRecord] = [], feed: RecordedChangeLog? = nil) -> PlistValue {
     var entries: [(key: String, value: PlistValue)] = [
       ("format", .string(formatName)), ("version", .integer(version)),
     ]

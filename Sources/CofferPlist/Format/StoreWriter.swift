@@ -12,7 +12,8 @@ enum StoreWriter {
 
   /// Writes the file to `output`, a piece at a time, in order.
   static func write(
-    _ entities: [Entity], migrations: [MigrationRecord], feed: PlistFeed? = nil, format: PlistBackend.Format,
+    _ entities: [Entity], migrations: [MigrationRecord], feed: RecordedChangeLog? = nil,
+    format: PlistBackend.Format,
     to output: BinaryPlistWriter.Output
   ) throws {
     let header = StoreLayout.header(migrations: migrations, feed: feed)
