@@ -149,6 +149,13 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ],
+      // The browser viewer's page, script and style (issue 45), compiled into the library so
+      // that a `coffer` binary needs no files beside it.
+      resources: [
+        .embedInCode("Viewer/Assets/index.html"), .embedInCode("Viewer/Assets/login.html"),
+        .embedInCode("Viewer/Assets/login-failed.html"), .embedInCode("Viewer/Assets/viewer.js"),
+        .embedInCode("Viewer/Assets/viewer.css"),
+      ],
       swiftSettings: upcoming),
     // posix_spawn for the tools, the conformance suite's second process and the tests: harness
     // code, kept out of the core and out of every product.

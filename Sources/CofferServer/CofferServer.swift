@@ -64,6 +64,9 @@ public struct CofferServer: Service, Sendable {
     /// Adds routes of the caller's to the server's router before it starts (a `/metrics`
     /// route, say). They get no authentication from the server.
     public var additionalRoutes: [@Sendable (Router<BasicRequestContext>) -> Void]
+    /// The browser viewer at `/ui`, or `nil` (the default) to serve only the API. One store
+    /// only (``Stores/single(_:)``).
+    public var viewer: Viewer?
 
     /// A configuration; every limit has a default.
     public init(
@@ -84,6 +87,7 @@ public struct CofferServer: Service, Sendable {
       self.idempotencyWindow = idempotencyWindow
       self.onListening = onListening
       self.additionalRoutes = []
+      self.viewer = nil
     }
   }
 
@@ -116,6 +120,7 @@ public struct CofferServer: Service, Sendable {
     let router = Router(context: BasicRequestContext.self)
     state.addRoutes(to: router)
     for add in configuration.additionalRoutes { add(router) }
+    if let viewer = configuration.viewer, !state.isNamed { state.addViewerRoutes(viewer, to: router) }
     let onListening = configuration.onListening
     return Application(
       router: router,

@@ -68,6 +68,12 @@ final class ServerState: Sendable {
 
   /// The grant a request's bearer token carries.
   func grant(for request: Request) throws -> Grant {
+    // The viewer's session cookie, when the request has no bearer token (see Viewer).
+    if request.headers[.authorization] == nil, let viewer = configuration.viewer,
+      let grant = try viewer.grant(for: request)
+    {
+      return grant
+    }
     guard let tokens = configuration.tokens else { return .everything }
     guard let header = request.headers[.authorization] else {
       throw Unauthorized(message: "This server needs a bearer token: send Authorization: Bearer TOKEN.")

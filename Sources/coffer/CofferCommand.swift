@@ -12,5 +12,5 @@ struct CofferCommand: AsyncParsableCommand {
     subcommands: [
       Demo.self, Inspect.self, Copy.self, Export.self, Import.self, Verify.self, Migrate.self, Changes.self,
       Conformance.self, ConformanceChild.self,
-    ] + optionalSubcommands)
+    ] + optionalSubcommands + viewerSubcommands)
 }
