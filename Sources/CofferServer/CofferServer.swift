@@ -49,7 +49,9 @@ public struct CofferServer: Service, Sendable {
     public var maxBodyBytes: Int
     /// The most rows one answer holds; a query that selects more must page.
     public var maxRows: Int
-    /// How deeply a filter may nest.
+    /// How deeply a filter may nest, counting the comparison at the bottom as one level. The
+    /// default, 101, is the 100 levels of and/or/not every Coffer store answers plus that
+    /// comparison: any filter a local store takes goes over the wire.
     public var maxFilterDepth: Int
     /// The most open connections; more wait to be accepted.
     public var maxConnections: Int
@@ -71,7 +73,7 @@ public struct CofferServer: Service, Sendable {
     /// A configuration; every limit has a default.
     public init(
       host: String = "127.0.0.1", port: Int = 8080, tokens: [Token]? = nil, maxBodyBytes: Int = 64 << 20,
-      maxRows: Int = 100_000, maxFilterDepth: Int = 64, maxConnections: Int = 1024,
+      maxRows: Int = 100_000, maxFilterDepth: Int = 101, maxConnections: Int = 1024,
       idleTimeout: Duration = .seconds(120), bodyTimeout: Duration = .seconds(60),
       idempotencyWindow: Duration = .seconds(24 * 3600), onListening: (@Sendable (Int) async -> Void)? = nil
     ) {

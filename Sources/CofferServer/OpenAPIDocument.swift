@@ -935,13 +935,21 @@ enum OpenAPIDocument {
           }
          },
          "layouts": {
-          "type": "object",
+          "type": [
+           "object",
+           "null"
+          ],
           "additionalProperties": {
            "$ref": "#/components/schemas/EntitySchema"
-          }
+          },
+          "description": "null is the same as absent."
          },
          "preconditions": {
-          "type": "array",
+          "type": [
+           "array",
+           "null"
+          ],
+          "description": "null is the same as absent.",
           "items": {
            "$ref": "#/components/schemas/Precondition"
           }

@@ -4,8 +4,8 @@ import Foundation
 import Hummingbird
 import Synchronization
 
-/// What the server remembers of idempotency keys besides what each store holds: which stores
-/// have the key entity prepared, and the summaries of recent keyed batches.
+/// What the server remembers of idempotency keys besides what each store holds: the summaries
+/// of recent keyed batches.
 struct IdempotencyMemory: Sendable {
   /// The entity each store keeps the keys of applied batches in, in the same batch as the
   /// batch's own rows: hidden from every route and from the change feed.
@@ -19,8 +19,6 @@ struct IdempotencyMemory: Sendable {
     fields: [Field("key", .string), Field("digest", .string), Field("appliedAt", .date)],
     idField: "key", indexes: [.on("appliedAt")])
 
-  /// Stores (by identity) whose key entity is prepared.
-  var prepared: Set<ObjectIdentifier> = []
   /// Recent summaries by store and key, oldest first for eviction.
   var summaries: [String: WireSummary] = [:]
   var order: [String] = []
@@ -133,15 +131,29 @@ extension ServerState {
       }
       var checkedPreconditions: [ChangeSet.Precondition] = []
       for precondition in preconditions {
+        // The filter names the entity's fields; the rows pinned are in the query's layout,
+        // which may hold fewer (the ids alone, for the rows a cascade deletes).
         let entity = precondition.query.entity
         let schema: EntitySchema
-        if let known = precondition.query.layout ?? schemas[entity] {
+        if let known = schemas[entity] {
           schema = known
         } else {
           schema = try await self.schema(entity, layout: nil, in: call)
+          schemas[entity] = schema
         }
-        schemas[entity] = schemas[entity] ?? schema
-        checkedPreconditions.append(try QueryValidator.validate(precondition, schema: schema))
+        let layout = precondition.query.layout ?? schema
+        guard layout.name == entity else {
+          throw CofferError(
+            .invalidQuery, "A precondition's layout describes entity '\(layout.name)', not '\(entity)'.",
+            entity: entity)
+        }
+        var checked = precondition
+        checked.query = try QueryValidator.validate(precondition.query, schema: schema)
+        checked.query.layout = layout
+        if case .rows(let rows) = precondition.expectation {
+          checked.expectation = .rows(try rows.map { try QueryValidator.validate($0, schema: layout) })
+        }
+        checkedPreconditions.append(checked)
       }
       if !checkedPreconditions.isEmpty && !call.store.backend.capabilities.contains(.preconditions) {
         throw CofferError(
@@ -208,10 +220,10 @@ extension ServerState {
     guard let schema = IdempotencyMemory.schema else {
       throw CofferError(.backendFailure, "The server's idempotency entity cannot be described.")
     }
-    let id = ObjectIdentifier(store)
-    if idempotency.withLock({ $0.prepared.contains(id) }) { return schema }
+    // Asked of the store itself, not remembered by its identity: a store closed and opened
+    // again (a server restarted over the same file) is a new store that prepared nothing.
+    if store.schema(of: IdempotencyMemory.entity) == schema { return schema }
     try await store.prepare(schemas: [schema])
-    idempotency.withLock { _ = $0.prepared.insert(id) }
     return schema
   }
 

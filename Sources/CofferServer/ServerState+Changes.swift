@@ -134,7 +134,12 @@ extension ServerState {
         after: after, trimmedThrough: bounds.trimmedThrough, store: call.storeName)
     }
     let start = after
-    let follow = parameters["follow"].map { $0 != "false" } ?? true
+    let follow: Bool
+    switch parameters["follow"] {
+    case nil, "true": follow = true
+    case "false": follow = false
+    default: throw CofferError(.invalidInput, "The follow parameter is true or false.", store: call.storeName)
+    }
     let headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-cache"]
     return Response(
       status: .ok, headers: headers,
@@ -192,6 +197,10 @@ extension ServerState {
     guard let trim = request.trim else {
       throw CofferError(
         .invalidInput, "A trim names exactly one of through and committedBefore.", store: call.storeName)
+    }
+    if case .through(let sequence) = trim, sequence > UInt64(Int64.max) {
+      throw CofferError(
+        .invalidInput, "A trim's through is a sequence from 0 to \(Int64.max).", store: call.storeName)
     }
     try await recording(call).trimChanges(trim)
     return try json(WireDone())

@@ -57,11 +57,17 @@ extension ServerState {
     }
   }
 
-  /// Checks a query against its schema, with the store's name in a failure.
-  func validated(_ query: Query, schema: EntitySchema, in call: Call) throws -> Query {
+  /// Checks a query's filter and sort against the entity's schema, with the store's name in a
+  /// failure; its rows come back in `layout` (the schema itself when `nil`). A layout may hold
+  /// fewer fields than the filter names: a client that only needs ids asks for the id alone.
+  func validated(_ query: Query, schema: EntitySchema, layout: EntitySchema? = nil, in call: Call) throws
+    -> Query
+  {
     try checkDepth(query.filter, in: call, entity: query.entity)
     do {
-      return try QueryValidator.validate(query, schema: schema)
+      var checked = try QueryValidator.validate(query, schema: schema)
+      if let layout { checked.layout = layout }
+      return checked
     } catch let error as CofferError {
       throw error.inStore(call.storeName)
     }
@@ -71,13 +77,21 @@ extension ServerState {
   func prepare(_ call: Call) async throws -> Response {
     let request = try decode(WirePrepare.self, from: call.body)
     if !request.schemas.isEmpty {
-      guard call.grant.allows(.write) else {
-        throw Forbidden(
-          error: CofferError(
-            .accessDenied, "Preparing entities needs the write scope; this token may only list them.",
-            store: call.storeName))
-      }
       for schema in request.schemas { try call.check(entity: schema.name) }
+      if !call.grant.allows(.write) {
+        // A reader's app prepares the models it reads: schemas equal to the stored ones
+        // change nothing, so the read scope is enough for them.
+        let stored = Dictionary(
+          try await call.store.storedSchemas().map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        guard request.schemas.allSatisfy({ stored[$0.name] == $0 }) else {
+          throw Forbidden(
+            error: CofferError(
+              .accessDenied,
+              "Preparing entities that are not stored, or stored with another schema, needs the write scope; "
+                + "this token may only list them and prepare the schemas already stored.",
+              store: call.storeName))
+        }
+      }
       try await call.store.prepare(schemas: request.schemas)
     }
     return try json(WireSchemas(schemas: try await visibleSchemas(call)))
@@ -93,7 +107,8 @@ extension ServerState {
   /// `POST …/v1/read`.
   func read(_ call: Call) async throws -> Response {
     let request = try decode(WireQuery.self, from: call.body)
-    let schema = try await schema(request.entity, layout: request.layout, in: call)
+    let schema = try await schema(request.entity, layout: nil, in: call)
+    let rowLayout = try await self.schema(request.entity, layout: request.layout, in: call)
     var query = request.query
     let keys = Keyset.keys(query.sort, schema: schema)
     if let after = request.after {
@@ -108,7 +123,7 @@ extension ServerState {
     let asked = query.limit
     let cap = configuration.maxRows
     query.limit = min(asked ?? Int.max, cap + 1)
-    let checked = try validated(query, schema: schema, in: call)
+    let checked = try validated(query, schema: schema, layout: rowLayout, in: call)
     var rows = try await call.store.backend.fetch(checked)
     if rows.count > cap {
       throw CofferError(
@@ -117,12 +132,13 @@ extension ServerState {
           + "(limit with after or offset).", store: call.storeName, entity: request.entity)
     }
     var next: WireCursor?
+    // The cursor holds the last row's sort keys: only when the row layout has them all.
     if let asked, asked > 0, rows.count == asked, let last = rows.last {
-      let positions = try keys.map { key in try position(of: key.field, in: schema, call) }
-      next = WireCursor(values: positions.map { last[$0] })
+      let positions = keys.compactMap { rowLayout.position(of: $0.field) }
+      if positions.count == keys.count { next = WireCursor(values: positions.map { last[$0] }) }
     }
     if let select = request.select {
-      let positions = try select.map { try position(of: $0, in: schema, call) }
+      let positions = try select.map { try position(of: $0, in: rowLayout, call) }
       rows = rows.map { row in Row(positions.map { row[$0] }) }
     }
     return try json(WireRows(rows: rows.map(\.values), next: next))
@@ -140,7 +156,7 @@ extension ServerState {
   /// `POST …/v1/count`.
   func count(_ call: Call) async throws -> Response {
     let request = try decode(WireQuery.self, from: call.body)
-    let schema = try await schema(request.entity, layout: request.layout, in: call)
+    let schema = try await schema(request.entity, layout: nil, in: call)
     var query = request.query
     query.sort = []
     query.offset = 0

@@ -13,7 +13,7 @@ final class ServerState: Sendable {
   private let stores: CofferServer.Stores
   /// Stores opened by name, each opened once (see ``store(named:)``).
   private let opened = Mutex<[String: Task<Store, any Error>]>([:])
-  /// The stores whose idempotency entity is prepared, and the summaries of recent keyed batches.
+  /// The summaries of recent keyed batches.
   let idempotency = Mutex(IdempotencyMemory())
 
   init(stores: CofferServer.Stores, configuration: CofferServer.Configuration, logger: Logger) {

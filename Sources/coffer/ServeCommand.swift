@@ -1,7 +1,9 @@
 import ArgumentParser
 @_spi(Backend) import Coffer
+import CofferStores
 import Foundation
 import Logging
+import Synchronization
 
 #if Server
   import CofferServer
@@ -30,10 +32,20 @@ extension CofferCommand {
           objects (entities optional). --no-auth serves without tokens, on a loopback address only. The API \
           is described at /openapi.json. SIGTERM or SIGINT stops the server gracefully: batches in flight \
           finish, change streams end. Put TLS in front with a reverse proxy (see the Server article).
+
+          --scratch BACKEND: serves scratch stores by name instead of one store: each first path component \
+          (/NAME/v1/...) opens a new store of that backend in a temporary folder, removed when the server \
+          stops. That is what `coffer conformance coffer+http://HOST:PORT` needs.
           """)
 
       @Argument(help: ArgumentHelp("The store to serve (created when missing).", valueName: "STORE"))
-      var url: String
+      var url: String?
+
+      @Option(
+        help: ArgumentHelp(
+          "Serve scratch stores of this backend by name, in a temporary folder removed at exit (for tests).",
+          valueName: "BACKEND:"))
+      var scratch: String?
 
       @Option(help: ArgumentHelp("The address and port to listen on.", valueName: "HOST:PORT"))
       var listen = "127.0.0.1:8080"
@@ -60,6 +72,11 @@ extension CofferCommand {
         }
         var logger = Logger(label: "coffer.serve") { label in StreamLogHandler.standardError(label: label) }
         logger.logLevel = .notice
+        if let scratch {
+          try await serveScratch(scratch, configuration: configuration, logger: logger)
+          return
+        }
+        guard let url else { throw ValidationError("Give the STORE to serve, or --scratch BACKEND:.") }
         let store = try await StoreArgument.open(url, role: "store")
         let server = CofferServer(store: store, configuration: configuration, logger: logger)
         do {
@@ -68,6 +85,57 @@ extension CofferCommand {
         } catch {
           try? await store.close()
           throw Terminal.failure(error, while: "serving '\(StoreArgument.redacted(url))'")
+        }
+      }
+
+      func validate() throws {
+        if url != nil && scratch != nil {
+          throw ValidationError("Give a STORE or --scratch BACKEND:, not both.")
+        }
+      }
+
+      /// Serves scratch stores of `backing`'s backend by name, each made the way the conformance
+      /// suite makes its own, in a temporary folder that is removed (with the stores) at exit.
+      private func serveScratch(
+        _ backing: String, configuration: CofferServer.Configuration, logger: Logger
+      ) async throws {
+        let registry = BackendRegistry.builtIn
+        let base: StoreURL
+        let entry: BackendRegistry.Entry
+        do {
+          base = try StoreURL(backing)
+          entry = try registry.entry(for: base)
+        } catch {
+          throw Terminal.failure(
+            error, while: "choosing the scratch backend '\(StoreArgument.redacted(backing))'")
+        }
+        let folder = FileManager.default.temporaryDirectory
+          .appendingPathComponent("coffer-serve-scratch-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let opened = ScratchStores()
+        let server = CofferServer(
+          stores: .named { name in
+            let directory = (folder as NSString).appendingPathComponent(name)
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let url = entry.scratchURL(base, directory, name)
+            let store = try await Store.open(url: url.description, registry: registry)
+            opened.add(store, url)
+            return store
+          },
+          configuration: configuration, logger: logger)
+        var failure: (any Error)?
+        do {
+          try await server.runUntilTerminated()
+        } catch {
+          failure = error
+        }
+        for (store, url) in opened.all() {
+          try? await store.close()
+          await entry.removeScratch?(url)
+        }
+        try? FileManager.default.removeItem(atPath: folder)
+        if let failure {
+          throw Terminal.failure(failure, while: "serving scratch stores of '\(base.scheme):'")
         }
       }
 
@@ -87,6 +155,13 @@ extension CofferCommand {
           throw ValidationError("--no-auth serves loopback addresses only; give tokens to listen on \(host).")
         }
         return nil
+      }
+
+      /// The scratch stores a `--scratch` server opened, to close and remove at exit.
+      final class ScratchStores: Sendable {
+        private let stores = Mutex<[(Store, StoreURL)]>([])
+        func add(_ store: Store, _ url: StoreURL) { stores.withLock { $0.append((store, url)) } }
+        func all() -> [(Store, StoreURL)] { stores.withLock { $0 } }
       }
 
       static func address(_ text: String) throws -> (String, Int) {
