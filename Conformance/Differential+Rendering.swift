@@ -85,6 +85,8 @@ enum DifferentialRendering {
       return "\(name(field)) \(match.rawValue) \(value(.string(pattern)))"
     case .compareFields(let field, let op, let other):
       return "\(name(field)) \(op.rawValue) field \(name(other))"
+    case .matches(let field, let query):
+      return "\(name(field)) matches \(value(.string(query)))"
     case .and(let parts):
       return parts.isEmpty ? "and()" : "(" + parts.map(self.filter).joined(separator: " and ") + ")"
     case .or(let parts):

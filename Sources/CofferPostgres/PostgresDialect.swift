@@ -32,6 +32,16 @@ enum PostgresDialect: SQLDialect {
     "\(column) = ANY(\(statement.array(values, kind)))"
   }
 
+  static func textMatch(_ column: String, _ query: String, into statement: inout PostgresSQL) throws -> String
+  {
+    // PostgreSQL's text search folds and splits words its own way, so the store resolves every
+    // match into the ids of the rows it selects before a filter gets here (see TextSearch).
+    throw CofferError(
+      .unsupported,
+      "PostgreSQL does not evaluate full-text matches in SQL; search through the Store, which resolves them first."
+    )
+  }
+
   static func stringTest(
     _ column: String, _ match: StringMatch, _ pattern: String, into statement: inout PostgresSQL
   ) -> String {

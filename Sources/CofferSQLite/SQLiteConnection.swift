@@ -56,9 +56,10 @@ final class SQLiteConnection: @unchecked Sendable {
       throw error
     }
     sqlite3_busy_timeout(opened, Int32(clamping: configuration.busyTimeout))
-    let registered = Self.registerFoldFunction(on: opened)
+    var registered = Self.registerFoldFunction(on: opened)
+    if registered == SQLITE_OK { registered = Self.registerTextMatchFunction(on: opened) }
     guard registered == SQLITE_OK else {
-      let error = failure(registered, while: "registering the case-folding function")
+      let error = failure(registered, while: "registering Coffer's SQL functions")
       sqlite3_close_v2(opened)
       throw error
     }

@@ -42,6 +42,10 @@ enum SQLiteDialect: SQLDialect {
     return "\(column) IN (\(list))"
   }
 
+  static func textMatch(_ column: String, _ query: String, into statement: inout SQLiteQuery) -> String {
+    "\(SQLiteConnection.textMatchFunction)(CAST(\(column) AS BLOB), \(statement.bind(.string(query), .string)))"
+  }
+
   static func stringTest(
     _ column: String, _ match: StringMatch, _ pattern: String, into statement: inout SQLiteQuery
   ) -> String {

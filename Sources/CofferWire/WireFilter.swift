@@ -15,8 +15,10 @@ package struct WireFilter: Codable, Sendable, Hashable {
   /// How deeply filters may nest at all, whatever the server's configuration.
   package static let hardDepthLimit = 256
 
-  private enum Key: String, CodingKey { case all, compare, `in`, string, compareFields, and, or, not }
-  private enum Part: String, CodingKey { case field, op, value, values, match, pattern, other }
+  private enum Key: String, CodingKey {
+    case all, compare, `in`, string, compareFields, matches, and, or, not
+  }
+  private enum Part: String, CodingKey { case field, op, value, values, match, pattern, other, query }
 
   /// Decodes a filter written by ``encode(to:)``.
   package init(from decoder: any Decoder) throws {
@@ -55,6 +57,11 @@ package struct WireFilter: Codable, Sendable, Hashable {
         field: try part.decode(String.self, forKey: .field),
         op: try part.decode(ComparisonOperator.self, forKey: .op),
         other: try part.decode(String.self, forKey: .other))
+    case .matches:
+      let part = try container.nestedContainer(keyedBy: Part.self, forKey: key)
+      filter = .matches(
+        field: try part.decode(String.self, forKey: .field),
+        query: try part.decode(String.self, forKey: .query))
     case .and:
       filter = .and(try container.decode([WireFilter].self, forKey: key).map(\.filter))
     case .or:
@@ -89,6 +96,10 @@ package struct WireFilter: Codable, Sendable, Hashable {
       try part.encode(field, forKey: .field)
       try part.encode(op, forKey: .op)
       try part.encode(other, forKey: .other)
+    case .matches(let field, let query):
+      var part = container.nestedContainer(keyedBy: Part.self, forKey: .matches)
+      try part.encode(field, forKey: .field)
+      try part.encode(query, forKey: .query)
     case .and(let parts):
       try container.encode(parts.map(WireFilter.init), forKey: .and)
     case .or(let parts):
@@ -103,7 +114,7 @@ extension Filter {
   /// How deeply the filter nests: 1 for a leaf, one more for each `and`, `or` or `not` around it.
   package var depth: Int {
     switch self {
-    case .all, .compare, .isIn, .string, .compareFields: 1
+    case .all, .compare, .isIn, .string, .compareFields, .matches: 1
     case .and(let parts), .or(let parts): 1 + (parts.map(\.depth).max() ?? 0)
     case .not(let inner): 1 + inner.depth
     }

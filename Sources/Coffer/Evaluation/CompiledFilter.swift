@@ -12,6 +12,7 @@
     case isIn(Int, Set<Value>, matchesNull: Bool)
     case string(Int, StringMatch, String)
     case compareFields(Int, ComparisonOperator, Int)
+    case matches(Int, TextQuery)
     case and([Node])
     case or([Node])
     case not(Node)
@@ -52,6 +53,8 @@
       return .string(try position(field), match, pattern)
     case .compareFields(let field, let op, let other):
       return .compareFields(try position(field), op, try position(other))
+    case .matches(let field, let text):
+      return .matches(try position(field), try TextSearch.parse(text, field: field, schema: schema))
     case .and(let parts): return .and(try parts.map { try compile($0, schema) })
     case .or(let parts): return .or(try parts.map { try compile($0, schema) })
     case .not(let inner): return .not(try compile(inner, schema))
@@ -81,6 +84,9 @@
     case .string(let p, let match, let pattern):
       guard case .string(let text) = row[p] else { return false }
       return StringMatching.matches(text, match, pattern)
+    case .matches(let p, let query):
+      guard case .string(let text) = row[p] else { return false }
+      return query.matches(text)
     case .and(let parts): return parts.allSatisfy { evaluate($0, row) }
     case .or(let parts): return parts.contains { evaluate($0, row) }
     case .not(let inner): return !evaluate(inner, row)

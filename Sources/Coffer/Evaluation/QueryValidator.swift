@@ -97,6 +97,15 @@ import Foundation
     query.filter = try validate(query.filter, schema: schema)
     for key in query.sort {
       guard let field = schema.field(named: key.field) else { throw unknownField(key.field, schema) }
+      if key.byRelevance {
+        guard query.filter.searches(field: key.field) else {
+          throw invalid(
+            "Cannot sort \(schema.name) by relevance to '\(field.name)': the query has no matches filter on it. "
+              + "Add .matches on '\(field.name)' to the filter, or sort by the field's value.", schema,
+            field.name)
+        }
+        continue
+      }
       guard field.kind.isOrdered else {
         throw invalid(
           "Cannot sort \(schema.name) by '\(field.name)': documents have no order.", schema, field.name)
@@ -125,7 +134,7 @@ import Foundation
   private static func checkDepth(_ filter: Filter, schema: EntitySchema, depth: Int = 0) throws {
     let parts: [Filter]
     switch filter {
-    case .all, .compare, .isIn, .string, .compareFields: return
+    case .all, .compare, .isIn, .string, .compareFields, .matches: return
     case .and(let operands), .or(let operands): parts = operands
     case .not(let operand): parts = [operand]
     }
@@ -165,6 +174,15 @@ import Foundation
           "'\(schema.name).\(name)' is a \(field.kind); contains, hasPrefix and hasSuffix need a string field.",
           schema, name)
       }
+      return filter
+    case .matches(let name, let text):
+      guard let field = schema.field(named: name) else { throw unknownField(name, schema) }
+      guard field.kind == .string else {
+        throw invalid(
+          "'\(schema.name).\(name)' is a \(field.kind); a full-text search (matches) needs a string field.",
+          schema, name)
+      }
+      _ = try TextSearch.parse(text, field: name, schema: schema)
       return filter
     case .compareFields(let name, _, let otherName):
       guard let field = schema.field(named: name) else { throw unknownField(name, schema) }

@@ -64,6 +64,9 @@ public struct FieldRef: Sendable, Hashable {
   public func hasSuffix(_ text: String, ignoringCase: Bool = false) -> Filter {
     .string(field: name, match: ignoringCase ? .hasSuffixIgnoringCase : .hasSuffix, pattern: text)
   }
+  /// Has the words a full-text query asks for (see ``Filter/matches(field:query:)``):
+  /// `FieldRef("body").matches("swift OR \"structured concurrency\"")`.
+  public func matches(_ query: String) -> Filter { .matches(field: name, query: query) }
   /// Equals the text: exactly (`==`), or ignoring ASCII case (see ``StringMatch``).
   public func equals(_ text: String, ignoringCase: Bool) -> Filter {
     ignoringCase ? .string(field: name, match: .equalIgnoringCase, pattern: text) : self == text

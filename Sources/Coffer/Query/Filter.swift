@@ -50,6 +50,13 @@ public enum Filter: Sendable, Hashable {
   /// either field is null never matches, whatever the operator (`==` included: ask about
   /// nulls with `== nil`), so `not(_:)` of it does match such a row.
   case compareFields(field: String, op: ComparisonOperator, other: String)
+  /// The string field has the words the full-text query asks for: `swift`, `swif*`,
+  /// `"exact words"`, `AND`, `OR`, `NOT` and parentheses, with Coffer's one definition of a
+  /// word on every backend (see <doc:Searching>). A null field never matches.
+  ///
+  /// - Throws: (when the query runs) ``CofferError/Code/invalidQuery`` for a query with no word
+  ///   to search for or with unbalanced quotes, parentheses or operators.
+  case matches(field: String, query: String)
   /// Every operand matches (an empty list matches every row).
   case and([Filter])
   /// At least one operand matches (an empty list matches nothing).
@@ -63,7 +70,7 @@ public enum Filter: Sendable, Hashable {
     func visit(_ filter: Filter) {
       switch filter {
       case .all: break
-      case .compare(let field, _, _), .isIn(let field, _), .string(let field, _, _):
+      case .compare(let field, _, _), .isIn(let field, _), .string(let field, _, _), .matches(let field, _):
         if !seen.contains(field) { seen.append(field) }
       case .compareFields(let field, _, let other):
         if !seen.contains(field) { seen.append(field) }

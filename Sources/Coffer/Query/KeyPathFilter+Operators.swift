@@ -51,6 +51,17 @@ extension KeyPathFilter {
     KeyPathFilter(keyPath) { $0.isIn(values) }
   }
 
+  /// The string property has the words a full-text query asks for (see
+  /// ``Filter/matches(field:query:)``): `.matches(\.body, "swif* NOT draft")`.
+  public static func matches(_ keyPath: KeyPath<Root, String>, _ query: String) -> KeyPathFilter {
+    KeyPathFilter(keyPath) { $0.matches(query) }
+  }
+
+  /// The optional string property has the words a full-text query asks for (never matches null).
+  public static func matches(_ keyPath: KeyPath<Root, String?>, _ query: String) -> KeyPathFilter {
+    KeyPathFilter(keyPath) { $0.matches(query) }
+  }
+
   /// The string property contains the text, case-sensitively, or ignoring ASCII case.
   public static func contains(
     _ keyPath: KeyPath<Root, String>, _ text: String, ignoringCase: Bool = false

@@ -137,7 +137,11 @@ extension Store {
   @_spi(Backend) public func fetchRows(_ query: Query) async throws -> [Row] {
     let schema = try preparedSchema(query.entity)
     let checked = try rethrowing { try QueryValidator.validate(query, schema: schema) }
-    return try await readInTurn(.fetch, checked.entity) { try await backend.fetch(checked) }
+    var rows: [Row] = []
+    try await readInTurn(.fetch, checked.entity) {
+      try await readSearching(checked) { rows.append(try Row($0)) }
+    }
+    return rows
   }
 
   /// The number of rows a query selects, after checking it against the prepared schema.
@@ -154,7 +158,9 @@ extension Store {
     whole.sort = []
     whole.offset = 0
     whole.limit = nil
-    let total = try await readInTurn(.count, whole.entity) { try await backend.count(whole) }
+    let total = try await readInTurn(.count, whole.entity) {
+      try await backend.count(try await resolvingSearch(whole))
+    }
     return checked.slice(ofCount: total)
   }
 

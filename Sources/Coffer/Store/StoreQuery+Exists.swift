@@ -34,7 +34,7 @@ extension Store {
     if checked.offset == 0 { checked.sort = [] }
     checked.limit = 1
     var found = false
-    try await readInTurn(.exists, checked.entity) { try await backend.read(checked) { _ in found = true } }
+    try await readInTurn(.exists, checked.entity) { try await readSearching(checked) { _ in found = true } }
     return found
   }
 }

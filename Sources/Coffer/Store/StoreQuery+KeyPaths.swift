@@ -18,7 +18,7 @@ extension StoreQuery where T: KeyPathStorable {
     -> StoreQuery
   {
     guard let field = T.storedFieldName(for: keyPath) else { return failing(with: T.notStored(keyPath)) }
-    return sort([Sort(field, ascending: direction == .ascending)])
+    return sort([Sort(field, direction)])
   }
 
   /// Orders by an enum property, by raw value.
@@ -27,7 +27,7 @@ extension StoreQuery where T: KeyPathStorable {
     -> StoreQuery where V.RawValue: StoredScalar
   {
     guard let field = T.storedFieldName(for: keyPath) else { return failing(with: T.notStored(keyPath)) }
-    return sort([Sort(field, ascending: direction == .ascending)])
+    return sort([Sort(field, direction)])
   }
 
   /// Orders by an optional enum property, by raw value (nulls first when ascending).
@@ -36,16 +36,24 @@ extension StoreQuery where T: KeyPathStorable {
     -> StoreQuery where V.RawValue: StoredScalar
   {
     guard let field = T.storedFieldName(for: keyPath) else { return failing(with: T.notStored(keyPath)) }
-    return sort([Sort(field, ascending: direction == .ascending)])
+    return sort([Sort(field, direction)])
   }
 }
 
 extension Sort {
+  /// A key on `field` in `direction`.
+  init(_ field: String, _ direction: Direction) {
+    self = direction == .relevance ? .relevance(field) : Sort(field, ascending: direction == .ascending)
+  }
+
   /// Which way a key-path sort goes: ``StoreQuery/sort(_:_:)-67v69``.
   public enum Direction: Sendable, Hashable {
     /// Smaller values first, nulls first.
     case ascending
     /// Larger values first, nulls last.
     case descending
+    /// The best matches of the query's `matches` filters on the field first (see
+    /// ``Sort/relevance(_:)``).
+    case relevance
   }
 }

@@ -63,6 +63,7 @@ extension StoreQuery {
         entity: T.entityName)
     }
     let codec = try await store.codec(for: T.self)
+    try refuseRelevanceKeys(query.sort)
     let keys = Self.streamKeys(query.sort, schema: codec.schema)
     var paged = self
     paged.query.offset = 0

@@ -178,7 +178,7 @@ extension Store {
     }
     var rows: [Row] = []
     try await readInTurn(.fetch, checked.entity) {
-      try await backend.read(checked) { stored in
+      try await readSearching(checked) { stored in
         rows.append(Row(try positions.map { try stored.value(at: $0) }))
       }
     }

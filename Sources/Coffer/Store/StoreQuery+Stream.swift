@@ -79,6 +79,7 @@ extension StoreQuery {
   func page(after: [Value]?, size: Int) async throws -> (values: [T], last: [Value]?) {
     let codec = try await store.codec(for: T.self)
     var checked = try validated(for: codec)
+    try refuseRelevanceKeys(checked.sort)
     let keys = Self.streamKeys(checked.sort, schema: codec.schema)
     let positions = keys.compactMap { codec.schema.position(of: $0.field) }
     if let after {
@@ -94,6 +95,15 @@ extension StoreQuery {
       if values.count == size { last = try positions.map { try fields.value(at: $0) } }
     }
     return (values, last)
+  }
+
+  /// Throws when a keyset page would follow a relevance order, which no field holds.
+  func refuseRelevanceKeys(_ sort: [Sort]) throws {
+    guard let key = sort.first(where: \.byRelevance) else { return }
+    throw CofferError(
+      .invalidQuery,
+      "A stream or keyset page cannot follow the relevance order on '\(key.field)': page it with offset and limit.",
+      store: store.backend.name, entity: T.entityName, field: key.field)
   }
 
   /// The keys that order a stream totally: the query's sort keys (each field once), then the

@@ -16,7 +16,8 @@ extension StoreQuery {
   @discardableResult
   public func update(_ changes: [FieldUpdate]) async throws -> Int {
     let codec = try await store.codec(for: T.self)
-    let checked = try validated(for: codec)
+    let checked = try await TextSearch.resolvingFilter(
+      try validated(for: codec), nativeMatching: store.matchesTextNatively, using: readSource)
     let schema = codec.schema
     let validated = try store.rethrowing {
       try changes.map { try QueryValidator.validate($0, schema: schema) }

@@ -114,11 +114,21 @@ public struct StoreQuery<T: Storable>: Sendable {
   /// store for a transaction, which remembers them.
   func read(_ checked: Query, _ visit: (any StoredFields) throws -> Void) async throws {
     try await store.readInTurn(.fetch, checked.entity) {
-      switch source {
-      case nil: try await store.backend.read(checked, visit)
-      case .snapshot(let reader): try await reader.read(checked, visit)
-      case .transaction(let transaction): try await transaction.read(checked, visit)
+      if TextSearch.searches(checked) {
+        try await TextSearch.read(
+          checked, nativeMatching: store.matchesTextNatively, using: readSource, visit)
+      } else {
+        try await readSource(checked, visit)
       }
+    }
+  }
+
+  /// Reads a query from where this query reads, as it is.
+  func readSource(_ checked: Query, _ visit: (any StoredFields) throws -> Void) async throws {
+    switch source {
+    case nil: try await store.backend.read(checked, visit)
+    case .snapshot(let reader): try await reader.read(checked, visit)
+    case .transaction(let transaction): try await transaction.read(checked, visit)
     }
   }
 
@@ -149,7 +159,8 @@ public struct StoreQuery<T: Storable>: Sendable {
   /// - Returns: how many values ``fetch()`` would return.
   public func count() async throws -> Int {
     let codec = try await store.codec(for: T.self)
-    let checked = try validated(for: codec)
+    let checked = try await TextSearch.resolvingFilter(
+      try validated(for: codec), nativeMatching: store.matchesTextNatively, using: readSource)
     var whole = checked
     whole.sort = []
     whole.offset = 0
@@ -176,7 +187,8 @@ public struct StoreQuery<T: Storable>: Sendable {
   @discardableResult
   public func delete() async throws -> Int {
     let codec = try await store.codec(for: T.self)
-    let checked = try validated(for: codec)
+    let checked = try await TextSearch.resolvingFilter(
+      try validated(for: codec), nativeMatching: store.matchesTextNatively, using: readSource)
     return try await change(
       .deleteMatching(entity: codec.schema.name, filter: checked.filter), layout: codec.schema
     )

@@ -1,0 +1,272 @@
+/// Runs queries that search text (``Filter/matches(field:query:)``, ``Sort/relevance(_:)``) on
+/// any backend, with the answers defined here: the one implementation of Coffer's search for
+/// every backend that has none of its own.
+///
+/// Before such a query reaches the backend, one read over the entity's rows tokenizes the
+/// searched fields and gathers BM25's statistics (``TextRanking``). A backend that evaluates
+/// `matches` itself (``TextMatching``) then receives the query as it is; for any other, each
+/// `matches` becomes a filter on the ids of the rows it selects. A relevance order is applied
+/// here, over the rows the backend selects, so every backend ranks with the same `Double`s.
+package enum TextSearch {
+  /// A read of rows: the backend's, a snapshot's or a transaction's.
+  package typealias Reader = (Query, (any StoredFields) throws -> Void) async throws -> Void
+
+  /// Whether a query searches text or sorts by relevance.
+  package static func searches(_ query: Query) -> Bool {
+    query.sort.contains(where: \.byRelevance) || query.filter.searchesText
+  }
+
+  /// Reads a checked query, searching text as ``TextSearch`` says.
+  package static func read(
+    _ query: Query, nativeMatching: Bool, using reader: @escaping Reader,
+    _ visit: (any StoredFields) throws -> Void
+  ) async throws {
+    guard searches(query) else { return try await reader(query, visit) }
+    let resolved = try await resolve(query, nativeMatching: nativeMatching, using: reader)
+    guard let ordering = resolved.ordering else { return try await reader(resolved.query, visit) }
+    var whole = resolved.query
+    whole.offset = 0
+    whole.limit = nil
+    whole.sort = []
+    var rows: [Row] = []
+    try await reader(whole) { rows.append(try Row($0)) }
+    rows.sort { ordering.compare($0, $1) < 0 }
+    let start = min(query.offset, rows.count)
+    let end = query.limit.map { start + min(rows.count - start, $0) } ?? rows.count
+    try RowFields.handOver(Array(rows[start..<end]), to: visit)
+  }
+
+  /// A checked query whose filter the backend can evaluate: each `matches` resolved when the
+  /// backend cannot evaluate it, relevance keys dropped (for counts and changes by query).
+  package static func resolvingFilter(_ query: Query, nativeMatching: Bool, using reader: @escaping Reader)
+    async throws
+    -> Query
+  {
+    guard searches(query) else { return query }
+    var resolved = try await resolve(query, nativeMatching: nativeMatching, using: reader, ranking: false)
+      .query
+    resolved.sort = query.sort.filter { !$0.byRelevance }
+    return resolved
+  }
+
+  /// The query to hand the backend and, when it sorts by relevance, the order to apply.
+  struct Resolution {
+    var query: Query
+    var ordering: RankedOrdering?
+  }
+
+  /// One `matches` of a filter.
+  struct Search {
+    var field: String
+    var position: Int
+    var text: String
+    var query: TextQuery
+    /// Whether a row none of whose terms occur matches (a query such as `NOT draft`).
+    var matchesEmpty: Bool
+    /// The rows with a term count above zero that match (or, when ``matchesEmpty``, do not).
+    var listed: [Value] = []
+    /// In how many rows each term occurs.
+    var documentFrequency: [Int]
+    /// For ranking: each row with a term count above zero, its length and counts.
+    var occurrences: [(id: Value, length: Int, counts: [Int])] = []
+  }
+
+  static func resolve(
+    _ query: Query, nativeMatching: Bool, using reader: @escaping Reader, ranking: Bool = true
+  )
+    async throws -> Resolution
+  {
+    guard let schema = query.layout else {
+      throw CofferError(.invalidQuery, "A text search needs a checked query.", entity: query.entity)
+    }
+    var searches = try collect(query.filter, schema)
+    let rankedFields = ranking ? query.sort.filter(\.byRelevance).map(\.field) : []
+    let needsScan = !nativeMatching || !rankedFields.isEmpty
+    guard needsScan, !searches.isEmpty else {
+      var plain = query
+      plain.sort = query.sort.filter { !$0.byRelevance }
+      return Resolution(query: plain, ordering: nil)
+    }
+    var statistics: [String: TextRanking.FieldStatistics] = [:]
+    let fields = Array(Set(searches.map(\.field)))
+    var scan = Query(entity: query.entity)
+    scan.layout = schema
+    try await reader(scan) { stored in
+      let id = try stored.value(at: schema.idPosition)
+      for field in fields {
+        guard let position = schema.position(of: field), let text = stored.string(at: position) else {
+          continue
+        }
+        let words = TextTokenizer.tokens(text)
+        statistics[field, default: TextRanking.FieldStatistics()].rows += 1
+        statistics[field, default: TextRanking.FieldStatistics()].words += words.count
+        for index in searches.indices where searches[index].field == field {
+          let counts = searches[index].query.terms.map { $0.occurrences(in: words) }
+          guard counts.contains(where: { $0 > 0 }) else { continue }
+          for (term, count) in counts.enumerated() where count > 0 {
+            searches[index].documentFrequency[term] += 1
+          }
+          if searches[index].query.matches(counts: counts) != searches[index].matchesEmpty {
+            searches[index].listed.append(id)
+          }
+          if rankedFields.contains(field) { searches[index].occurrences.append((id, words.count, counts)) }
+        }
+      }
+    }
+    var resolved = query
+    resolved.sort = query.sort
+    if !nativeMatching {
+      let idName = schema.idField.name
+      resolved.filter = replacing(query.filter) { field, text in
+        guard let search = searches.first(where: { $0.field == field && $0.text == text }) else {
+          return .or([])
+        }
+        return search.matchesEmpty
+          ? .and([.compare(field: field, op: .notEqual, value: .null), .not(.isIn(idName, search.listed))])
+          : .isIn(idName, search.listed)
+      }
+    }
+    guard !rankedFields.isEmpty else {
+      resolved.sort = query.sort.filter { !$0.byRelevance }
+      return Resolution(query: resolved, ordering: nil)
+    }
+    var scores: [String: [Value: Double]] = [:]
+    for field in Set(rankedFields) {
+      let stats = statistics[field] ?? TextRanking.FieldStatistics()
+      var seen: [TextQuery.Term] = []
+      var fieldScores: [Value: Double] = [:]
+      for search in searches where search.field == field {
+        for term in search.query.positiveTerms where !seen.contains(search.query.terms[term]) {
+          seen.append(search.query.terms[term])
+          let idf = TextRanking.idf(documentFrequency: search.documentFrequency[term], of: stats)
+          for row in search.occurrences where row.counts[term] > 0 {
+            fieldScores[row.id, default: 0] += TextRanking.termScore(
+              idf: idf, frequency: row.counts[term], length: row.length, averageLength: stats.averageLength)
+          }
+        }
+      }
+      scores[field] = fieldScores
+    }
+    return Resolution(
+      query: resolved, ordering: try RankedOrdering(query.sort, schema: schema, scores: scores))
+  }
+
+  /// The distinct `matches` of a filter, parsed.
+  static func collect(_ filter: Filter, _ schema: EntitySchema) throws -> [Search] {
+    var found: [Search] = []
+    func visit(_ filter: Filter) throws {
+      switch filter {
+      case .matches(let field, let text):
+        guard !found.contains(where: { $0.field == field && $0.text == text }) else { return }
+        guard let position = schema.position(of: field) else {
+          throw QueryValidator.unknownField(field, schema)
+        }
+        let query = try parse(text, field: field, schema: schema)
+        found.append(
+          Search(
+            field: field, position: position, text: text, query: query,
+            matchesEmpty: query.matches(counts: Array(repeating: 0, count: query.terms.count)),
+            documentFrequency: Array(repeating: 0, count: query.terms.count)))
+      case .and(let parts), .or(let parts): for part in parts { try visit(part) }
+      case .not(let inner): try visit(inner)
+      case .all, .compare, .isIn, .string, .compareFields: break
+      }
+    }
+    try visit(filter)
+    return found
+  }
+
+  /// Parses a search query, or throws ``CofferError/Code/invalidQuery`` naming the entity and
+  /// field (never the query's text).
+  package static func parse(_ text: String, field: String, schema: EntitySchema) throws -> TextQuery {
+    do {
+      return try TextQuery(parsing: text)
+    } catch {
+      throw CofferError(
+        .invalidQuery, "The search query on '\(schema.name).\(field)' \(error.reason).", entity: schema.name,
+        field: field)
+    }
+  }
+
+  /// The filter with each `matches` replaced.
+  static func replacing(_ filter: Filter, _ body: (String, String) -> Filter) -> Filter {
+    switch filter {
+    case .matches(let field, let text): body(field, text)
+    case .and(let parts): .and(parts.map { replacing($0, body) })
+    case .or(let parts): .or(parts.map { replacing($0, body) })
+    case .not(let inner): .not(replacing(inner, body))
+    case .all, .compare, .isIn, .string, .compareFields: filter
+    }
+  }
+}
+
+/// The order of a query with relevance keys: each key by its field's value or by a row's
+/// score, then id ascending.
+struct RankedOrdering {
+  enum Key {
+    case field(Int, ascending: Bool)
+    case relevance([Value: Double], ascending: Bool)
+  }
+
+  let keys: [Key]
+  let idPosition: Int
+
+  init(_ sort: [Sort], schema: EntitySchema, scores: [String: [Value: Double]]) throws {
+    keys = try sort.map { key in
+      guard let position = schema.position(of: key.field) else {
+        throw QueryValidator.unknownField(key.field, schema)
+      }
+      return key.byRelevance
+        ? .relevance(scores[key.field] ?? [:], ascending: key.ascending)
+        : .field(position, ascending: key.ascending)
+    }
+    idPosition = schema.idPosition
+  }
+
+  func compare(_ lhs: Row, _ rhs: Row) -> Int {
+    for key in keys {
+      switch key {
+      case .field(let position, let ascending):
+        let order = ValueOrder.compare(lhs[position], rhs[position])
+        if order != 0 { return ascending ? order : -order }
+      case .relevance(let scores, let ascending):
+        let left = scores[lhs[idPosition]] ?? 0
+        let right = scores[rhs[idPosition]] ?? 0
+        if left != right { return (left < right) == ascending ? -1 : 1 }
+      }
+    }
+    return ValueOrder.compare(lhs[idPosition], rhs[idPosition])
+  }
+}
+
+/// An optional ability of a ``StorageBackend``: it evaluates ``Filter/matches(field:query:)``
+/// itself, in every filter it is given (reads, counts, changes by query, preconditions), with
+/// exactly the meaning of ``CompiledFilter`` — Coffer's tokenizer and query syntax.
+///
+/// A backend that does not adopt it still answers searches: ``Store`` first reads the
+/// entity's rows and hands the backend a filter on the ids of the rows that match.
+@_spi(Backend) public protocol TextMatching: StorageBackend {}
+
+extension Filter {
+  /// Whether the filter has a ``matches(field:query:)`` anywhere.
+  package var searchesText: Bool {
+    switch self {
+    case .matches: true
+    case .and(let parts), .or(let parts): parts.contains(where: \.searchesText)
+    case .not(let inner): inner.searchesText
+    case .all, .compare, .isIn, .string, .compareFields: false
+    }
+  }
+}
+
+extension Filter {
+  /// Whether the filter has a ``matches(field:query:)`` on `field`.
+  package func searches(field: String) -> Bool {
+    switch self {
+    case .matches(let name, _): name == field
+    case .and(let parts), .or(let parts): parts.contains { $0.searches(field: field) }
+    case .not(let inner): inner.searches(field: field)
+    case .all, .compare, .isIn, .string, .compareFields: false
+    }
+  }
+}

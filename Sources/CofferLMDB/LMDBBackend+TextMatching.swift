@@ -1,0 +1,4 @@
+@_spi(Backend) import Coffer
+
+/// Full-text matches are evaluated where every other filter is, with Coffer's own tokenizer.
+@_spi(Backend) extension LMDBBackend: TextMatching {}
