@@ -26,6 +26,7 @@ public enum ConformanceSuite {
     + groupOrderChecks + indexRangeChecks + dynamicRecordChecks
     + codableRelationshipChecks
     + keySizeChecks + schemaProcessChecks + changeFeedChecks + changeObservationChecks + telemetryChecks
+    + searchChecks
 
   /// Runs one check on a target in a scratch folder of its own, removed afterwards.
   public static func run(_ check: ConformanceCheck, on target: ConformanceTarget) async -> ConformanceResult {
