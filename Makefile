@@ -15,7 +15,7 @@ TRAITS := --enable-all-traits
 # Folders `make format` rewrites.
 SWIFT_SOURCES := Package.swift Sources Tests Examples Conformance Fuzz CrashStates
 
-.PHONY: all deps demo test check-builds check-swift-syntax docs docs-conformance docs-catalog format lint sanitize fuzz help differential crash-states soak
+.PHONY: all deps demo test check-builds check-swift-syntax docs docs-conformance docs-catalog format lint sanitize fuzz help differential crash-states soak sync-check
 
 all: test
 
@@ -24,6 +24,7 @@ help:
 	@echo "make test    install missing system libraries, then run every test (swift test) and make check-builds"
 	@echo "make check-builds  build and run a client with only the SQLite trait, and build the fuzz targets"
 	@echo "make check-swift-syntax  build the macro and run its tests with each swift-syntax major Package.swift accepts"
+	@echo "make sync-check  run the sync convergence checker on COFFER_SYNC_SCHEDULES (default 10000) random schedules from COFFER_SYNC_SEED"
 	@echo "make differential  run the randomized differential check on every backend side by side for long"
 	@echo "make docs    regenerate Docs/Conformance.md, then build the DocC catalog of Coffer into .build/docs (fails on any warning)"
 	@echo "make format  format the Swift sources with swift format"
@@ -295,3 +296,17 @@ differential: deps
 	  END { line = "differential total: " sequences + split(crashes, c, " ") " sequences (seeds " firstseed "…" lastseed "); steps"; \
 	        for (i = 1; i <= n; i++) line = line " " names[i] " " steps[names[i]]; \
 	        print line "; " found + 0 " disagreements; crashes at seeds:" (crashes == "" ? " none" : crashes) }' "$$log"
+
+# The sync convergence checker's long run (issue 46): random schedules on replicas of mixed
+# backends through a lossy, duplicating, reordering transport with restarts, each checked
+# against the reference merge. `make test` runs 12 of them; a failure prints its seed and a
+# shrunk schedule. The test binary is copied first, so that builds in the tree meanwhile do not
+# disturb the run.
+sync-check: deps
+	@set -eu; \
+	$(SWIFT) build $(TRAITS) --build-tests; \
+	binary="$$($(SWIFT) build $(TRAITS) --show-bin-path)/CofferPackageTests.xctest"; \
+	snapshot="$$(mktemp -d)/CofferPackageTests.xctest"; cp "$$binary" "$$snapshot"; \
+	COFFER_SYNC_SCHEDULES="$${COFFER_SYNC_SCHEDULES:-10000}" COFFER_SYNC_SEED="$${COFFER_SYNC_SEED:-46000}" \
+	  "$$snapshot" --testing-library swift-testing --filter ConvergenceTests; \
+	rm -rf "$$(dirname "$$snapshot")"

@@ -26,6 +26,7 @@ let package = Package(
     .library(name: "CofferStores", targets: ["CofferStores"]),
     .library(name: "CofferConfiguration", targets: ["CofferConfiguration"]),
     .library(name: "CofferConformance", targets: ["CofferConformance"]),
+    .library(name: "CofferSync", targets: ["CofferSync"]),
     .executable(name: "coffer", targets: ["coffer"]),
   ],
   traits: [
@@ -135,6 +136,9 @@ let package = Package(
         .target(name: "CofferRemote", condition: .when(traits: ["Remote"])),
       ],
       swiftSettings: upcoming),
+    // Offline-first sync between any two stores over their change feeds (issue 46): a library of
+    // its own, so `import Coffer` does not show it; nothing beyond the core.
+    .target(name: "CofferSync", dependencies: ["Coffer"], swiftSettings: upcoming),
     .target(
       name: "CofferConfiguration",
       dependencies: ["Coffer", .product(name: "Configuration", package: "swift-configuration")],
@@ -182,6 +186,7 @@ let package = Package(
       name: "coffer",
       dependencies: [
         "Coffer", "CofferStores", "CofferConformance", "CofferConfiguration", "CofferChatExample",
+        "CofferSync",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .target(name: "CofferServer", condition: .when(traits: ["Server"])),
       ],
@@ -276,6 +281,10 @@ let package = Package(
         "Coffer", "CofferConformance", "CofferRemote", "CofferServer", "CofferStores", "CofferTestSupport",
         "CofferWire", "coffer",
       ],
+      swiftSettings: upcoming),
+    .testTarget(
+      name: "CofferSyncTests",
+      dependencies: ["Coffer", "CofferMemory", "CofferStores", "CofferSync", "CofferTestSupport"],
       swiftSettings: upcoming),
   ]
 )

@@ -11,6 +11,6 @@ struct CofferCommand: AsyncParsableCommand {
     discussion: "Store URLs this build opens: \(BackendRegistry.builtIn.forms.joined(separator: ", ")).",
     subcommands: [
       Demo.self, Inspect.self, Copy.self, Export.self, Import.self, Verify.self, Migrate.self, Changes.self,
-      Conformance.self, ConformanceChild.self,
+      Conformance.self, ConformanceChild.self, Sync.self,
     ] + optionalSubcommands + viewerSubcommands)
 }

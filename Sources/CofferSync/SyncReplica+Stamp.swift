@@ -1,0 +1,137 @@
+@_spi(Backend) import Coffer
+
+/// Stamping: the app's own changes, read from the store's feed, become row states with clock
+/// readings.
+extension SyncReplica {
+  /// Stamps the app's changes this replica's feed recorded since the last time: each field whose
+  /// value differs from the row's sync state gets a new clock reading, a row that is gone gets a
+  /// tombstone. A change sync itself applied equals the state written with it, so it is never
+  /// stamped again (no echo).
+  ///
+  /// - Returns: How many rows were stamped.
+  @discardableResult
+  public func stamp() async throws -> Int {
+    try await ready()
+    return try await retrying { try await stampFeed() }
+  }
+
+  private func stampFeed() async throws -> Int {
+    var stamped = 0
+    while true {
+      let start = stampedThrough ?? 0
+      var keys: [(entity: String, id: Value)] = []
+      var seen: Set<String> = []
+      var end = start
+      var batches = 0
+      for try await batch in store.changes(after: ChangePosition(sequence: start)) {
+        end = batch.position.sequence
+        batches += 1
+        for change in batch.changes where !SyncRecords.isInternal(change.entity) {
+          if seen.insert(SyncRowState.key(entity: change.entity, id: change.id)).inserted {
+            keys.append((change.entity, change.id))
+          }
+        }
+        if keys.count >= messageLimit || batches >= 1024 { break }
+      }
+      if batches == 0 || (keys.isEmpty && batches < 64) { return stamped }
+      let (operations, count) = try await restamp(keys)
+      let records = try SyncRecords.schemas()
+      let previous = SyncRecords.setting("stamped", number: Int64(start))
+      try await commit(
+        operations + [
+          .upsert(entity: SyncRecords.stateEntity, row: SyncRecords.setting("stamped", number: Int64(end)))
+        ],
+        preconditions: [.unchanged(previous, in: records.state)])
+      stampedThrough = end
+      stamped += count
+      if keys.count < messageLimit && batches < 1024 { return stamped }
+    }
+  }
+
+  /// The record writes that stamp these rows as they are stored now.
+  func restamp(_ keys: [(entity: String, id: Value)]) async throws -> ([ChangeSet.Operation], Int) {
+    var byEntity: [String: [Value]] = [:]
+    var order: [String] = []
+    for key in keys {
+      if byEntity[key.entity] == nil { order.append(key.entity) }
+      byEntity[key.entity, default: []].append(key.id)
+    }
+    let known = try await syncStates(keys.map { SyncRowState.key(entity: $0.entity, id: $0.id) })
+    var operations: [ChangeSet.Operation] = []
+    for entity in order {
+      guard let schema = try await schema(of: entity), let ids = byEntity[entity] else { continue }
+      let current = try await storedRows(of: schema, ids: ids)
+      for id in ids {
+        let key = SyncRowState.key(entity: entity, id: id)
+        if let state = try restamped(current[key], schema: schema, id: id, old: known[key]) {
+          operations.append(.upsert(entity: SyncRecords.rowsEntity, row: SyncRecords.row(for: state)))
+        }
+      }
+    }
+    return (operations, operations.count)
+  }
+
+  /// The row's new state if it differs from what sync knows of it, `nil` if it does not.
+  func restamped(_ row: Row?, schema: EntitySchema, id: Value, old: SyncRowState?) throws -> SyncRowState? {
+    if let row {
+      var state = old ?? SyncRowState(entity: schema.name, id: id)
+      let wasAlive = old?.isAlive ?? false
+      var changed: [Int] = []
+      for (position, field) in schema.fields.enumerated() {
+        if !wasAlive || state.fields[field.name]?.value != row[position] { changed.append(position) }
+      }
+      if changed.isEmpty { return nil }
+      let reading = try tick()
+      for position in changed {
+        state.fields[schema.fields[position].name] = SyncRowState.Stamped(
+          value: row[position], clock: reading)
+      }
+      return state
+    }
+    guard var state = old, state.isAlive else { return nil }
+    state.deleted = try tick()
+    return state
+  }
+
+  /// Stamps every row the store holds, the first time it takes part in sync; then the feed is
+  /// stamped from the position it had before.
+  func stampExisting() async throws {
+    let records = try SyncRecords.schemas()
+    let before = try await store.lastChangePosition()?.sequence ?? 0
+    for schema in schemas.values.sorted(by: { $0.name < $1.name }) {
+      var last: Value?
+      while true {
+        var query = Query(entity: schema.name, sort: [Sort(schema.idField.name)], limit: messageLimit)
+        if let last { query.filter = .compare(field: schema.idField.name, op: .greater, value: last) }
+        let page = try await store.fetchRows(query)
+        guard let tail = page.last else { break }
+        last = tail[schema.idPosition]
+        try await retrying {
+          let ids = page.map { $0[schema.idPosition] }
+          let known = try await syncStates(ids.map { SyncRowState.key(entity: schema.name, id: $0) })
+          var operations: [ChangeSet.Operation] = []
+          for row in page {
+            let id = row[schema.idPosition]
+            if let state = try restamped(
+              row, schema: schema, id: id, old: known[SyncRowState.key(entity: schema.name, id: id)])
+            {
+              operations.append(.upsert(entity: SyncRecords.rowsEntity, row: SyncRecords.row(for: state)))
+            }
+          }
+          if !operations.isEmpty { try await commit(operations) }
+        }
+        if page.count < messageLimit { break }
+      }
+    }
+    try await retrying {
+      // Another process may have finished the first stamping meanwhile.
+      if stampedThrough != nil { return }
+      try await commit(
+        [
+          .upsert(entity: SyncRecords.stateEntity, row: SyncRecords.setting("stamped", number: Int64(before)))
+        ],
+        preconditions: [.absent(.string("stamped"), in: records.state)])
+      stampedThrough = before
+    }
+  }
+}

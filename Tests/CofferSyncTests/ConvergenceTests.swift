@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+
+/// The convergence proof: random schedules over a lossy, duplicating, reordering transport with
+/// restarts, on replicas of mixed backends, each checked against the reference merge.
+///
+/// `make test` runs a short run; `make sync-check` sets `COFFER_SYNC_SCHEDULES` (10,000) and
+/// `COFFER_SYNC_SEED` for the long one. A failure prints its seed and a shrunk schedule.
+@Suite struct ConvergenceTests {
+  static var environment: [String: String] { ProcessInfo.processInfo.environment }
+
+  @Test func randomSchedulesConvergeToTheReferenceMerge() async throws {
+    let schedules = Int(Self.environment["COFFER_SYNC_SCHEDULES"] ?? "") ?? 12
+    let firstSeed = UInt64(Self.environment["COFFER_SYNC_SEED"] ?? "") ?? 46_000
+    let postgres = Self.environment["COFFER_TEST_POSTGRES_URL"]
+    var mixes: [[String]] = [
+      ["memory", "sqlite", "lmdb"], ["sqlite", "lmdb", "plist", "memory"],
+      ["memory", "memory", "lmdb", "sqlite", "plist"],
+    ]
+    if postgres != nil { mixes.append(["memory", "postgres", "sqlite"]) }
+    var failures: [String] = []
+    let started = Date()
+    for index in 0..<schedules {
+      let seed = firstSeed &+ UInt64(index)
+      let backends = mixes[index % mixes.count]
+      let checker = ConvergenceChecker(backends: backends, postgresURL: postgres)
+      let replicas = backends.count
+      let length = 20 + Int(seed % 61)
+      let steps = ConvergenceChecker.schedule(seed: seed, replicas: replicas, length: length)
+      guard let problem = try await checker.run(seed: seed, replicas: replicas, steps: steps) else {
+        continue
+      }
+      let shrunk = try await Self.shrink(steps, checker: checker, seed: seed, replicas: replicas)
+      let failure = ConvergenceFailure(
+        seed: seed, backends: backends, steps: shrunk.steps, problem: shrunk.problem ?? problem)
+      print("CONVERGENCE FAILURE \(failure)")
+      failures.append(failure.description)
+      if failures.count >= 3 { break }
+    }
+    print(
+      "sync-check: \(schedules) schedules from seed \(firstSeed), \(failures.count) failed, "
+        + String(format: "%.1f s", Date().timeIntervalSince(started)))
+    #expect(failures.isEmpty, "\(failures.joined(separator: "\n\n"))")
+  }
+
+  /// Removes steps while the schedule still fails: halves, then quarters, down to single steps.
+  static func shrink(_ steps: [SyncStep], checker: ConvergenceChecker, seed: UInt64, replicas: Int)
+    async throws
+    -> (steps: [SyncStep], problem: String?)
+  {
+    var current = steps
+    var problem: String?
+    var chunk = max(1, current.count / 2)
+    var runs = 0
+    while chunk >= 1 && runs < 200 {
+      var start = 0
+      var removed = false
+      while start < current.count && runs < 200 {
+        var candidate = current
+        candidate.removeSubrange(start..<min(current.count, start + chunk))
+        runs += 1
+        if let found = try await checker.run(seed: seed, replicas: replicas, steps: candidate) {
+          current = candidate
+          problem = found
+          removed = true
+        } else {
+          start += chunk
+        }
+      }
+      if !removed { chunk /= 2 }
+    }
+    return (current, problem)
+  }
+}
