@@ -48,6 +48,18 @@ extension ChatService {
     return try await store.query(MessageValue.self).filter(filter).sort([Sort(MessageFields.date.name)])
       .fetch()
   }
+
+  /// The messages that have the words a full-text query asks for — `ship*`, `"ship it"`,
+  /// `deploy OR release`, `NOT draft`, with case and accents folded — best match first (BM25,
+  /// then oldest first), at most `limit` of them, in one thread or in all of them.
+  public func search(words query: String, in threadID: UUID? = nil, limit: Int = 20) async throws
+    -> [MessageValue]
+  {
+    var filter = MessageFields.text.matches(query)
+    if let threadID { filter = filter && MessageFields.threadID == threadID }
+    return try await store.query(MessageValue.self).filter(filter)
+      .sort([.relevance(MessageFields.text.name), Sort(MessageFields.date.name)]).limit(limit).fetch()
+  }
 }
 
 extension ChatService {

@@ -23,6 +23,7 @@ import Foundation
 /// - ``markThreadRead(_:)``
 /// - ``unreadCount(in:)``
 /// - ``search(_:in:)``
+/// - ``search(words:in:limit:)``
 /// - ``deleteThread(_:)``
 public struct ChatService<ThreadValue: ThreadProtocol & Storable, MessageValue: MessageProtocol & Storable>:
   Sendable

@@ -92,6 +92,22 @@ import Testing
     #expect(try await chat.search("1_0").isEmpty)
   }
 
+  @Test func searchByWordsFoldsCaseAndAccentsAndRanksBestFirst() async throws {
+    let a = try await chat.createThread(title: "a")
+    let b = try await chat.createThread(title: "b")
+    try await chat.post("Ship it", from: "ana", in: a.id, at: at(3))
+    try await chat.post("we ship today, ship!", from: "ben", in: a.id, at: at(1))
+    try await chat.post("shipping 100% done", from: "cho", in: b.id, at: at(2))
+    try await chat.post("Café draft", from: "dee", in: b.id, at: at(4))
+
+    #expect(try await chat.search(words: "SHIP").map(\.text) == ["we ship today, ship!", "Ship it"])
+    #expect(try await Set(chat.search(words: "ship*").map(\.text)).count == 3)
+    #expect(try await chat.search(words: "ship*", in: b.id).map(\.text) == ["shipping 100% done"])
+    #expect(try await chat.search(words: "cafe").map(\.text) == ["Café draft"])
+    #expect(try await chat.search(words: "ship NOT today").map(\.text) == ["Ship it"])
+    #expect(try await chat.search(words: "ship", limit: 1).map(\.text) == ["we ship today, ship!"])
+  }
+
   @Test func deletingAThreadRemovesItAndOnlyItsMessages() async throws {
     let a = try await chat.createThread(title: "a")
     let b = try await chat.createThread(title: "b")
