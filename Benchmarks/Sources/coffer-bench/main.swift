@@ -15,6 +15,7 @@ import Foundation
 /// or `coffer-bench --changes …` for what the change feed costs writers and how fast it reads (see ``ChangesBenchmark``),
 /// or `coffer-bench --tickets …` for the second workload, issue-tracker tickets (see ``TicketBenchmark``),
 /// or `coffer-bench --readers …` for readers beside a writer, and opening a store (see ``ReadersBenchmark``),
+/// or `coffer-bench --search …` for a full-text search over chat messages beside raw FTS5 (see ``SearchBenchmark``),
 /// or `coffer-bench --telemetry-overhead …` for point gets with metrics and a tracer on (see ``TelemetryBenchmark``);
 /// `--telemetry` first bootstraps those for whatever follows.
 ///
@@ -131,6 +132,10 @@ do {
   }
   if arguments.first == TelemetryBenchmark.flag {
     try await TelemetryBenchmark.run(Array(arguments.dropFirst()))
+    exit(0)
+  }
+  if arguments.first == SearchBenchmark.flag {
+    try await SearchBenchmark.run(Array(arguments.dropFirst()))
     exit(0)
   }
   if arguments.first == MemoryProbe.flag {
