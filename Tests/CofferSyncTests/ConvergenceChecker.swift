@@ -115,8 +115,26 @@ struct ConvergenceChecker {
     return steps
   }
 
+  /// What a run saw, for the summary: rows at the end, and what the link did to messages.
+  struct Counts {
+    var rows = 0
+    var writes = 0
+    var merged = 0
+    var dropped = 0
+    var duplicated = 0
+    var gaps = 0
+    var restarts = 0
+  }
+
   /// Runs one schedule; `nil` when it converged, else what went wrong.
   func run(seed: UInt64, replicas count: Int, steps: [SyncStep]) async throws -> String? {
+    var counts = Counts()
+    return try await run(seed: seed, replicas: count, steps: steps, counts: &counts)
+  }
+
+  /// Runs one schedule, counting what happened.
+  func run(seed: UInt64, replicas count: Int, steps: [SyncStep], counts: inout Counts) async throws -> String?
+  {
     let folder = try TemporaryFolder("sync-check")
     let wall = Mutex<Int64>(1_800_000_000_000_000)
     let tick: @Sendable () -> Int64 = {
@@ -168,15 +186,22 @@ struct ConvergenceChecker {
           continue
         }
         let after = try await Self.snapshot(stores[r])
+        counts.writes += 1
         reference.record(before: before, after: after, time: tick())
         try await replicas[r].stamp()
       case .send(let from, let to, let fate):
         guard from < stores.count, to < stores.count else { continue }
         let after = believed[link(from, to)] ?? nil
         let message = try await replicas[from].message(after: after)
-        if fate == 0 { continue }  // dropped
+        if fate == 0 {  // dropped
+          counts.dropped += 1
+          continue
+        }
         inFlight[link(from, to), default: []].append(message)
-        if fate == 1 { inFlight[link(from, to), default: []].append(message) }  // duplicated
+        if fate == 1 {  // duplicated
+          inFlight[link(from, to), default: []].append(message)
+          counts.duplicated += 1
+        }
         if fate >= 5 { believed[link(from, to)] = message.to }  // the sender goes on without waiting
       case .deliver(let from, let to, let pick, let ackFate):
         guard from < stores.count, to < stores.count, var queue = inFlight[link(from, to)], !queue.isEmpty
@@ -186,11 +211,17 @@ struct ConvergenceChecker {
         let message = queue.remove(at: Int(pick % UInt64(queue.count)))
         inFlight[link(from, to)] = queue
         let receipt = try await replicas[to].receive(message)
+        switch receipt {
+        case .merged(let n): counts.merged += n
+        case .gap: counts.gaps += 1
+        case .duplicate: break
+        }
         if ackFate != 0 || receipt == .gap {
           believed[link(from, to)] = try await replicas[to].position(of: ids[from])
         }
       case .restart(let r):
         guard r < stores.count else { continue }
+        counts.restarts += 1
         if !urls[r].hasPrefix("memory:") {
           try await stores[r].close()
           stores[r] = try await Store.open(url: urls[r], registry: .builtIn)
@@ -218,6 +249,7 @@ struct ConvergenceChecker {
       if rounds > 20 { return "no quiescence after 20 rounds of reliable delivery" }
     }
     let expected = reference.rows()
+    counts.rows = expected.values.reduce(0) { $0 + $1.count }
     var firstDigest: StoreDigest?
     for (index, store) in stores.enumerated() {
       let rows = try await Self.snapshot(store)

@@ -19,6 +19,7 @@ import Testing
     ]
     if postgres != nil { mixes.append(["memory", "postgres", "sqlite"]) }
     var failures: [String] = []
+    var total = ConvergenceChecker.Counts()
     let started = Date()
     for index in 0..<schedules {
       let seed = firstSeed &+ UInt64(index)
@@ -27,9 +28,16 @@ import Testing
       let replicas = backends.count
       let length = 20 + Int(seed % 61)
       let steps = ConvergenceChecker.schedule(seed: seed, replicas: replicas, length: length)
-      guard let problem = try await checker.run(seed: seed, replicas: replicas, steps: steps) else {
-        continue
-      }
+      var counts = ConvergenceChecker.Counts()
+      let outcome = try await checker.run(seed: seed, replicas: replicas, steps: steps, counts: &counts)
+      total.rows += counts.rows
+      total.writes += counts.writes
+      total.merged += counts.merged
+      total.dropped += counts.dropped
+      total.duplicated += counts.duplicated
+      total.gaps += counts.gaps
+      total.restarts += counts.restarts
+      guard let problem = outcome else { continue }
       let shrunk = try await Self.shrink(steps, checker: checker, seed: seed, replicas: replicas)
       let failure = ConvergenceFailure(
         seed: seed, backends: backends, steps: shrunk.steps, problem: shrunk.problem ?? problem)
@@ -39,7 +47,9 @@ import Testing
     }
     print(
       "sync-check: \(schedules) schedules from seed \(firstSeed), \(failures.count) failed, "
-        + String(format: "%.1f s", Date().timeIntervalSince(started)))
+        + String(format: "%.1f s", Date().timeIntervalSince(started)) + "; \(total.writes) writes, "
+        + "\(total.merged) row states merged, \(total.dropped) messages dropped, \(total.duplicated) duplicated, "
+        + "\(total.gaps) gaps, \(total.restarts) restarts, \(total.rows) rows at the ends")
     #expect(failures.isEmpty, "\(failures.joined(separator: "\n\n"))")
   }
 
