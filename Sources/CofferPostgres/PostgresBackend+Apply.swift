@@ -25,7 +25,8 @@ extension PostgresBackend {
         // feed's guard, and runs again recording (below).
         let recording = feed.knownOn.withLock { $0 } ? feed : nil
         do {
-          return try await pool.withConnection(while: "applying a batch") { [name] connection in
+          return try await pool.withConnection(while: "applying a batch", pinned: .exclusive) {
+            [name] connection in
             let applier = PostgresApplier(
               connection: connection, tables: known, changes: changes, store: name, feed: recording)
             return try await Self.abandoningOnLoss(

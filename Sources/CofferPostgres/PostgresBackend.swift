@@ -237,7 +237,7 @@ public final class PostgresBackend: Service {
     _ pinned: PostgresConnection?, while action: String, _ body: (PostgresConnection) async throws -> R
   ) async throws -> R {
     if let pinned { return try await body(pinned) }
-    return try await pool.withConnection(while: action, body)
+    return try await pool.withConnection(while: action, pinned: .shared, body)
   }
 
   /// Runs `body` with a connection of its own in one `REPEATABLE READ, READ ONLY` transaction,

@@ -100,10 +100,25 @@ final class PostgresConnectionPool: Sendable {
 
   /// Runs `body` with a connection of the pool, giving it back afterwards; a connection whose
   /// call lost it is closed instead. `body` runs on the connection's event loop unless
-  /// `onItsEventLoop` is `false` (for a body that runs an app's code).
+  /// `onItsEventLoop` is `false` (for a body that runs an app's code). With `pinned`, a call
+  /// inside a transaction's attempt runs on the connection the attempt holds, used that way
+  /// (see ``PinnedConnection``).
   func withConnection<R>(
-    while action: String, onItsEventLoop: Bool = true, _ body: (PostgresConnection) async throws -> R
+    while action: String, onItsEventLoop: Bool = true, pinned: PinnedConnection.Use? = nil,
+    _ body: (PostgresConnection) async throws -> R
   ) async throws -> R {
+    if let use = pinned, let pin = await pinnedConnection(for: use) {
+      do {
+        let result = try await logged { try await body(pin.connection) }
+        leave(pin, use, broken: false)
+        return result
+      } catch {
+        let readOnly = hosts.areSeveral && PostgresFailure.sqlState(of: error) == "25006"
+        leave(
+          pin, use, broken: PostgresFailure.retiresConnection(error) || readOnly || pin.connection.isClosed)
+        throw error
+      }
+    }
     let started = metrics == nil ? nil : ContinuousClock.now
     let connection = try await lease(while: action)
     if let started, let metrics {
@@ -167,7 +182,7 @@ final class PostgresConnectionPool: Sendable {
 
   /// A connection: an idle one, a new one when fewer than the pool's size are open, or the
   /// next one released.
-  private func lease(while action: String) async throws -> PostgresConnection {
+  func lease(while action: String) async throws -> PostgresConnection {
     enum Next {
       case use(PostgresConnection)
       case open(Int)
@@ -183,7 +198,11 @@ final class PostgresConnectionPool: Sendable {
           if !connection.isClosed { return .use(connection) }
           state.open -= 1
         }
-        if state.open < configuration.poolSize, serverFull == nil || state.open == 0 {
+        // Inside a transaction's attempt that holds a connection of this pool, a call that
+        // cannot use that one never waits for another: the connections it would wait for may
+        // all be held by attempts waiting like it (see `PinnedConnection`).
+        let overflow = serverFull == nil && PinnedConnection.current?.pool == ObjectIdentifier(self)
+        if state.open < configuration.poolSize || overflow, serverFull == nil || state.open == 0 {
           state.open += 1
           state.nextID += 1
           return .open(state.nextID)
@@ -246,17 +265,33 @@ final class PostgresConnectionPool: Sendable {
 
   /// Gives a connection back: to a waiting caller, to the idle list, or (when broken) closes it
   /// and hands its slot on.
-  private func release(_ connection: PostgresConnection, broken: Bool) {
+  func release(_ connection: PostgresConnection, broken: Bool) {
     if broken {
       Self.closeInBackground(connection)
       freeSlot()
       return
     }
-    let waiter = state.withLock { state -> CheckedContinuation<PostgresConnection?, any Error>? in
-      if state.closed { return nil }
-      if !state.waiters.isEmpty { return state.waiters.removeFirst() }
+    enum Next {
+      case handOver(CheckedContinuation<PostgresConnection?, any Error>)
+      case idle
+      case close
+    }
+    let next = state.withLock { state -> Next in
+      if state.closed { return .idle }
+      if !state.waiters.isEmpty { return .handOver(state.waiters.removeFirst()) }
+      // One opened beyond the pool's size (see `lease(while:)`) is closed, not kept.
+      if state.open > configuration.poolSize { return .close }
       state.idle.append(connection)
-      return nil
+      return .idle
+    }
+    let waiter: CheckedContinuation<PostgresConnection?, any Error>?
+    switch next {
+    case .handOver(let handed): waiter = handed
+    case .idle: waiter = nil
+    case .close:
+      Self.closeInBackground(connection)
+      freeSlot()
+      return
     }
     if let waiter {
       waiter.resume(returning: connection)

@@ -31,6 +31,19 @@
   func count(_ query: Query) async throws -> Int
 }
 
+/// A backend that runs each attempt of a ``Store/transaction(retries:_:)`` (its body, its reads
+/// and its commit) in a context of its own: PostgreSQL holds one pooled connection for it and
+/// runs it on that connection's thread, so that its reads and its commit neither wait for the
+/// pool nor cross threads.
+@_spi(Backend) public protocol TransactionHosting: StorageBackend {
+  /// Runs `attempt` once and returns what it returns or throws what it throws.
+  ///
+  /// Guarantees: `attempt` runs exactly once, to its end; every read and batch it makes is
+  /// the same as outside (the host changes where they run, never what they see or do), and
+  /// nothing stays held after it returns.
+  func hostTransaction<R>(_ attempt: () async throws -> R) async throws -> R
+}
+
 /// A backend that can run migration steps: ``Store/migrate(_:)`` and the migration record.
 @_spi(Backend) public protocol SchemaEditing: StorageBackend {
   /// Runs `body` in one write transaction with a ``SchemaEditor`` over the store's entities

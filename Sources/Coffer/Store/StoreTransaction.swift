@@ -236,7 +236,8 @@ extension Store {
   /// ```
   ///
   /// No backend lock is held while `body` runs, so `body` may await anything; it must not
-  /// assume it runs once (keep side effects for after the call). Concurrency control is
+  /// assume it runs once (keep side effects for after the call). A backend may hold a
+  /// connection for the attempt (PostgreSQL does, for speed), so keep `body` short. Concurrency control is
   /// optimistic: see Docs/Concurrency.md. Transactions of this store that conflicted run their
   /// retries one at a time, in order, and a new one waits for those ahead of it before it runs
   /// (beside the other new ones), so that under contention every transaction gets through.
@@ -249,10 +250,19 @@ extension Store {
     retries: Int = Store.defaultRetries, _ body: (StoreTransaction) async throws -> R
   ) async throws -> R {
     try await retrying(retries: retries) {
-      let transaction = StoreTransaction(store: self)
-      let result = try await body(transaction)
-      return try await Attempt.committing(result) { try await transaction.commit() }
+      try await hosted {
+        let transaction = StoreTransaction(store: self)
+        let result = try await body(transaction)
+        return try await Attempt.committing(result) { try await transaction.commit() }
+      }
     }
+  }
+
+  /// Runs one attempt of a transaction where the backend hosts it (see ``TransactionHosting``),
+  /// or as it is.
+  private func hosted<R>(_ attempt: () async throws -> R) async throws -> R {
+    guard let host = backend as? any TransactionHosting else { return try await attempt() }
+    return try await host.hostTransaction(attempt)
   }
 
   /// Changes the stored value of a type with an id without losing a concurrent update: reads
@@ -277,17 +287,19 @@ extension Store {
     if let modified = try await modifiedInPlace(codec, id: key, change) { return modified }
     // One value: the transaction's bookkeeping is one row and one precondition.
     return try await retrying(retries: retries) {
-      var stored: Row?
-      try await readInTurn {
-        try await backend.read(Query(lookingUp: key, in: codec.schema)) { stored = try Row($0) }
+      try await hosted {
+        var stored: Row?
+        try await readInTurn {
+          try await backend.read(Query(lookingUp: key, in: codec.schema)) { stored = try Row($0) }
+        }
+        guard let stored else { throw nothingToModify(T.self, id: key) }
+        var value = try codec.decode(stored)
+        try change(&value)
+        let changes = ChangeSet(
+          [.update(entity: codec.schema.name, row: try codec.encode(value))], layouts: codec.schema.layouts,
+          preconditions: [.unchanged(stored, in: codec.schema)])
+        return try await Attempt.committing(value) { try await apply(changes, preconditionsChecked: true) }
       }
-      guard let stored else { throw nothingToModify(T.self, id: key) }
-      var value = try codec.decode(stored)
-      try change(&value)
-      let changes = ChangeSet(
-        [.update(entity: codec.schema.name, row: try codec.encode(value))], layouts: codec.schema.layouts,
-        preconditions: [.unchanged(stored, in: codec.schema)])
-      return try await Attempt.committing(value) { try await apply(changes, preconditionsChecked: true) }
     }
   }
 
