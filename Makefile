@@ -15,7 +15,7 @@ TRAITS := --enable-all-traits
 # Folders `make format` rewrites.
 SWIFT_SOURCES := Package.swift Sources Tests Examples Conformance Fuzz CrashStates
 
-.PHONY: all deps demo test check-builds check-swift-syntax docs docs-conformance docs-catalog format lint sanitize fuzz help differential crash-states soak sync-check
+.PHONY: all deps demo test server-fuzz check-builds check-swift-syntax docs docs-conformance docs-catalog format lint sanitize fuzz help differential crash-states soak sync-check
 
 all: test
 
@@ -33,6 +33,7 @@ help:
 	@echo "make fuzz    each libFuzzer target in Fuzz/ for FUZZ_SECONDS (default 60) or FUZZ_RUNS executions; FUZZ_TARGETS picks some"
 	@echo "make crash-states  open every file state a power cut could leave, per durable backend (CRASH_COMMITS, CRASH_SEED)"
 	@echo "make soak    writers, readers and extra processes on each durable backend for SOAK_SECONDS (default 60) each after a warm-up"
+	@echo "make server-fuzz  schemathesis against coffer serve, over 20,000 requests generated from its OpenAPI document"
 	@echo "make deps    only install missing system libraries"
 
 # Installs what is missing and nothing else; when everything is there it only asks dpkg
@@ -76,9 +77,17 @@ demo: deps
 # its own limit. `timeout` ends the whole process group, the test process included.
 TEST_TIME_LIMIT ?= 1200
 TIME_LIMIT = $$(command -v timeout >/dev/null 2>&1 && echo timeout $(TEST_TIME_LIMIT))
+# The coffer+http tests (the whole conformance suite through in-process servers, and their
+# faults) run in a step of their own too, with COFFER_TEST_REMOTE=1: beside the rest of the suite
+# on 2 cores their servers answered later than a client's timeouts allow.
 TEST_RUN = $(SWIFT) build $(TRAITS) --build-tests \
-	&& $(TIME_LIMIT) $(SWIFT) test $(TRAITS) --skip-build --skip PostgresFailoverTests \
-	&& $(TIME_LIMIT) $(SWIFT) test $(TRAITS) --skip-build --filter PostgresFailoverTests
+	&& $(TIME_LIMIT) $(SWIFT) test $(TRAITS) --skip-build --skip PostgresFailoverTests --skip CofferRemoteTests \
+	&& $(TIME_LIMIT) $(SWIFT) test $(TRAITS) --skip-build --filter PostgresFailoverTests \
+	&& COFFER_TEST_REMOTE=1 $(TIME_LIMIT) $(SWIFT) test $(TRAITS) --skip-build --filter CofferRemoteTests \
+	&& scripts/test-schemathesis $(SCHEMATHESIS_EXAMPLES)
+# Examples a route in make test's schemathesis run (about 1,000 requests); `make server-fuzz`
+# generates over 20,000.
+SCHEMATHESIS_EXAMPLES ?= 5
 test:
 	@$(MAKE) --no-print-directory deps EXTRA_APT_PACKAGES="$(if $(COFFER_TEST_POSTGRES_URL),,$(APT_TEST_PACKAGES))"
 	@$(MAKE) --no-print-directory check-builds
@@ -90,6 +99,13 @@ test:
 	echo "PostgreSQL test server: $${url%%\?*} (removed when the tests end)"; \
 	export PGPASSWORD="$$(cat "$$cluster/password")" COFFER_TEST_POSTGRES_URL="$$url"; \
 	$(TEST_RUN)
+
+# schemathesis against `coffer serve` for long: 120 examples a route, over 20,000 generated
+# requests, each answer checked against the OpenAPI document (no 5xx, no answer the document
+# does not allow). About 15 minutes on 2 cores.
+server-fuzz:
+	$(SWIFT) build $(TRAITS) --product coffer
+	scripts/test-schemathesis 120
 
 # Builds that `make test` runs besides the package's own, so that neither breaks unseen: a client
 # package that depends on Coffer with only the `SQLite` trait, built and run (scripts/check-client,

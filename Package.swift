@@ -22,6 +22,8 @@ let package = Package(
     .library(name: "CofferLMDB", targets: ["CofferLMDB"]),
     .library(name: "CofferPostgres", targets: ["CofferPostgres"]),
     .library(name: "CofferRemote", targets: ["CofferRemote"]),
+    // CofferServer, for an app that embeds the server (`coffer serve` needs only the trait).
+    .library(name: "CofferServer", targets: ["CofferServer"]),
     .library(name: "CofferMacros", targets: ["CofferMacros"]),
     .library(name: "CofferStores", targets: ["CofferStores"]),
     .library(name: "CofferConfiguration", targets: ["CofferConfiguration"]),
