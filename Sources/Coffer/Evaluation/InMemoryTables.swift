@@ -96,11 +96,10 @@
         guard let table = table(entity) else { continue }
         changes.touched(id, in: table.schema, existed: old != nil, now: table.rows[id])
       case .added(let entity, let rows):
+        // The rows as stored; a later step of the batch that changed one of them again comes
+        // after this one and gives the collector what the row holds in the end.
         guard let table = table(entity) else { continue }
-        for row in rows {
-          let id = row[table.schema.idPosition]
-          changes.touched(id, in: table.schema, existed: false, now: table.rows[id])
-        }
+        for row in rows { changes.stored(row, in: table.schema, existed: false) }
       }
     }
     return summary
