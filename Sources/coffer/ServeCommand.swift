@@ -62,6 +62,11 @@ extension CofferCommand {
       @Option(help: "The largest request body, in bytes.")
       var maxBodyBytes = 64 << 20
 
+      @Flag(
+        help:
+          "Serve the browser viewer at /ui too: its login page takes a token of --tokens (see `coffer ui`).")
+      var ui = false
+
       func run() async throws {
         let (host, port) = try Self.address(listen)
         var configuration = CofferServer.Configuration(
@@ -72,11 +77,21 @@ extension CofferCommand {
         }
         var logger = Logger(label: "coffer.serve") { label in StreamLogHandler.standardError(label: label) }
         logger.logLevel = .notice
+        if ui && scratch != nil { throw ValidationError("--ui serves one STORE, not --scratch stores.") }
         if let scratch {
           try await serveScratch(scratch, configuration: configuration, logger: logger)
           return
         }
         guard let url else { throw ValidationError("Give the STORE to serve, or --scratch BACKEND:.") }
+        if ui {
+          configuration.viewer = CofferServer.Viewer()
+          configuration.onListening = { port in
+            FileHandle.standardError.write(
+              Data(
+                "coffer serve: listening on http://\(host):\(port) (the viewer: http://\(host):\(port)/ui)\n"
+                  .utf8))
+          }
+        }
         let store = try await StoreArgument.open(url, role: "store")
         let server = CofferServer(store: store, configuration: configuration, logger: logger)
         do {

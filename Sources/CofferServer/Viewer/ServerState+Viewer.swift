@@ -59,7 +59,8 @@ extension ServerState {
         guard let grant = viewer.redeem(oneTime: token) else {
           return self.viewerRedirect("/ui/login?failed=1")
         }
-        return self.viewerRedirect("/ui", cookie: CofferServer.Viewer.cookie(viewer.open(grant)))
+        return self.viewerRedirect(
+          "/ui", cookie: CofferServer.Viewer.cookie(viewer.open(grant), for: request))
       }
       let failed = request.uri.queryParameters["failed"] != nil
       return self.viewerFile(
@@ -78,13 +79,13 @@ extension ServerState {
         viewer.redeem(oneTime: Substring(token))
         ?? self.configuration.tokens.flatMap { TokenCheck.grant(for: Substring(token), among: $0) }
       guard let grant else { return self.viewerRedirect("/ui/login?failed=1") }
-      return self.viewerRedirect("/ui", cookie: CofferServer.Viewer.cookie(viewer.open(grant)))
+      return self.viewerRedirect("/ui", cookie: CofferServer.Viewer.cookie(viewer.open(grant), for: request))
     }
     router.post("ui/logout") { request, context in
       await self.respond(request, context, scope: .read) { call in
         if let id = CofferServer.Viewer.sessionID(in: call.request) { viewer.close(id) }
         var response = try self.json(WireEmpty())
-        response.headers[.setCookie] = CofferServer.Viewer.clearedCookie
+        response.headers[.setCookie] = CofferServer.Viewer.clearedCookie(for: call.request)
         return response
       }
     }
@@ -92,22 +93,23 @@ extension ServerState {
     // whether it may write at all. Without a session on a server without tokens (`--no-auth`,
     // loopback only), the page gets a session with every scope.
     router.get("ui/session") { request, context in
-      var cookie: String?
+      var created: String?
       if CofferServer.Viewer.sessionID(in: request) == nil, self.configuration.tokens == nil,
         request.headers[.authorization] == nil
       {
-        cookie = CofferServer.Viewer.cookie(viewer.open(.everything))
+        created = viewer.open(.everything)
       }
       return await self.respond(request, context, scope: .read) { call in
         let session =
-          cookie.flatMap { Self.sessionID(inCookie: $0) }.flatMap { id in viewer.sessions.withLock { $0[id] }
-          }
+          created.flatMap { id in viewer.sessions.withLock { $0[id] } }
           ?? viewer.session(for: call.request)?.session
         let answer = ViewerSession(
           csrf: session?.csrf ?? "", scopes: call.grant.scopes.map(\.rawValue).sorted(),
           entities: call.grant.entities.map { $0.sorted() }, store: call.storeName)
         var response = try self.json(answer)
-        if let cookie { response.headers[.setCookie] = cookie }
+        if let created {
+          response.headers[.setCookie] = CofferServer.Viewer.cookie(created, for: call.request)
+        }
         response.headers[.cacheControl] = "no-store"
         return response
       }
@@ -125,13 +127,6 @@ extension ServerState {
           })
       }
     }
-  }
-
-  /// The session id a Set-Cookie value stores.
-  static func sessionID(inCookie cookie: String) -> String? {
-    let prefix = CofferServer.Viewer.cookieName + "="
-    guard cookie.hasPrefix(prefix) else { return nil }
-    return String(cookie.dropFirst(prefix.count).prefix { $0 != ";" })
   }
 
   /// A field of an `application/x-www-form-urlencoded` body.

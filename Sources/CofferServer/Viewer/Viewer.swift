@@ -54,8 +54,17 @@ extension CofferServer {
         .joined()
     }
 
-    /// The cookie that carries a session.
-    static let cookieName = "coffer_session"
+    /// The cookie that carries a session: `coffer_session_PORT`, so that viewers on several
+    /// ports of one host (whose cookies a browser shares) keep their sessions apart.
+    static func cookieName(for request: Request) -> String {
+      let authority = request.head.authority ?? header("host", of: request) ?? ""
+      guard let colon = authority.lastIndex(of: ":") else { return "coffer_session" }
+      let port = authority[authority.index(after: colon)...]
+      guard !port.isEmpty, port.count <= 5, port.allSatisfy(\.isASCII), port.allSatisfy(\.isNumber) else {
+        return "coffer_session"
+      }
+      return "coffer_session_" + port
+    }
     /// The header a session's writes must carry.
     static let csrfHeader = "x-coffer-csrf"
 
@@ -102,10 +111,10 @@ extension CofferServer {
 
     /// The session id a request's cookie names, if any.
     static func sessionID(in request: Request) -> String? {
+      let prefix = cookieName(for: request) + "="
       for header in request.headers[values: .cookie] {
         for pair in header.split(separator: ";") {
           let trimmed = pair.drop { $0 == " " }
-          let prefix = cookieName + "="
           if trimmed.hasPrefix(prefix) { return String(trimmed.dropFirst(prefix.count)) }
         }
       }
@@ -157,11 +166,13 @@ extension CofferServer {
     }
 
     /// The Set-Cookie value that stores a session in the browser.
-    static func cookie(_ id: String) -> String {
-      "\(cookieName)=\(id); Path=/; HttpOnly; SameSite=Strict"
+    static func cookie(_ id: String, for request: Request) -> String {
+      "\(cookieName(for: request))=\(id); Path=/; HttpOnly; SameSite=Strict"
     }
 
     /// The Set-Cookie value that removes it.
-    static let clearedCookie = "\(cookieName)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"
+    static func clearedCookie(for request: Request) -> String {
+      "\(cookieName(for: request))=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"
+    }
   }
 }

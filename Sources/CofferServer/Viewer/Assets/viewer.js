@@ -368,6 +368,8 @@
     state.sort = [];
     state.filterModel = filterModel || newGroup("and");
     state.filter = compileGroup(state.filterModel);
+    state.search = null;
+    renderSearch();
     closeDetail();
     for (const node of document.querySelectorAll(".entity-link")) {
       node.setAttribute("aria-current", node.dataset.entity === name ? "page" : "false");
@@ -418,8 +420,16 @@
     countRows();
   }
 
+  // The filter of the builder, and the search box's full-text search when there is one.
+  function effectiveFilter() {
+    if (!state.search) return state.filter;
+    const search = { matches: { field: state.search.field, query: state.search.query } };
+    return isAll(state.filter) ? search : { and: [state.filter, search] };
+  }
+  const isAll = (filter) => filter && filter.all === true && Object.keys(filter).length === 1;
+
   function currentQuery() {
-    return { entity: state.schema.name, filter: state.filter, sort: state.sort };
+    return { entity: state.schema.name, filter: effectiveFilter(), sort: state.sort };
   }
 
   // The keyset cursor after `row`, as the server takes it: the values of the sort fields, then
@@ -460,7 +470,7 @@
     state.total = null;
     renderPager();
     try {
-      const answer = await post("/v1/count", { entity: state.schema.name, filter: state.filter });
+      const answer = await post("/v1/count", { entity: state.schema.name, filter: effectiveFilter() });
       state.total = answer.count;
       renderPager();
     } catch (error) {
@@ -575,6 +585,7 @@
     ["containsIgnoringCase", "contains, ignoring case"],
     ["hasPrefixIgnoringCase", "starts with, ignoring case"],
     ["hasSuffixIgnoringCase", "ends with, ignoring case"],
+    ["matches", "matches words (full-text search)"],
     ["field==", "= field"],
     ["field!=", "≠ field"],
     ["field<", "< field"],
@@ -604,6 +615,7 @@
       return { compareFields: { field: c.field, op: c.op.slice(5), other: c.other } };
     }
     if (STRING_MATCHES.includes(c.op)) return { string: { field: c.field, match: c.op, pattern: c.value } };
+    if (c.op === "matches") return { matches: { field: c.field, query: c.value } };
     try {
       if (c.op === "in") {
         const parts = c.value === "" ? [] : c.value.split(",").map((part) => (field.kind === "string" ? part : part.trim()));
@@ -741,6 +753,38 @@
     refreshGroups();
   }
 
+  // ---- The search box: a full-text search (the `matches` filter) on one string field.
+  function renderSearch() {
+    const form = clear($("search-form"));
+    const fields = state.schema.fields.filter((f) => f.kind === "string").map((f) => [f.name, f.name]);
+    form.hidden = fields.length === 0;
+    if (!fields.length) return;
+    const field = select(fields, fields[0][0], { id: "search-field" });
+    const query = el("input", { type: "search", id: "search-query", placeholder: 'words, "a phrase", pre*, NOT word' });
+    form.append(
+      labelled("Search in", field),
+      labelled("Words", query),
+      el("button", { type: "submit", text: "Search" }),
+      el("button", {
+        type: "button",
+        text: "Clear search",
+        onclick: () => {
+          query.value = "";
+          state.search = null;
+          resetPaging();
+          refreshGroups();
+        },
+      })
+    );
+  }
+  function applySearch(event) {
+    event.preventDefault();
+    const query = $("search-query").value.trim();
+    state.search = query ? { field: $("search-field").value, query } : null;
+    resetPaging();
+    refreshGroups();
+  }
+
   // ---- Schema page.
   async function renderSchema() {
     const schema = state.schema;
@@ -842,7 +886,7 @@
     const groupBy = $("group-by").value;
     const name = $("group-function").value;
     const fn = name === "count" ? { count: true } : { [name]: $("group-field").value };
-    const request = { query: { entity: state.schema.name, filter: state.filter }, function: fn };
+    const request = { query: { entity: state.schema.name, filter: effectiveFilter() }, function: fn };
     if (groupBy) request.groupBy = groupBy;
     try {
       const answer = await post("/v1/aggregate", request);
@@ -1007,8 +1051,8 @@
     }
     actions.append(el("button", { type: "button", text: "Close", onclick: closeDetail }));
     form.append(actions);
-    box.append(form);
     if (conflict) box.append(conflict);
+    box.append(form);
     if (mode === "view" && row) {
       const referring = referencesTo(schema.name);
       if (referring.length) {
@@ -1181,7 +1225,11 @@
     }
     box.append(actions);
     status("Conflict: the row changed since you opened it.", true);
+    // The row as it is stored now, under the comparison; nothing of yours was written.
+    if (current) state.detail.row = current;
+    state.detail.mode = "view";
     renderDetail(box);
+    box.tabIndex = -1;
     box.focus();
   }
 
@@ -1261,6 +1309,7 @@
   // ---- Wiring.
   function wire() {
     $("filter-form").addEventListener("submit", applyFilter);
+    $("search-form").addEventListener("submit", applySearch);
     $("filter-clear").addEventListener("click", () => {
       state.filterModel = newGroup("and");
       state.filter = { all: true };
