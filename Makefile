@@ -15,7 +15,7 @@ TRAITS := --enable-all-traits
 # Folders `make format` rewrites.
 SWIFT_SOURCES := Package.swift Sources Tests Examples Conformance Fuzz CrashStates
 
-.PHONY: all deps demo test check-builds check-swift-syntax docs docs-conformance docs-catalog format lint sanitize fuzz help differential crash-states soak
+.PHONY: all deps demo test server-fuzz check-builds check-swift-syntax docs docs-conformance docs-catalog format lint sanitize fuzz help differential crash-states soak sync-check
 
 all: test
 
@@ -24,6 +24,7 @@ help:
 	@echo "make test    install missing system libraries, then run every test (swift test) and make check-builds"
 	@echo "make check-builds  build and run a client with only the SQLite trait, and build the fuzz targets"
 	@echo "make check-swift-syntax  build the macro and run its tests with each swift-syntax major Package.swift accepts"
+	@echo "make sync-check  run the sync convergence checker on COFFER_SYNC_SCHEDULES (default 10000) random schedules from COFFER_SYNC_SEED"
 	@echo "make differential  run the randomized differential check on every backend side by side for long"
 	@echo "make docs    regenerate Docs/Conformance.md, then build the DocC catalog of Coffer into .build/docs (fails on any warning)"
 	@echo "make format  format the Swift sources with swift format"
@@ -32,6 +33,7 @@ help:
 	@echo "make fuzz    each libFuzzer target in Fuzz/ for FUZZ_SECONDS (default 60) or FUZZ_RUNS executions; FUZZ_TARGETS picks some"
 	@echo "make crash-states  open every file state a power cut could leave, per durable backend (CRASH_COMMITS, CRASH_SEED)"
 	@echo "make soak    writers, readers and extra processes on each durable backend for SOAK_SECONDS (default 60) each after a warm-up"
+	@echo "make server-fuzz  schemathesis against coffer serve, over 20,000 requests generated from its OpenAPI document"
 	@echo "make deps    only install missing system libraries"
 
 # Installs what is missing and nothing else; when everything is there it only asks dpkg
@@ -75,9 +77,17 @@ demo: deps
 # its own limit. `timeout` ends the whole process group, the test process included.
 TEST_TIME_LIMIT ?= 1200
 TIME_LIMIT = $$(command -v timeout >/dev/null 2>&1 && echo timeout $(TEST_TIME_LIMIT))
+# The coffer+http tests (the whole conformance suite through in-process servers, and their
+# faults) run in a step of their own too, with COFFER_TEST_REMOTE=1: beside the rest of the suite
+# on 2 cores their servers answered later than a client's timeouts allow.
 TEST_RUN = $(SWIFT) build $(TRAITS) --build-tests \
-	&& $(TIME_LIMIT) $(SWIFT) test $(TRAITS) --skip-build --skip PostgresFailoverTests \
-	&& $(TIME_LIMIT) $(SWIFT) test $(TRAITS) --skip-build --filter PostgresFailoverTests
+	&& $(TIME_LIMIT) $(SWIFT) test $(TRAITS) --skip-build --skip PostgresFailoverTests --skip CofferRemoteTests \
+	&& $(TIME_LIMIT) $(SWIFT) test $(TRAITS) --skip-build --filter PostgresFailoverTests \
+	&& COFFER_TEST_REMOTE=1 $(TIME_LIMIT) $(SWIFT) test $(TRAITS) --skip-build --filter CofferRemoteTests \
+	&& scripts/test-schemathesis $(SCHEMATHESIS_EXAMPLES)
+# Examples a route in make test's schemathesis run (about 1,000 requests); `make server-fuzz`
+# generates over 20,000.
+SCHEMATHESIS_EXAMPLES ?= 5
 test:
 	@$(MAKE) --no-print-directory deps EXTRA_APT_PACKAGES="$(if $(COFFER_TEST_POSTGRES_URL),,$(APT_TEST_PACKAGES))"
 	@$(MAKE) --no-print-directory check-builds
@@ -89,6 +99,13 @@ test:
 	echo "PostgreSQL test server: $${url%%\?*} (removed when the tests end)"; \
 	export PGPASSWORD="$$(cat "$$cluster/password")" COFFER_TEST_POSTGRES_URL="$$url"; \
 	$(TEST_RUN)
+
+# schemathesis against `coffer serve` for long: 120 examples a route, over 20,000 generated
+# requests, each answer checked against the OpenAPI document (no 5xx, no answer the document
+# does not allow). About 15 minutes on 2 cores.
+server-fuzz:
+	$(SWIFT) build $(TRAITS) --product coffer
+	scripts/test-schemathesis 120
 
 # Builds that `make test` runs besides the package's own, so that neither breaks unseen: a client
 # package that depends on Coffer with only the `SQLite` trait, built and run (scripts/check-client,
@@ -295,6 +312,20 @@ differential: deps
 	  END { line = "differential total: " sequences + split(crashes, c, " ") " sequences (seeds " firstseed "…" lastseed "); steps"; \
 	        for (i = 1; i <= n; i++) line = line " " names[i] " " steps[names[i]]; \
 	        print line "; " found + 0 " disagreements; crashes at seeds:" (crashes == "" ? " none" : crashes) }' "$$log"
+
+# The sync convergence checker's long run (issue 46): random schedules on replicas of mixed
+# backends through a lossy, duplicating, reordering transport with restarts, each checked
+# against the reference merge. `make test` runs 12 of them; a failure prints its seed and a
+# shrunk schedule. The test binary is copied first, so that builds in the tree meanwhile do not
+# disturb the run.
+sync-check: deps
+	@set -eu; \
+	$(SWIFT) build $(TRAITS) --build-tests; \
+	binary="$$($(SWIFT) build $(TRAITS) --show-bin-path)/CofferPackageTests.xctest"; \
+	snapshot="$$(mktemp -d)/CofferPackageTests.xctest"; cp "$$binary" "$$snapshot"; \
+	COFFER_SYNC_SCHEDULES="$${COFFER_SYNC_SCHEDULES:-10000}" COFFER_SYNC_SEED="$${COFFER_SYNC_SEED:-46000}" \
+	  "$$snapshot" --testing-library swift-testing --filter ConvergenceTests; \
+	rm -rf "$$(dirname "$$snapshot")"
 
 # The viewer in a real browser (issue 45): headless Chromium driven through chromium-driver by
 # selenium, on a seeded SQLite store served by `coffer ui`, with a second `coffer serve` process
