@@ -31,7 +31,11 @@ struct ServerAttackTests {
         "/v1/apply", Fixtures.insert([Fixtures.note(1)]), token: TestTokens.read)
       #expect(write.status == 403)
       #expect(write.code == "accessDenied")
-      let prepare = try await client.prepareNotes(token: TestTokens.read)
+      // Preparing what is stored changes nothing and is a read; preparing anything else is not.
+      #expect(try await client.prepareNotes(token: TestTokens.read).status == 200)
+      let other = try EntitySchema(name: "Other", fields: [Field("id", .int)], idField: "id")
+      let prepare = try await client.post(
+        "/v1/prepare", WirePrepare(schemas: [Fixtures.notes, other]), token: TestTokens.read)
       #expect(prepare.status == 403)
       let admin = try await client.post(
         "/v1/admin/changes/record", WireRetention(retention: "all"), token: TestTokens.write)
