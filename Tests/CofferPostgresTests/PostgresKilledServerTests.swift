@@ -49,9 +49,11 @@ import Testing
     }
   }
 
-  /// Waits until `condition` holds on the log; fails after `seconds`.
+  /// Waits until `condition` holds on the log; fails after `seconds`. Alone the writer commits
+  /// 20 batches in about a second; beside the whole suite on 2 cores it once took more than a
+  /// minute, so the bound only catches a writer that stopped.
   static func waitFor(
-    _ what: String, seconds: Int = 60, in log: LockedState<Log>, _ condition: (Log) -> Bool
+    _ what: String, seconds: Int = 300, in log: LockedState<Log>, _ condition: (Log) -> Bool
   ) async throws {
     let deadline = ContinuousClock.now + .seconds(seconds)
     while !log.withLock({ condition($0) }) {
