@@ -113,9 +113,7 @@ final class PostgresConnectionPool: Sendable {
         leave(pin, use, broken: false)
         return result
       } catch {
-        let readOnly = hosts.areSeveral && PostgresFailure.sqlState(of: error) == "25006"
-        leave(
-          pin, use, broken: PostgresFailure.retiresConnection(error) || readOnly || pin.connection.isClosed)
+        leave(pin, use, broken: isLost(pin.connection, after: error))
         throw error
       }
     }
@@ -140,12 +138,16 @@ final class PostgresConnectionPool: Sendable {
       release(connection, broken: false)
       return result
     } catch {
-      // With several servers, one that turned read-only (a demoted primary) is left, too.
-      let readOnly = hosts.areSeveral && PostgresFailure.sqlState(of: error) == "25006"
-      release(
-        connection, broken: PostgresFailure.retiresConnection(error) || readOnly || connection.isClosed)
+      release(connection, broken: isLost(connection, after: error))
       throw error
     }
+  }
+
+  /// Whether a call that failed with `error` leaves `connection` unfit for another call: lost,
+  /// closed, or (with several servers) on one that turned read-only, a demoted primary.
+  private func isLost(_ connection: PostgresConnection, after error: any Error) -> Bool {
+    let readOnly = hosts.areSeveral && PostgresFailure.sqlState(of: error) == "25006"
+    return PostgresFailure.retiresConnection(error) || readOnly || connection.isClosed
   }
 
   /// The watch for the close of a connection of this pool; a fresh one, already closed, for a

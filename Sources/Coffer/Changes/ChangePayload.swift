@@ -5,19 +5,22 @@ import Foundation
 /// A version byte; the entities the batch changed, each its name and field names; then each row
 /// change: its entity's place in that list, its kind, its id and, unless it is a delete, one
 /// value per field. Counts are unsigned LEB128; each value a tag byte and its bytes (integers,
-/// doubles and dates as 8 bytes little-endian, strings and bytes counted).
-enum ChangePayload {
+/// doubles and dates as 8 bytes little-endian, strings and bytes counted). Its `Writer` and
+/// `Reader` are the package's one encoding of values in bytes: sync keeps its row states in it too.
+package enum ChangePayload {
   static let version: UInt8 = 1
   static let insert: UInt8 = 0
   static let update: UInt8 = 1
   static let delete: UInt8 = 2
 
-  struct Writer {
-    var bytes: [UInt8] = []
+  package struct Writer {
+    package var bytes: [UInt8] = []
 
-    mutating func byte(_ byte: UInt8) { bytes.append(byte) }
+    package init() {}
 
-    mutating func count(_ count: Int) {
+    package mutating func byte(_ byte: UInt8) { bytes.append(byte) }
+
+    package mutating func count(_ count: Int) {
       var rest = UInt64(count)
       while rest >= 0x80 {
         bytes.append(UInt8(rest & 0x7f) | 0x80)
@@ -26,11 +29,11 @@ enum ChangePayload {
       bytes.append(UInt8(rest))
     }
 
-    mutating func fixed(_ bits: UInt64) {
+    package mutating func fixed(_ bits: UInt64) {
       withUnsafeBytes(of: bits.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
-    mutating func string(_ text: String) {
+    package mutating func string(_ text: String) {
       var text = text
       text.withUTF8 { utf8 in
         count(utf8.count)
@@ -38,12 +41,12 @@ enum ChangePayload {
       }
     }
 
-    mutating func data(_ data: Data) {
+    package mutating func data(_ data: Data) {
       count(data.count)
       bytes.append(contentsOf: data)
     }
 
-    mutating func value(_ value: Value) {
+    package mutating func value(_ value: Value) {
       switch value {
       case .null: byte(0)
       case .bool(let flag): byte(flag ? 2 : 1)
@@ -72,19 +75,23 @@ enum ChangePayload {
     }
   }
 
-  struct Reader {
-    let bytes: [UInt8]
-    var offset = 0
+  package struct Reader {
+    package let bytes: [UInt8]
+    package var offset = 0
 
-    struct Damaged: Error {}
+    package struct Damaged: Error {
+      package init() {}
+    }
 
-    mutating func byte() throws -> UInt8 {
+    package init(bytes: [UInt8]) { self.bytes = bytes }
+
+    package mutating func byte() throws -> UInt8 {
       guard offset < bytes.count else { throw Damaged() }
       defer { offset += 1 }
       return bytes[offset]
     }
 
-    mutating func count() throws -> Int {
+    package mutating func count() throws -> Int {
       var result: UInt64 = 0
       var shift: UInt64 = 0
       while true {
@@ -98,7 +105,7 @@ enum ChangePayload {
       return Int(result)
     }
 
-    mutating func fixed() throws -> UInt64 {
+    package mutating func fixed() throws -> UInt64 {
       guard bytes.count - offset >= 8 else { throw Damaged() }
       var bits: UInt64 = 0
       for index in 0..<8 { bits |= UInt64(bytes[offset + index]) << UInt64(index * 8) }
@@ -106,19 +113,19 @@ enum ChangePayload {
       return bits
     }
 
-    mutating func slice() throws -> ArraySlice<UInt8> {
+    package mutating func slice() throws -> ArraySlice<UInt8> {
       let length = try count()
       guard bytes.count - offset >= length else { throw Damaged() }
       defer { offset += length }
       return bytes[offset..<offset + length]
     }
 
-    mutating func string() throws -> String {
+    package mutating func string() throws -> String {
       guard let text = String(validating: try slice(), as: UTF8.self) else { throw Damaged() }
       return text
     }
 
-    mutating func value() throws -> Value {
+    package mutating func value() throws -> Value {
       switch try byte() {
       case 0: return .null
       case 1: return .bool(false)
