@@ -15,7 +15,7 @@ TRAITS := --enable-all-traits
 # Folders `make format` rewrites.
 SWIFT_SOURCES := Package.swift Sources Tests Examples Conformance Fuzz CrashStates
 
-.PHONY: all deps demo test server-fuzz check-builds check-swift-syntax docs docs-conformance docs-catalog format lint sanitize fuzz help differential crash-states soak sync-check
+.PHONY: all deps demo test test-remote server-fuzz check-builds check-swift-syntax docs docs-conformance docs-catalog format lint sanitize fuzz help differential crash-states soak sync-check
 
 all: test
 
@@ -33,6 +33,7 @@ help:
 	@echo "make fuzz    each libFuzzer target in Fuzz/ for FUZZ_SECONDS (default 60) or FUZZ_RUNS executions; FUZZ_TARGETS picks some"
 	@echo "make crash-states  open every file state a power cut could leave, per durable backend (CRASH_COMMITS, CRASH_SEED)"
 	@echo "make soak    writers, readers and extra processes on each durable backend for SOAK_SECONDS (default 60) each after a warm-up"
+	@echo "make test-remote  make test with the coffer+http conformance suite served from every store, not only SQLite"
 	@echo "make server-fuzz  schemathesis against coffer serve, over 20,000 requests generated from its OpenAPI document"
 	@echo "make deps    only install missing system libraries"
 
@@ -69,9 +70,10 @@ demo: deps
 # The tests run against a PostgreSQL cluster made for them in a temporary folder
 # (scripts/test-postgres), found through COFFER_TEST_POSTGRES_URL and PGPASSWORD; the trap stops
 # and removes it however the tests end. Set COFFER_TEST_POSTGRES_URL yourself to use a server of
-# your own instead. The failover test makes a primary and a standby cluster of its own and kills
-# one: it runs on its own after the others, so that its time bounds measure failover, not a
-# machine busy with the rest of the suite.
+# your own instead. The tests whose bounds are about time run on their own after the others, so
+# that the bounds measure what they are about (failover, a statement or connect timeout, a killed
+# server's batches), not a machine busy with the rest of the suite: on 2 cores a test started
+# beside the whole suite can wait minutes for a thread. TIMED_TESTS names them.
 # Each run of the tests (not the build before them) must end within TEST_TIME_LIMIT seconds:
 # a test that hangs fails the run then, with whatever it printed, rather than holding CI until
 # its own limit. `timeout` ends the whole process group, the test process included.
@@ -79,12 +81,17 @@ TEST_TIME_LIMIT ?= 1200
 TIME_LIMIT = $$(command -v timeout >/dev/null 2>&1 && echo timeout $(TEST_TIME_LIMIT))
 # The coffer+http tests (the whole conformance suite through in-process servers, and their
 # faults) run in a step of their own too, with COFFER_TEST_REMOTE=1: beside the rest of the suite
-# on 2 cores their servers answered later than a client's timeouts allow.
+# on 2 cores their servers answered later than a client's timeouts allow. make test serves the
+# suite from a SQLite store (about 100 s on 2 cores); `make test-remote` serves it from memory,
+# SQLite, LMDB and PostgreSQL (about 8 minutes). REMOTE_BACKINGS picks the stores.
+TIMED_TESTS = PostgresFailoverTests|PostgresTimeoutTests|PostgresConnectFaultTests|PostgresHostsTests|PostgresKilledServerTests
 TEST_RUN = $(SWIFT) build $(TRAITS) --build-tests \
-	&& $(TIME_LIMIT) $(SWIFT) test $(TRAITS) --skip-build --skip PostgresFailoverTests --skip CofferRemoteTests \
-	&& $(TIME_LIMIT) $(SWIFT) test $(TRAITS) --skip-build --filter PostgresFailoverTests \
-	&& COFFER_TEST_REMOTE=1 $(TIME_LIMIT) $(SWIFT) test $(TRAITS) --skip-build --filter CofferRemoteTests \
+	&& $(TIME_LIMIT) $(SWIFT) test $(TRAITS) --skip-build --skip '$(TIMED_TESTS)' --skip CofferRemoteTests \
+	&& $(TIME_LIMIT) $(SWIFT) test $(TRAITS) --skip-build --filter '$(TIMED_TESTS)' \
+	&& COFFER_TEST_REMOTE=1 COFFER_TEST_REMOTE_BACKINGS=$(REMOTE_BACKINGS) \
+	  $(TIME_LIMIT) $(SWIFT) test $(TRAITS) --skip-build --filter CofferRemoteTests \
 	&& scripts/test-schemathesis $(SCHEMATHESIS_EXAMPLES)
+REMOTE_BACKINGS ?= sqlite
 # Examples a route in make test's schemathesis run (about 1,000 requests); `make server-fuzz`
 # generates over 20,000.
 SCHEMATHESIS_EXAMPLES ?= 5
@@ -99,6 +106,11 @@ test:
 	echo "PostgreSQL test server: $${url%%\?*} (removed when the tests end)"; \
 	export PGPASSWORD="$$(cat "$$cluster/password")" COFFER_TEST_POSTGRES_URL="$$url"; \
 	$(TEST_RUN)
+
+# The coffer+http tests with the conformance suite served from every store, PostgreSQL included
+# (a throwaway cluster, as make test starts).
+test-remote:
+	@$(MAKE) --no-print-directory test REMOTE_BACKINGS=memory,sqlite,lmdb,postgres
 
 # schemathesis against `coffer serve` for long: 120 examples a route, over 20,000 generated
 # requests, each answer checked against the OpenAPI document (no 5xx, no answer the document

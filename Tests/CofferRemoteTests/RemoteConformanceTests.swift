@@ -6,8 +6,14 @@ import Foundation
 import Testing
 
 /// The stores the conformance suite runs behind a server: memory, SQLite, LMDB, and PostgreSQL
-/// when the test run has a server (`make test` always starts one).
-let servedBackings = ["memory:", "sqlite:", "lmdb:"] + TestServers.storeURLs
+/// when the test run has a server (`make test` always starts one). `COFFER_TEST_REMOTE_BACKINGS`
+/// (schemes, comma-separated: `sqlite,postgres`) keeps only some of them.
+let servedBackings: [String] = {
+  let all = ["memory:", "sqlite:", "lmdb:"] + TestServers.storeURLs
+  guard let chosen = ProcessInfo.processInfo.environment["COFFER_TEST_REMOTE_BACKINGS"] else { return all }
+  let schemes = chosen.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) + ":" }
+  return all.filter { backing in schemes.contains { backing.hasPrefix($0) } }
+}()
 
 /// The `coffer` executable, built next to the test bundle, as the multi-process checks' second
 /// process: it opens the same `coffer+http://` URL, so it talks to the same server.
