@@ -70,6 +70,12 @@ extension ServerState {
       }
     }
     for precondition in preconditions { try call.check(entity: precondition.query.entity) }
+    // An entity the file keeps but this handle has not prepared (the server restarted over the
+    // store, and the client prepared before that) is prepared from what is stored.
+    for entity in Set(operations.map(\.entity) + preconditions.map(\.query.entity))
+    where call.store.schema(of: entity) == nil {
+      _ = try await schema(entity, layout: nil, in: call)
+    }
     let references = request.references ?? .enforce
     var digest = ""
     if let key {
@@ -199,6 +205,9 @@ extension ServerState {
     if call.store.schema(of: IdempotencyMemory.entity) == nil {
       let stored = try await call.store.storedSchemas()
       guard stored.contains(where: { $0.name == IdempotencyMemory.entity }) else { return nil }
+      // Kept by this store's file but not yet prepared by this handle (the server restarted
+      // over it): read through the backend only once the handle knows the entity.
+      _ = try await idempotencySchema(call.store)
     }
     let rows = try await call.store.backend.get(entity: schema, ids: [.string(key)])
     guard let row = rows.first else { return nil }

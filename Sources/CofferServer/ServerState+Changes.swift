@@ -124,7 +124,14 @@ extension ServerState {
     {
       after = max(after, try Self.sequence(Substring(lastEventID)))
     }
-    // Fail before the stream starts: a feed that is off or trimmed past the position.
+    let follow: Bool
+    switch parameters["follow"] {
+    case nil, "true": follow = true
+    case "false": follow = false
+    default: throw CofferError(.invalidInput, "The follow parameter is true or false.", store: call.storeName)
+    }
+    // Fail before the stream starts (after the request itself is checked): a feed that is off
+    // or trimmed past the position.
     let recording = try recording(call)
     guard let bounds = try await recording.changeFeedBounds() else {
       throw CofferError.changeFeedOff(store: call.storeName)
@@ -134,12 +141,6 @@ extension ServerState {
         after: after, trimmedThrough: bounds.trimmedThrough, store: call.storeName)
     }
     let start = after
-    let follow: Bool
-    switch parameters["follow"] {
-    case nil, "true": follow = true
-    case "false": follow = false
-    default: throw CofferError(.invalidInput, "The follow parameter is true or false.", store: call.storeName)
-    }
     let headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-cache"]
     return Response(
       status: .ok, headers: headers,

@@ -229,6 +229,20 @@ struct ServerRouteTests {
       #expect(!stream.text.contains(IdempotencyMemory.entity))
     }
   }
+
+  @Test("a malformed stream request is refused with 400 before the feed's state is looked at")
+  func malformedStreamRequest() async throws {
+    let harness = ServerHarness()
+    try await harness.run { client in
+      _ = try await client.prepareNotes()
+      // The feed is off here: a request checked after the feed would get its 409 instead.
+      for query in ["follow=null", "follow=yes&after=0", "after=later"] {
+        let response = try await client.send(.get, "/v1/changes/stream?\(query)")
+        #expect(response.status == 400, "\(query): \(response.status)")
+        #expect(response.text.contains("invalidInput"), "\(query): \(response.text)")
+      }
+    }
+  }
 }
 
 extension Row {
