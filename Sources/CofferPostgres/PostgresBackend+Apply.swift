@@ -466,8 +466,11 @@ struct PostgresApplier {
 
   /// Applies a run of operations in one statement, its rows bound as one array per column.
   ///
-  /// A run of updates or upserts of an entity with unique indexes first reads the stored rows
-  /// it replaces (one statement more). PostgreSQL checks a unique index row by row as one
+  /// A run of updates or upserts of an entity with unique indexes asks the server whether any
+  /// stored row it replaces holds unique values another row of the run takes
+  /// (``PostgresTable/uniqueClashSQL``): a run of updates in its own statement, which then
+  /// changes nothing (``PostgresTable/updateManyUnlessClashSQL``), a run of upserts in one
+  /// statement more, answering one number. PostgreSQL checks a unique index row by row as one
   /// statement changes them, in no set order, so when a row of the run takes unique values that
   /// another row of the run holds before or after it, one statement could fail where the
   /// changes one after another succeed (or the other way round): such a run goes row by row, in
@@ -488,24 +491,23 @@ struct PostgresApplier {
       summary.deleted += try await counted(table.deleteManySQL, binds)
       return
     }
-    if !checked, run.kind == .update || run.kind == .upsert, !table.schema.uniqueIndexes.isEmpty {
-      let ids = run.rows.map { $0[table.schema.idPosition] }
-      var query = Query(entity: table.schema.name, filter: .isIn(table.schema.idField.name, ids))
-      query.layout = table.schema
-      let stored = try await selected(query)
-      if !UniqueRun.isIndependent(run.rows, stored: stored, schema: table.schema) {
-        for row in run.rows {
-          if run.kind == .update {
-            try await update(row, in: table, to: &summary)
-          } else {
-            try await upsert(row, in: table, to: &summary)
-          }
-        }
-        return
-      }
-    }
     for (index, kind) in table.kinds.enumerated() {
       binds.append(PostgresArrayParameter(values: run.rows.map { $0[index] }, kind: kind))
+    }
+    var updateSQL = table.updateManySQL
+    if !checked, run.kind == .update || run.kind == .upsert, let clashSQL = table.uniqueClashSQL {
+      // The run's own keys here, the stored rows' on the server: no stored row comes back. A
+      // run of updates asks in its own statement, which then changes nothing on a clash.
+      var independent = UniqueRun.takesDistinctKeys(run.rows, schema: table.schema)
+      if independent, run.kind == .update, let guarded = table.updateManyUnlessClashSQL {
+        updateSQL = guarded
+      } else if independent {
+        independent = try await counted(clashSQL, binds) == 0
+      }
+      if !independent {
+        try await applyRowByRow(run, to: &summary)
+        return
+      }
     }
     switch run.kind {
     case .insert:
@@ -515,16 +517,25 @@ struct PostgresApplier {
         for row in run.rows { log.stored(row, in: table.schema, existed: false) }
       }
     case .update:
-      let updated = try await query(table.updateManySQL, binds)
-      if updated.count < run.rows.count {
+      let updated = try await counted(updateSQL, binds)
+      if updated == 0, updateSQL != table.updateManySQL, let clashSQL = table.uniqueClashSQL,
+        try await counted(clashSQL, binds) > 0
+      {
+        try await applyRowByRow(run, to: &summary)
+        return
+      }
+      if updated < run.rows.count {
         // The first row in the batch's order that found nothing to update is the failure.
+        let ids = run.rows.map { $0[table.schema.idPosition] }
+        var idBinds = PostgresBindings(capacity: 1)
+        idBinds.append(PostgresArrayParameter(values: ids, kind: table.kinds[table.schema.idPosition]))
         var found: Set<Value> = []
-        for row in updated {
+        for row in try await query(table.storedIDsSQL, idBinds) {
           if let cell = row.first(where: { _ in true }) {
             found.insert(try PostgresValues.read(cell.bytes, as: table.kinds[table.schema.idPosition]))
           }
         }
-        let missing = run.rows.map { $0[table.schema.idPosition] }.first { !found.contains($0) } ?? .null
+        let missing = ids.first { !found.contains($0) } ?? .null
         throw CofferError.nothingToUpdate(entity: table.schema.name, id: missing, store: store)
       }
       summary.updated += run.rows.count
@@ -549,6 +560,17 @@ struct PostgresApplier {
       summary.updated += run.rows.count - inserted
     case .delete:
       break
+    }
+  }
+
+  /// A run of updates or upserts one statement per row, in the batch's order.
+  private func applyRowByRow(_ run: Run, to summary: inout ChangeSummary) async throws {
+    for row in run.rows {
+      if run.kind == .update {
+        try await update(row, in: run.table, to: &summary)
+      } else {
+        try await upsert(row, in: run.table, to: &summary)
+      }
     }
   }
 

@@ -15,10 +15,21 @@ final class PostgresTable: SQLEntityTable {
   let existsSQL: String
   /// `INSERT … SELECT * FROM unnest($1::bigint[], …)`: many rows in one statement.
   let insertManySQL: String
-  /// `UPDATE … FROM unnest(…) … RETURNING id`: many rows (of distinct ids) in one statement.
+  /// `UPDATE … FROM unnest(…)`: many rows (of distinct ids) in one statement, answering how
+  /// many it updated (one row, not one per row updated).
   let updateManySQL: String
+  /// The ids of `$1` (an array) that are stored: which row of a run found nothing to update.
+  let storedIDsSQL: String
   /// `INSERT … SELECT * FROM unnest(…) ON CONFLICT (id) DO UPDATE …`: many upserts (of distinct ids).
   let upsertManySQL: String
+  /// For an entity with unique indexes, bound as ``updateManySQL`` is: answers 1 when a stored
+  /// row of the run's ids holds, under a unique index, the values another row of the run takes,
+  /// and 0 otherwise (see ``UniqueRun``). `nil` without unique indexes.
+  let uniqueClashSQL: String?
+  /// ``updateManySQL`` that changes no row when ``uniqueClashSQL`` answers 1: the check and the
+  /// update in one statement (both read the snapshot the statement began with). `nil` without
+  /// unique indexes.
+  let updateManyUnlessClashSQL: String?
   /// `DELETE … WHERE id = ANY($1)`, answering the number of rows it deleted (one row, not one
   /// per row deleted).
   let deleteManySQL: String
@@ -80,14 +91,34 @@ final class PostgresTable: SQLEntityTable {
     let names = columns.indices.map { "\"\($0)\"" }
     let fromRows = "\(unnest) AS \"rows\"(\(names.joined(separator: ", ")))"
     let setFromRows = others.map { "\(columns[$0]) = \"rows\".\(names[$0])" }
+    let setList = setFromRows.isEmpty ? "\(id) = \(table).\(id)" : setFromRows.joined(separator: ", ")
+    let matchesRow = "\(table).\(id) = \"rows\".\(names[schema.idPosition])"
     updateManySQL =
-      "UPDATE \(table) SET "
-      + (setFromRows.isEmpty ? "\(id) = \(table).\(id)" : setFromRows.joined(separator: ", "))
-      + " FROM \(fromRows) WHERE \(table).\(id) = \"rows\".\(names[schema.idPosition]) RETURNING \(table).\(id)"
+      "WITH \"updated\" AS (UPDATE \(table) SET \(setList) FROM \(fromRows) WHERE \(matchesRow) RETURNING 1) "
+      + "SELECT count(*) FROM \"updated\""
+    storedIDsSQL =
+      "SELECT \(id) FROM \(table) WHERE \(id) = ANY($1::\(PostgresValues.arrayCast(kinds[schema.idPosition])))"
     upsertManySQL =
       "INSERT INTO \(table) (\(selectList)) \(Self.selectAll(unnest)) ON CONFLICT (\(id)) DO "
       + (excluded.isEmpty ? "NOTHING" : "UPDATE SET \(excluded.joined(separator: ", "))")
       + " RETURNING (xmax = 0)"
+    let idArray = "$\(schema.idPosition + 1)::\(PostgresValues.arrayCast(kinds[schema.idPosition]))"
+    let clashes = schema.uniqueIndexes.map { index in
+      let matches = index.fields.compactMap(schema.position(of:)).map {
+        "\(table).\(columns[$0]) = \"rows\".\(names[$0])"
+      }
+      return "(SELECT 1 FROM \(table) JOIN \(fromRows) ON \(matches.joined(separator: " AND ")) "
+        + "WHERE \(table).\(id) = ANY(\(idArray)) AND \(table).\(id) <> \"rows\".\(names[schema.idPosition]) LIMIT 1)"
+    }
+    uniqueClashSQL =
+      clashes.isEmpty
+      ? nil : "SELECT count(*) FROM (\(clashes.joined(separator: " UNION ALL "))) AS \"clash\""
+    updateManyUnlessClashSQL =
+      clashes.isEmpty
+      ? nil
+      : "WITH \"clash\" AS (SELECT count(*) AS \"n\" FROM (\(clashes.joined(separator: " UNION ALL "))) AS \"c\"), "
+        + "\"updated\" AS (UPDATE \(table) SET \(setList) FROM \(fromRows), \"clash\" WHERE \(matchesRow) "
+        + "AND \"clash\".\"n\" = 0 RETURNING 1) SELECT count(*) FROM \"updated\""
     deleteManySQL =
       "WITH deleted AS (DELETE FROM \(table) WHERE \(id) = ANY($1::\(PostgresValues.arrayCast(kinds[schema.idPosition]))) "
       + "RETURNING 1) SELECT count(*) FROM deleted"

@@ -9,6 +9,22 @@
 /// When no two rows of the run meet that way, the order does not matter: a row clashes with a
 /// row outside the run, which the run does not change, whether it goes first or last.
 enum UniqueRun {
+  /// Whether no two rows of `rows` (the run, in the table's layout, of distinct ids) take the
+  /// same values under a unique index: the half of ``isIndependent(_:stored:schema:)`` that needs
+  /// no stored row. The other half the server answers (`PostgresTable.uniqueClashSQL`).
+  static func takesDistinctKeys(_ rows: [Row], schema: EntitySchema) -> Bool {
+    for index in schema.uniqueIndexes {
+      let positions = index.fields.compactMap { schema.position(of: $0) }
+      var taken = Set<[Value]>(minimumCapacity: rows.count)
+      for row in rows {
+        let key = positions.map { row[$0] }
+        if key.contains(where: \.isNull) { continue }
+        if !taken.insert(key).inserted { return false }
+      }
+    }
+    return true
+  }
+
   /// Whether no row of `rows` (the run, in the table's layout, of distinct ids) takes unique
   /// values that another row of it holds in `stored` (the rows of those ids as stored now) or
   /// takes in `rows`. Rows with a null in an index's fields never clash on it.

@@ -10,6 +10,7 @@ import Foundation
 /// or `coffer-bench --copy …` for the copy benchmark (see ``CopyBenchmark``),
 /// or `coffer-bench --migration …` for the migration benchmark (see ``MigrationBenchmark``),
 /// or `coffer-bench --migration-open …` for opening a store with a migration plan (see ``MigrationOpenBenchmark``),
+/// or `coffer-bench --unique-updates …` for updates on an entity with a unique index (see ``UniqueUpdateBenchmark``),
 /// or `coffer-bench --queries …` for aggregates and eager loading (see ``QueryModelBenchmark``),
 /// or `coffer-bench --cascade …` for deleting a row whose delete rules cascade (see ``CascadeBenchmark``),
 /// or `coffer-bench --changes …` for what the change feed costs writers and how fast it reads (see ``ChangesBenchmark``),
@@ -180,6 +181,10 @@ do {
   }
   if arguments.first == CascadeBenchmark.flag {
     try await CascadeBenchmark.run(Array(arguments.dropFirst()))
+    exit(0)
+  }
+  if arguments.first == UniqueUpdateBenchmark.flag {
+    try await UniqueUpdateBenchmark.run(Array(arguments.dropFirst()))
     exit(0)
   }
   if arguments.first == MigrationOpenBenchmark.flag {
