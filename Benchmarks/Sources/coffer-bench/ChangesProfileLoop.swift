@@ -47,7 +47,7 @@ enum ChangesProfileLoop {
   static func singleCommits(_ engine: String, feed: Bool, rounds: Int, folder: ScratchFolder) async throws
     -> Duration
   {
-    let url = try ChangesBenchmark.url(engine, feed: feed, name: "single", folder: folder)
+    let url = try ChangesBenchmark.url(engine, feed: feed, name: "single-\(feed)", folder: folder)
     let store = try await Store.open(url: url, registry: .makeBuiltIn())
     try await store.prepare(schemas: [ChangesBenchmark.schema])
     let rows = 10_000

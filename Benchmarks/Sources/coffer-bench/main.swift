@@ -10,6 +10,7 @@ import Foundation
 /// or `coffer-bench --copy …` for the copy benchmark (see ``CopyBenchmark``),
 /// or `coffer-bench --migration …` for the migration benchmark (see ``MigrationBenchmark``),
 /// or `coffer-bench --migration-open …` for opening a store with a migration plan (see ``MigrationOpenBenchmark``),
+/// or `coffer-bench --changes-floor …` for what any same-transaction feed adds to a commit (see ``ChangesFloorBenchmark``),
 /// or `coffer-bench --unique-updates …` for updates on an entity with a unique index (see ``UniqueUpdateBenchmark``),
 /// or `coffer-bench --queries …` for aggregates and eager loading (see ``QueryModelBenchmark``),
 /// or `coffer-bench --cascade …` for deleting a row whose delete rules cascade (see ``CascadeBenchmark``),
@@ -181,6 +182,10 @@ do {
   }
   if arguments.first == CascadeBenchmark.flag {
     try await CascadeBenchmark.run(Array(arguments.dropFirst()))
+    exit(0)
+  }
+  if arguments.first == ChangesFloorBenchmark.flag {
+    try await ChangesFloorBenchmark.run(Array(arguments.dropFirst()))
     exit(0)
   }
   if arguments.first == UniqueUpdateBenchmark.flag {
