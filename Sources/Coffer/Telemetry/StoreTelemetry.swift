@@ -105,14 +105,22 @@ package final class StoreTelemetry: Sendable {
 
   private func run<R>(
     _ operation: StoreOperation, entity: String?, batchSize: Int?, _ body: () async throws -> R,
-    succeeded: (R, (any Span)?) -> Void
+    isolation: isolated (any Actor)? = #isolation, succeeded: (R, (any Span)?) -> Void
   ) async throws -> R {
     let started = ContinuousClock.now
     let span = tracer.map { startSpan($0, operation, entity: entity, batchSize: batchSize) }
     do {
       let result: R
       if let span {
-        result = try await InstrumentationContext.$current.withValue(span.context) { try await body() }
+        // The closure captures the caller's isolation, so it runs where the caller runs: the
+        // task-local's `operation` is a plain async function type, and a closure of that type
+        // not isolated to anything would leave a main-actor caller's thread and come back.
+        result = try await InstrumentationContext.$current.withValue(
+          span.context,
+          operation: {
+            _ = isolation
+            return try await body()
+          }, isolation: isolation)
       } else {
         result = try await body()
       }
