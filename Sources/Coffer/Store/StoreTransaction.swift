@@ -384,10 +384,19 @@ extension Store {
   }
 
   /// Runs attempts holding the store's ``TransactionGate``.
-  private func inTurn<R>(retries: Int, _ attempt: () async throws -> Attempt<R>) async throws -> R {
+  private func inTurn<R>(
+    retries: Int, _ attempt: () async throws -> Attempt<R>, isolation: isolated (any Actor)? = #isolation
+  ) async throws -> R {
     await gate.acquire()
     defer { gate.release() }
-    return try await TransactionGate.$isHeld.withValue(true) { try await attempts(retries: retries, attempt) }
+    // Captures the caller's isolation so that the attempts run where the caller runs (see
+    // `StoreTelemetry.run`).
+    return try await TransactionGate.$isHeld.withValue(
+      true,
+      operation: {
+        _ = isolation
+        return try await attempts(retries: retries, attempt)
+      }, isolation: isolation)
   }
 
   /// Runs `attempt` until it commits, at most `retries` times again after conflicts, pausing
