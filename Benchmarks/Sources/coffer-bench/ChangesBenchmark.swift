@@ -8,7 +8,8 @@ import Foundation
 /// Per engine, with the feed off and on (`?changes=on`): a bulk insert of `--changes-rows` rows
 /// (default 10,000) in one batch into an empty store, an update of 10% of them by id in one
 /// batch, and a single-row insert (one durable commit on SQLite and LMDB) into the full store.
-/// Each is the median of `--repetitions` (default 5; the single commit takes 20 times as many).
+/// Each is the median of `--repetitions` (default 5; the single commit takes 20 times as many),
+/// the store with the feed off and the one with it on taking turns run by run.
 /// Then the feed is read from the start — the bulk insert's batch and 1,000 one-row batches —
 /// and the rate given in row changes per second. Then, on the backends several processes share,
 /// how soon another process's commit reaches a follower here (``ChangesWakeBenchmark``). Goals: feed on ≤ 1.25x feed off for the bulk
@@ -58,11 +59,8 @@ enum ChangesBenchmark {
     for engine in options.engines {
       let folder = try ScratchFolder("changes-\(engine)")
       defer { folder.remove() }
-      var medians: [Bool: [Duration]] = [:]
-      for feed in [false, true] {
-        medians[feed] = try await measureWrites(
-          engine, feed: feed, rows: rows, repetitions: options.repetitions, folder: folder)
-      }
+      let medians = try await measureWrites(
+        engine, rows: rows, repetitions: options.repetitions, folder: folder)
       for (index, (workload, goal)) in [("bulk insert", 1.25), ("update 10%", 1.25), ("single commit", 1.1)]
         .enumerated()
       {
@@ -109,50 +107,73 @@ enum ChangesBenchmark {
   }
 
   static func url(_ engine: String, feed: Bool, name: String, folder: ScratchFolder) throws -> String {
-    let url = try folder.storeURL(engine, named: name, database: "coffer_bench_changes")
+    // A database of its own for each: a store with the feed off and one with it on are open at once.
+    let url = try folder.storeURL(
+      engine, named: name, database: "coffer_bench_changes_\(feed ? "on" : "off")")
     guard feed else { return url }
     return url + (url.contains("?") ? "&" : "?") + "changes=on"
   }
 
-  /// The medians of the bulk insert, the 10% update and the single commit.
-  static func measureWrites(_ engine: String, feed: Bool, rows: Int, repetitions: Int, folder: ScratchFolder)
-    async throws -> [Duration]
+  /// The medians of the bulk insert, the 10% update and the single commit, with the feed off
+  /// (`false`) and on (`true`). The two stores take turns run by run (which goes first
+  /// alternating), so that the machine's drift falls on both alike.
+  static func measureWrites(_ engine: String, rows: Int, repetitions: Int, folder: ScratchFolder)
+    async throws -> [Bool: [Duration]]
   {
     var round = 0
-    var store: Store?
-    func fresh() async throws -> Store {
-      try await store?.close()
+    func fresh(_ feed: Bool) async throws -> Store {
       round += 1
       let opened = try await Store.open(
         url: try url(engine, feed: feed, name: "writes-\(feed)-\(round)", folder: folder),
         registry: .makeBuiltIn())
       try await opened.prepare(schemas: [schema])
-      store = opened
       return opened
     }
-    let source = RowSource(count: rows) { row(Int64($0)) }
-    let bulk = try await Measure.median(repetitions: repetitions) {
-      _ = try await fresh()
-    } _: {
-      try await store?.apply(ChangeSet([.insertMany(entity: schema.name, rows: source)]))
+    let clock = ContinuousClock()
+    var samples: [Bool: [[Duration]]] = [false: [[], [], []], true: [[], [], []]]
+    func timed(_ feed: Bool, _ workload: Int, _ body: () async throws -> Void) async throws {
+      let start = clock.now
+      try await body()
+      samples[feed, default: [[], [], []]][workload].append(clock.now - start)
     }
-    let full = try await fresh()
-    try await full.apply(ChangeSet([.insertMany(entity: schema.name, rows: source)]))
-    var version: Int64 = 0
-    let update = try await Measure.median(repetitions: repetitions) {
-      version += 1
-      let changes = stride(from: 0, to: Int64(rows), by: 10).map {
-        ChangeSet.Operation.update(entity: schema.name, row: row($0, version: version))
+    func turns(_ turn: Int) -> [Bool] { turn.isMultiple(of: 2) ? [false, true] : [true, false] }
+    let source = RowSource(count: rows) { row(Int64($0)) }
+    for repetition in 0..<repetitions {
+      for feed in turns(repetition) {
+        let store = try await fresh(feed)
+        try await timed(feed, 0) {
+          try await store.apply(ChangeSet([.insertMany(entity: schema.name, rows: source)]))
+        }
+        try await store.close()
       }
-      try await full.apply(ChangeSet(changes))
+    }
+    var full: [Bool: Store] = [:]
+    for feed in [false, true] {
+      let store = try await fresh(feed)
+      try await store.apply(ChangeSet([.insertMany(entity: schema.name, rows: source)]))
+      full[feed] = store
+    }
+    for version in Int64(1)...Int64(repetitions) {
+      let changes = ChangeSet(
+        stride(from: 0, to: Int64(rows), by: 10).map {
+          ChangeSet.Operation.update(entity: schema.name, row: row($0, version: version))
+        })
+      for feed in turns(Int(version)) {
+        guard let store = full[feed] else { continue }
+        try await timed(feed, 1) { try await store.apply(changes) }
+      }
     }
     var next = Int64(rows)
-    let single = try await Measure.median(repetitions: repetitions * 20) {
+    for commit in 0..<(repetitions * 20) {
       next += 1
-      try await full.apply(ChangeSet([.insert(entity: schema.name, row: row(next))]))
+      let change = ChangeSet([.insert(entity: schema.name, row: row(next))])
+      for feed in turns(commit) {
+        guard let store = full[feed] else { continue }
+        try await timed(feed, 2) { try await store.apply(change) }
+      }
     }
-    try await store?.close()
-    return [bulk, update, single]
+    for store in full.values { try await store.close() }
+    return samples.mapValues { $0.map(Measure.median) }
   }
 
   /// Reading a feed of one bulk batch and 1,000 one-row batches from the start, the median of
@@ -210,7 +231,7 @@ enum ChangesBenchmark {
       "Written by `\(command)`: the same writes with the change feed off and on (`?changes=on`) — a bulk insert "
         + "of \(rows.formatted()) rows in one batch into an empty store, an update of 10% of them by id in one batch, "
         + "and a one-row insert into the full store — each the median of \(repetitions) runs (the one-row insert of "
-        + "\(repetitions * 20)); then reading the whole feed of one bulk batch and 1,000 one-row batches; then, "
+        + "\(repetitions * 20)), the feed-off and feed-on stores taking turns run by run; then reading the whole feed of one bulk batch and 1,000 one-row batches; then, "
         + "where processes share a store, another process committing \(ChangesWakeBenchmark.commits) one-row "
         + "batches 10 ms apart while a follower here notes when each arrives (the first "
         + "\(ChangesWakeBenchmark.warmUp) left out). \(load.sentence) The load column is the load average over "
