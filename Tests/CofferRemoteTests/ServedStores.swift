@@ -121,11 +121,22 @@ final class ServedStores: Sendable {
 actor ServedStoresPool {
   static let shared = ServedStoresPool()
   private var servers: [String: Task<ServedStores, any Error>] = [:]
+  /// The pool's servers' folders: they serve until the test process ends, and Swift Testing has
+  /// no hook after the last test, so the folders go when the process exits.
+  private static let folders = LockedState<[String]>([])
+  private static let removingAtExit: Void = { atexit { ServedStoresPool.removeFolders() } }()
 
   func server(for backing: String) async throws -> ServedStores {
     if let server = servers[backing] { return try await server.value }
     let server = Task { try await ServedStores(backing: backing) }
     servers[backing] = server
-    return try await server.value
+    let started = try await server.value
+    _ = Self.removingAtExit
+    Self.folders.withLock { $0.append(started.folder) }
+    return started
+  }
+
+  private static func removeFolders() {
+    for folder in folders.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: folder) }
   }
 }
