@@ -494,13 +494,13 @@ struct PostgresApplier {
     for (index, kind) in table.kinds.enumerated() {
       binds.append(PostgresArrayParameter(values: run.rows.map { $0[index] }, kind: kind))
     }
-    var updateSQL = table.updateManySQL
+    var guarded = false
     if !checked, run.kind == .update || run.kind == .upsert, let clashSQL = table.uniqueClashSQL {
       // The run's own keys here, the stored rows' on the server: no stored row comes back. A
       // run of updates asks in its own statement, which then changes nothing on a clash.
       var independent = UniqueRun.takesDistinctKeys(run.rows, schema: table.schema)
-      if independent, run.kind == .update, let guarded = table.updateManyUnlessClashSQL {
-        updateSQL = guarded
+      if independent, run.kind == .update {
+        guarded = true
       } else if independent {
         independent = try await counted(clashSQL, binds) == 0
       }
@@ -517,10 +517,9 @@ struct PostgresApplier {
         for row in run.rows { log.stored(row, in: table.schema, existed: false) }
       }
     case .update:
-      let updated = try await counted(updateSQL, binds)
-      if updated == 0, updateSQL != table.updateManySQL, let clashSQL = table.uniqueClashSQL,
-        try await counted(clashSQL, binds) > 0
-      {
+      let updated = try await counted(
+        guarded ? table.updateManyUnlessClashSQL ?? table.updateManySQL : table.updateManySQL, binds)
+      if updated == 0, guarded, let clashSQL = table.uniqueClashSQL, try await counted(clashSQL, binds) > 0 {
         try await applyRowByRow(run, to: &summary)
         return
       }

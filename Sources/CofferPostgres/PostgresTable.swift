@@ -110,13 +110,12 @@ final class PostgresTable: SQLEntityTable {
       return "(SELECT 1 FROM \(table) JOIN \(fromRows) ON \(matches.joined(separator: " AND ")) "
         + "WHERE \(table).\(id) = ANY(\(idArray)) AND \(table).\(id) <> \"rows\".\(names[schema.idPosition]) LIMIT 1)"
     }
-    uniqueClashSQL =
-      clashes.isEmpty
-      ? nil : "SELECT count(*) FROM (\(clashes.joined(separator: " UNION ALL "))) AS \"clash\""
+    let anyClash = clashes.joined(separator: " UNION ALL ")
+    uniqueClashSQL = clashes.isEmpty ? nil : "SELECT count(*) FROM (\(anyClash)) AS \"clash\""
     updateManyUnlessClashSQL =
       clashes.isEmpty
       ? nil
-      : "WITH \"clash\" AS (SELECT count(*) AS \"n\" FROM (\(clashes.joined(separator: " UNION ALL "))) AS \"c\"), "
+      : "WITH \"clash\" AS (SELECT count(*) AS \"n\" FROM (\(anyClash)) AS \"c\"), "
         + "\"updated\" AS (UPDATE \(table) SET \(setList) FROM \(fromRows), \"clash\" WHERE \(matchesRow) "
         + "AND \"clash\".\"n\" = 0 RETURNING 1) SELECT count(*) FROM \"updated\""
     deleteManySQL =
