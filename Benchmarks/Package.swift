@@ -18,6 +18,8 @@ let package = Package(
     // Fluent over SQLite: what the sqlite backend is compared with in the ticket workload.
     .package(url: "https://github.com/vapor/fluent-sqlite-driver", exact: "4.9.0"),
     .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+    // postgres-nio alone, for the spike that compares ways of reaching PostgreSQL from async code.
+    .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
     // A real metrics backend and an in-memory tracer, for what telemetry costs a point get.
     .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
@@ -43,6 +45,7 @@ let package = Package(
         .product(name: "FluentSQLiteDriver", package: "fluent-sqlite-driver"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "CofferMacros", package: "Coffer"),
         .product(name: "Prometheus", package: "swift-prometheus"),

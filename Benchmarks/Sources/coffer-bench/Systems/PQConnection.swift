@@ -23,6 +23,9 @@ final class PQConnection {
 
   deinit { PQfinish(connection) }
 
+  /// The `PGconn`, for calls this type does not wrap.
+  var handle: OpaquePointer { connection }
+
   /// A name quoted as an SQL identifier.
   static func quoted(_ identifier: String) -> String {
     "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""

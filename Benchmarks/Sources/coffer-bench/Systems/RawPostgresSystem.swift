@@ -16,6 +16,9 @@ final class RawPostgresSystem: BenchSystem {
   /// Connections for the concurrent gets, one per thread, opened on first use.
   private var readers: [Reader] = []
 
+  /// The URL of the system's database, once it has one.
+  var databaseURL: String? { database?.url }
+
   private static let columns = #"id, "threadID", sender, text, date, "isRead""#
 
   private var open: PQConnection {
