@@ -7,8 +7,9 @@ SWIFT ?= swift
 # Debian/Ubuntu packages, and Homebrew formulas, for the system libraries the build links and
 # the command-line tools (sqlite3, mdb_stat) the tests use to inspect stores from outside.
 APT_PACKAGES := pkg-config libsqlite3-dev liblmdb-dev sqlite3 lmdb-utils
-# The PostgreSQL server (initdb, pg_ctl, psql) for the PostgreSQL tests; only `make test` needs it.
-APT_TEST_PACKAGES := postgresql
+# The PostgreSQL server (initdb, pg_ctl, psql) for the PostgreSQL tests, and curl for the Server
+# article's examples, which a test runs; only `make test` needs them.
+APT_TEST_PACKAGES := postgresql curl
 BREW_PACKAGES := pkg-config sqlite lmdb
 # Every package trait, so that the tests, the demo and the docs see every backend.
 TRAITS := --enable-all-traits
