@@ -9,7 +9,8 @@ let package = Package(
   platforms: [.macOS(.v15)],
   dependencies: [
     // The default backends plus postgres:, which the Postgres trait builds into CofferStores.
-    .package(name: "Coffer", path: "..", traits: [.defaults, "Postgres"]),
+    // Server and Remote for the remote backend's workload (--remote).
+    .package(name: "Coffer", path: "..", traits: [.defaults, "Postgres", "Server", "Remote"]),
     .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
     // Fluent over PostgreSQL, as a Swift server developer uses it: what the postgres backend is
     // compared with beside raw libpq.
@@ -20,6 +21,9 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     // postgres-nio alone, for the spike that compares ways of reaching PostgreSQL from async code.
     .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+    // The bare routes and their client, the physical limit the remote backend is held to.
+    .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+    .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
     // A real metrics backend and an in-memory tracer, for what telemetry costs a point get.
     .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
@@ -38,6 +42,9 @@ let package = Package(
         .product(name: "Coffer", package: "Coffer"),
         .product(name: "CofferPlist", package: "Coffer"),
         .product(name: "CofferStores", package: "Coffer"),
+        .product(name: "CofferServer", package: "Coffer"),
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "FluentKit", package: "fluent-kit"),
         .product(name: "FluentSQL", package: "fluent-kit"),
@@ -45,6 +52,7 @@ let package = Package(
         .product(name: "FluentSQLiteDriver", package: "fluent-sqlite-driver"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
         .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "CofferMacros", package: "Coffer"),

@@ -26,23 +26,31 @@ import Synchronization
 ///   thread, which on loopback often catches the reply before any thread sleeps.
 enum PostgresGetSpike {
   /// One way of running the lookup: the message's thread id, or nil when there is none.
-  protocol Path: AnyObject {
+  /// Each instance is used by one task at a time.
+  protocol Path: AnyObject, Sendable {
     var name: String { get }
     func threadID(of id: Int64) async throws -> Int64?
   }
 
   static let sql = #"SELECT id, "threadID", sender, text, date, "isRead" FROM "ChatMessage" WHERE id = $1"#
 
-  /// Every path, each with a connection of its own to `url`.
-  static func paths(_ url: String) async throws -> [any Path] {
-    let poller = try ReplyPoller()
-    return [
+  /// Every path, each with a connection of its own to `url`; the pollers share one thread.
+  static func paths(_ url: String, poller: ReplyPoller) async throws -> [any Path] {
+    [
       try BlockingPath(url), try await NIOPath(url, onEventLoop: true),
       try await NIOPath(url, onEventLoop: false),
       try QueuePath(url), try PollerPath(url, poller, spin: nil),
       try PollerPath(url, poller, spin: .microseconds(40)),
       try PollerPath(url, poller, spin: .microseconds(200)),
     ]
+  }
+
+  /// `count` sets of ``paths(_:poller:)``, for as many tasks at once.
+  static func pathSets(_ url: String, count: Int) async throws -> [[any Path]] {
+    let poller = try ReplyPoller()
+    var sets: [[any Path]] = []
+    for _ in 0..<count { sets.append(try await paths(url, poller: poller)) }
+    return sets
   }
 }
 
@@ -59,7 +67,7 @@ private func preparedConnection(_ url: String, nonblocking: Bool = false) throws
 /// The thread id in a lookup's result.
 private func threadID(in result: PQResult) -> Int64? { result.count == 0 ? nil : result.int64(0, 1) }
 
-private final class BlockingPath: PostgresGetSpike.Path {
+private final class BlockingPath: PostgresGetSpike.Path, @unchecked Sendable {
   let name = "blocking"
   private let connection: PQConnection
   init(_ url: String) throws { connection = try preparedConnection(url) }
@@ -83,7 +91,7 @@ private final class QueuePath: PostgresGetSpike.Path, @unchecked Sendable {
   }
 }
 
-private final class NIOPath: PostgresGetSpike.Path {
+private final class NIOPath: PostgresGetSpike.Path, @unchecked Sendable {
   let name: String
   private let connection: PostgresConnection
   /// The connection's event loop as a task executor, when the task is to prefer it.
@@ -178,7 +186,7 @@ private final class PollerPath: PostgresGetSpike.Path, @unchecked Sendable {
 
 /// One thread waiting on the sockets of every connection with a query out, resuming each query's
 /// task once its reply has arrived.
-private final class ReplyPoller: @unchecked Sendable {
+final class ReplyPoller: @unchecked Sendable {
   private let epoll: Int32
   /// A query's connection and its task, while the reply is out.
   private final class Waiter: @unchecked Sendable {

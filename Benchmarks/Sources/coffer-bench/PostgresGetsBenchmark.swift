@@ -24,8 +24,9 @@ enum PostgresGetsBenchmark {
   struct Figures {
     var single: [String: Double] = [:]
     var concurrent: [String: Double] = [:]
-    /// Seconds per get on each path of ``PostgresGetSpike``.
+    /// Seconds per get on each path of ``PostgresGetSpike``, and gets per second from eight.
     var spike: [String: Double] = [:]
+    var spikeConcurrent: [String: Double] = [:]
   }
 
   static let systems = ["pgbench", "raw libpq", "Coffer"]
@@ -64,7 +65,8 @@ enum PostgresGetsBenchmark {
     try await coffer.bulkInsert(messages)
     guard let rawURL = raw.databaseURL else { throw BenchError("raw libpq has no database") }
     try pgbench.analyze(rawURL)
-    let paths = spike ? try await PostgresGetSpike.paths(rawURL) : []
+    let pathSets = spike ? try await PostgresGetSpike.pathSets(rawURL, count: clients) : []
+    let paths = pathSets.first ?? []
 
     var random = SplitMix64(state: 7)
     let ids = (0..<2_000_000).map { _ in messages[random.below(messages.count)].id }
@@ -76,12 +78,19 @@ enum PostgresGetsBenchmark {
       figure.single["raw libpq"] = try await perGet(raw, ids, for: duration)
       figure.single["Coffer"] = try await perGet(coffer, ids, for: duration)
       for path in paths { figure.spike[path.name] = try await perGet(path, ids, messages, for: duration) }
+      for index in paths.indices {
+        figure.spikeConcurrent[paths[index].name] = try await throughput(
+          pathSets.map { $0[index] }, ids, messages, for: duration)
+      }
       figure.concurrent["pgbench"] = try pgbench.transactionsPerSecond(
         rawURL, clients: clients, seconds: seconds)
       figure.concurrent["raw libpq"] = try await throughput(raw, ids, messages, for: duration)
       figure.concurrent["Coffer"] = try await throughput(coffer, ids, messages, for: duration)
       for path in paths {
-        say(String(format: "  spike %@: %.1f µs", path.name, (figure.spike[path.name] ?? 0) * 1e6))
+        say(
+          String(
+            format: "  spike %@: %.1f µs, %.0f/s", path.name, (figure.spike[path.name] ?? 0) * 1e6,
+            figure.spikeConcurrent[path.name] ?? 0))
       }
       say(
         "  repetition \(repetition): "
@@ -147,13 +156,18 @@ enum PostgresGetsBenchmark {
           + "`poller` sends with libpq on the task's thread and one thread waits on the sockets with epoll; "
           + "`poller+spin` first reads the socket for up to 40 or 200 µs on the task's thread.",
         "",
-        "| path | time per get | ÷ blocking |",
-        "|---|---:|---:|",
+        "| path | one connection: time per get | ÷ blocking | \(clients) tasks at once: gets per second | "
+          + "÷ raw libpq's \(clients) threads |",
+        "|---|---:|---:|---:|---:|",
       ]
       let floor = median(figures.map { $0.spike["blocking"] ?? 0 })
       for path in paths {
         let value = median(figures.map { $0.spike[path.name] ?? 0 })
-        spikeLines.append(String(format: "| %@ | %.1f µs | %.2fx |", path.name, value * 1e6, value / floor))
+        let rate = median(figures.map { $0.spikeConcurrent[path.name] ?? 0 })
+        spikeLines.append(
+          String(
+            format: "| %@ | %.1f µs | %.2fx | %.0f | %.2fx |", path.name, value * 1e6, value / floor, rate,
+            rate / eight.raw))
       }
       spikeLines.append("")
     }
@@ -197,6 +211,30 @@ enum PostgresGetsBenchmark {
       done += 1
     }
     return Measure.seconds(clock.now - start) / Double(done)
+  }
+
+  /// Gets per second from one task per path at once until `duration` has passed, each task's
+  /// reads checked against `messages`.
+  static func throughput(
+    _ paths: [any PostgresGetSpike.Path], _ ids: [Int64], _ messages: [ChatMessage], for duration: Duration
+  ) async throws -> Double {
+    let clock = ContinuousClock()
+    let start = clock.now
+    let deadline = start + duration
+    let count = paths.count
+    let done = try await inTasks(count) { task in
+      var done = 0
+      for position in stride(from: task, to: ids.count, by: count) {
+        if done % 100 == 0 && ContinuousClock.now >= deadline { break }
+        guard try await paths[task].threadID(of: ids[position]) == messages[Int(ids[position]) - 1].threadID
+        else {
+          throw BenchError("spike \(paths[task].name): message \(ids[position]) read wrong")
+        }
+        done += 1
+      }
+      return done
+    }
+    return Double(done.reduce(0, +)) / Measure.seconds(clock.now - start)
   }
 
   /// Gets per second from ``clients`` at once until `duration` has passed; each client's reads

@@ -11,6 +11,7 @@ import Foundation
 /// or `coffer-bench --migration …` for the migration benchmark (see ``MigrationBenchmark``),
 /// or `coffer-bench --migration-open …` for opening a store with a migration plan (see ``MigrationOpenBenchmark``),
 /// or `coffer-bench --changes-floor …` for what any same-transaction feed adds to a commit (see ``ChangesFloorBenchmark``),
+/// or `coffer-bench --remote …` for the coffer+http backend beside bare routes (see ``RemoteBenchmark``),
 /// or `coffer-bench --postgres-gets …` for point gets beside pgbench and raw libpq (see ``PostgresGetsBenchmark``),
 /// or `coffer-bench --unique-updates …` for updates on an entity with a unique index (see ``UniqueUpdateBenchmark``),
 /// or `coffer-bench --queries …` for aggregates and eager loading (see ``QueryModelBenchmark``),
@@ -189,6 +190,10 @@ do {
     try await ChangesFloorBenchmark.run(Array(arguments.dropFirst()))
     exit(0)
   }
+  if arguments.first == RemoteBenchmark.flag {
+    try await RemoteBenchmark.run(Array(arguments.dropFirst()))
+    exit(0)
+  }
   if arguments.first == PostgresGetsBenchmark.flag {
     try await PostgresGetsBenchmark.run(Array(arguments.dropFirst()))
     exit(0)
@@ -301,7 +306,8 @@ let otherReports =
   + "cascade deletes (CascadeSpeed.md, `--cascade`), opening a store with a migration plan "
   + "(MigrationOpenSpeed.md, `--migration-open`), migrations (MigrationSpeed.md, `--migration`), "
   + "updates on an entity with a unique index (UniqueUpdates.md, `--unique-updates`), point gets on "
-  + "PostgreSQL beside pgbench (PostgresGets.md, `--postgres-gets`), the change feed "
+  + "PostgreSQL beside pgbench (PostgresGets.md, `--postgres-gets`), the remote backend (RemoteSpeed.md, "
+  + "`--remote`), the change feed "
   + "(ChangeFeedSpeed.md, `--changes`; ChangeFeedFloor.md, `--changes-floor`), copies (Copy.md, "
   + "`--copy`), aggregates and eager loading (QueryModelSpeed.md, `--queries`) and readers beside a "
   + "writer (Readers.md, `--readers`)."
