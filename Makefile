@@ -91,7 +91,8 @@ TEST_RUN = $(SWIFT) build $(TRAITS) --build-tests \
 	&& $(TIME_LIMIT) $(SWIFT) test $(TRAITS) --skip-build --filter '$(TIMED_TESTS)' \
 	&& COFFER_TEST_REMOTE=1 COFFER_TEST_REMOTE_BACKINGS=$(REMOTE_BACKINGS) \
 	  $(TIME_LIMIT) $(SWIFT) test $(TRAITS) --skip-build --filter CofferRemoteTests \
-	&& scripts/test-schemathesis $(SCHEMATHESIS_EXAMPLES)
+	&& scripts/test-schemathesis $(SCHEMATHESIS_EXAMPLES) \
+	&& scripts/test-metrics
 REMOTE_BACKINGS ?= sqlite
 # Examples a route in make test's schemathesis run (about 1,000 requests); `make server-fuzz`
 # generates over 20,000.

@@ -57,6 +57,8 @@ let package = Package(
     // API-only: the core counts and traces through them; an app bootstraps the backends it wants.
     .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
     .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+    // `coffer serve --metrics`: the Prometheus text format at /metrics.
+    .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     .package(
       url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: ["JSON", "YAML"]),
     // Every major the macro builds with, proven by scripts/check-swift-syntax: an app whose other
@@ -191,6 +193,9 @@ let package = Package(
         "CofferSync",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .target(name: "CofferServer", condition: .when(traits: ["Server"])),
+        .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Server"])),
+        .product(name: "Prometheus", package: "swift-prometheus", condition: .when(traits: ["Server"])),
+        .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["Server"])),
       ],
       swiftSettings: upcoming),
     // The harness commands Coffer's own tests and reliability runs start (`soak`, `churn`): built

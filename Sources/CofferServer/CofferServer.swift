@@ -69,6 +69,11 @@ public struct CofferServer: Service, Sendable {
     /// The browser viewer at `/ui`, or `nil` (the default) to serve only the API. One store
     /// only (``Stores/single(_:)``).
     public var viewer: Viewer?
+    /// Whether every request is counted and timed with swift-metrics, by route (`hb.requests`,
+    /// `http.server.request.duration`, `hb.request.errors`, `http.server.active_requests`), with
+    /// the route's template, the method and the status as dimensions — never a path's values.
+    /// Off by default; it costs nothing to record until a metrics backend is bootstrapped.
+    public var requestMetrics: Bool
 
     /// A configuration; every limit has a default.
     public init(
@@ -90,6 +95,7 @@ public struct CofferServer: Service, Sendable {
       self.onListening = onListening
       self.additionalRoutes = []
       self.viewer = nil
+      self.requestMetrics = false
     }
   }
 
@@ -120,6 +126,8 @@ public struct CofferServer: Service, Sendable {
   func makeApplication() -> some ApplicationProtocol {
     let configuration = state.configuration
     let router = Router(context: BasicRequestContext.self)
+    // Before any route: a route takes the middleware added before it.
+    if configuration.requestMetrics { router.add(middleware: MetricsMiddleware()) }
     state.addRoutes(to: router)
     for add in configuration.additionalRoutes { add(router) }
     if let viewer = configuration.viewer, !state.isNamed { state.addViewerRoutes(viewer, to: router) }

@@ -7,6 +7,9 @@ import Synchronization
 
 #if Server
   import CofferServer
+  import CoreMetrics
+  import Hummingbird
+  import Prometheus
 #endif
 
 extension CofferCommand {
@@ -67,10 +70,19 @@ extension CofferCommand {
           "Serve the browser viewer at /ui too: its login page takes a token of --tokens (see `coffer ui`).")
       var ui = false
 
+      @Flag(
+        help: """
+          Serve metrics at /metrics in Prometheus' text format, without a token: the store's calls, \
+          batches and connection pool, and every request by route. Keep /metrics off the public side of \
+          a reverse proxy.
+          """)
+      var metrics = false
+
       func run() async throws {
         let (host, port) = try Self.address(listen)
         var configuration = CofferServer.Configuration(
           host: host, port: port, maxBodyBytes: maxBodyBytes, maxRows: maxRows)
+        if metrics { Self.serveMetrics(&configuration) }
         configuration.tokens = try loadTokens(host: host)
         configuration.onListening = { port in
           FileHandle.standardError.write(Data("coffer serve: listening on http://\(host):\(port)\n".utf8))
@@ -100,6 +112,23 @@ extension CofferCommand {
         } catch {
           try? await store.close()
           throw Terminal.failure(error, while: "serving '\(StoreArgument.redacted(url))'")
+        }
+      }
+
+      /// Bootstraps a Prometheus registry as the process's metrics backend and serves it at
+      /// `/metrics`, with every request counted by route.
+      static func serveMetrics(_ configuration: inout CofferServer.Configuration) {
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        configuration.requestMetrics = true
+        configuration.additionalRoutes.append { router in
+          router.get("metrics") { _, _ in
+            var buffer: [UInt8] = []
+            registry.emit(into: &buffer)
+            return Response(
+              status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+              body: ResponseBody(byteBuffer: ByteBuffer(bytes: buffer)))
+          }
         }
       }
 
