@@ -124,7 +124,9 @@ extension ServerState {
     let cap = configuration.maxRows
     query.limit = min(asked ?? Int.max, cap + 1)
     let checked = try validated(query, schema: schema, layout: rowLayout, in: call)
-    var rows = try await call.store.backend.fetch(checked)
+    var rows = try await call.store.observed(.fetch, entity: request.entity) {
+      try await call.store.backend.fetch(checked)
+    }
     if rows.count > cap {
       throw CofferError(
         .invalidQuery,
@@ -162,7 +164,10 @@ extension ServerState {
     query.offset = 0
     query.limit = nil
     let checked = try validated(query, schema: schema, in: call)
-    return try json(WireCount(count: try await call.store.backend.count(checked)))
+    let count = try await call.store.observed(.count, entity: request.entity) {
+      try await call.store.backend.count(checked)
+    }
+    return try json(WireCount(count: count))
   }
 
   /// `POST …/v1/get`.
@@ -181,7 +186,9 @@ extension ServerState {
     } catch let error as CofferError {
       throw error.inStore(call.storeName)
     }
-    let rows = try await call.store.backend.get(entity: schema, ids: ids)
+    let rows = try await call.store.observed(.get, entity: request.entity) {
+      try await call.store.backend.get(entity: schema, ids: ids)
+    }
     return try json(WireRows(rows: rows.map(\.values)))
   }
 

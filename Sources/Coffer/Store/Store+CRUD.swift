@@ -161,9 +161,10 @@ extension Store {
   }
 
   /// Runs a call measured as one `operation` (see ``StoreTelemetry``); with no telemetry, runs it.
+  /// A server answering for the store measures its reads of the backend with it.
   @discardableResult
   @inlinable
-  func observed<R>(_ operation: StoreOperation, entity: String?, _ body: () async throws -> R)
+  package func observed<R>(_ operation: StoreOperation, entity: String?, _ body: () async throws -> R)
     async throws -> R
   {
     guard let telemetry else { return try await body() }
