@@ -75,9 +75,17 @@ enum PostgresGetsBenchmark {
     for repetition in 1...options.repetitions {
       var figure = Figures()
       figure.single["pgbench"] = 1 / (try pgbench.transactionsPerSecond(rawURL, clients: 1, seconds: seconds))
-      figure.single["raw libpq"] = try await perGet(raw, ids, for: duration)
-      figure.single["Coffer"] = try await perGet(coffer, ids, for: duration)
-      for path in paths { figure.spike[path.name] = try await perGet(path, ids, messages, for: duration) }
+      figure.single["raw libpq"] = try await perGet(raw.name, ids, for: duration) {
+        try await raw.get($0)?.threadID == messages[Int($0) - 1].threadID
+      }
+      figure.single["Coffer"] = try await perGet(coffer.name, ids, for: duration) {
+        try await coffer.get($0)?.threadID == messages[Int($0) - 1].threadID
+      }
+      for path in paths {
+        figure.spike[path.name] = try await perGet("spike " + path.name, ids, for: duration) {
+          try await path.threadID(of: $0) == messages[Int($0) - 1].threadID
+        }
+      }
       for index in paths.indices {
         figure.spikeConcurrent[paths[index].name] = try await throughput(
           pathSets.map { $0[index] }, ids, messages, for: duration)
@@ -176,28 +184,10 @@ enum PostgresGetsBenchmark {
     if options.write { try writeReport(text, named: "PostgresGets.md", to: options.output) }
   }
 
-  /// Seconds per get from one connection: gets by `ids` in order until `duration` has passed.
-  static func perGet(_ system: some BenchSystem, _ ids: [Int64], for duration: Duration) async throws
-    -> Double
-  {
-    let clock = ContinuousClock()
-    let start = clock.now
-    let deadline = start + duration
-    var done = 0
-    while done < ids.count {
-      if done % 100 == 0 && clock.now >= deadline { break }
-      guard try await system.get(ids[done]) != nil else {
-        throw BenchError("\(system.name): message \(ids[done]) is missing")
-      }
-      done += 1
-    }
-    return Measure.seconds(clock.now - start) / Double(done)
-  }
-
-  /// Seconds per lookup on a spike path: lookups by `ids` in order until `duration` has passed,
-  /// each checked against `messages` (whose ids are 1, 2, …).
+  /// Seconds per get from one connection: `read(id)` for `ids` in order until `duration` has
+  /// passed; `read` says whether it found the message as inserted.
   static func perGet(
-    _ path: any PostgresGetSpike.Path, _ ids: [Int64], _ messages: [ChatMessage], for duration: Duration
+    _ name: String, _ ids: [Int64], for duration: Duration, _ read: (Int64) async throws -> Bool
   ) async throws -> Double {
     let clock = ContinuousClock()
     let start = clock.now
@@ -205,9 +195,7 @@ enum PostgresGetsBenchmark {
     var done = 0
     while done < ids.count {
       if done % 100 == 0 && clock.now >= deadline { break }
-      guard try await path.threadID(of: ids[done]) == messages[Int(ids[done]) - 1].threadID else {
-        throw BenchError("spike \(path.name): message \(ids[done]) read wrong")
-      }
+      guard try await read(ids[done]) else { throw BenchError("\(name): message \(ids[done]) read wrong") }
       done += 1
     }
     return Measure.seconds(clock.now - start) / Double(done)
