@@ -15,9 +15,15 @@ struct PostgresStandbyConformanceTests {
     try await StandbyClusters.with([.init(), .init()]) { clusters in
       let folder = try TemporaryFolder("coffer-pg-standby-conformance")
       let child = Bundle.main.bundleURL.appendingPathComponent("coffer").path
+      // The suite hands the child process the URL without its password: the child gets this
+      // cluster's through the environment, as PGPASSWORD (the test process's own is the shared
+      // test server's).
+      let program = ConformanceTarget.ChildProgram(
+        executable: "/usr/bin/env",
+        arguments: ["PGPASSWORD=\(clusters.password)", child, "conformance-child"])
       let target = try await ConformanceTarget(
         url: clusters.url("reads=standby"), registry: .builtIn, directory: folder.path,
-        child: FileManager.default.isExecutableFile(atPath: child) ? .coffer(at: child) : nil)
+        child: FileManager.default.isExecutableFile(atPath: child) ? program : nil)
       var failed: [String] = []
       var skipped = 0
       let started = ContinuousClock.now
