@@ -12,6 +12,7 @@ import Foundation
 /// or `coffer-bench --migration-open …` for opening a store with a migration plan (see ``MigrationOpenBenchmark``),
 /// or `coffer-bench --changes-floor …` for what any same-transaction feed adds to a commit (see ``ChangesFloorBenchmark``),
 /// or `coffer-bench --unique-updates …` for updates on an entity with a unique index (see ``UniqueUpdateBenchmark``),
+/// or `coffer-bench --standby-reads …` for point gets with reads spread over standbys (see ``StandbyReadsBenchmark``),
 /// or `coffer-bench --queries …` for aggregates and eager loading (see ``QueryModelBenchmark``),
 /// or `coffer-bench --cascade …` for deleting a row whose delete rules cascade (see ``CascadeBenchmark``),
 /// or `coffer-bench --changes …` for what the change feed costs writers and how fast it reads (see ``ChangesBenchmark``),
@@ -192,6 +193,10 @@ do {
     try await UniqueUpdateBenchmark.run(Array(arguments.dropFirst()))
     exit(0)
   }
+  if arguments.first == StandbyReadsBenchmark.flag {
+    try await StandbyReadsBenchmark.run(Array(arguments.dropFirst()))
+    exit(0)
+  }
   if arguments.first == MigrationOpenBenchmark.flag {
     try await MigrationOpenBenchmark.run(Array(arguments.dropFirst()))
     exit(0)
@@ -295,7 +300,8 @@ let otherReports =
   + "(Transfers.md, `--transfers`), transactions under contention (Contention.md, `--contention`), "
   + "cascade deletes (CascadeSpeed.md, `--cascade`), opening a store with a migration plan "
   + "(MigrationOpenSpeed.md, `--migration-open`), migrations (MigrationSpeed.md, `--migration`), "
-  + "updates on an entity with a unique index (UniqueUpdates.md, `--unique-updates`), the change feed "
+  + "updates on an entity with a unique index (UniqueUpdates.md, `--unique-updates`), reads spread over "
+  + "standbys (StandbyReads.md, `--standby-reads`), the change feed "
   + "(ChangeFeedSpeed.md, `--changes`; ChangeFeedFloor.md, `--changes-floor`), copies (Copy.md, "
   + "`--copy`), aggregates and eager loading (QueryModelSpeed.md, `--queries`) and readers beside a "
   + "writer (Readers.md, `--readers`)."
