@@ -126,15 +126,14 @@ enum StandbyReadsBenchmark {
     let cores = ProcessInfo.processInfo.activeProcessorCount
     lines += [
       "",
-      "What this machine can show: it has \(cores) cores, and the client (8 tasks, postgres-nio's event loops) "
-        + "and every server process share them; other engineers' builds ran beside it (the load above). A point "
-        + "get costs the client about as much CPU as it costs the server, so the client alone keeps the cores "
-        + "busy: adding servers on the same cores adds no CPU, and throughput cannot scale with the number of "
-        + "servers here — more servers mean more processes taking turns on the same cores. What it does show is "
-        + "that reads reach every server (the share column), and what spreading them costs or saves when the "
-        + "CPU is the limit: the routing (a lock and a cached position per read), the standbys' background "
-        + "position checks, and more connections. Scaling needs each server on cores (or machines) of its own, "
-        + "with the client on others.",
+      "What this machine can show: it has \(cores) cores, shared by the client (8 tasks and postgres-nio's event "
+        + "loops), every server process, and whatever else runs (the load line above counts the servers with the "
+        + "other processes; other engineers were building on this machine). Every get costs CPU in the client and "
+        + "in one server process, and all of them draw on the same cores: a standby on this machine adds no CPU, "
+        + "so throughput cannot scale with the number of servers here, and the extra processes, connections and "
+        + "background position checks cost a little. What it does show is that the reads reach every server "
+        + "(the share column) and what the routing costs when the CPU is the limit. Scaling needs each server on "
+        + "cores or machines of its own, with the client on others.",
       "",
     ]
     let text = lines.joined(separator: "\n")
