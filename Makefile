@@ -85,7 +85,7 @@ TIME_LIMIT = $$(command -v timeout >/dev/null 2>&1 && echo timeout $(TEST_TIME_L
 # on 2 cores their servers answered later than a client's timeouts allow. make test serves the
 # suite from a SQLite store (about 100 s on 2 cores); `make test-remote` serves it from memory,
 # SQLite, LMDB and PostgreSQL (about 8 minutes). REMOTE_BACKINGS picks the stores.
-TIMED_TESTS = PostgresFailoverTests|PostgresTimeoutTests|PostgresConnectFaultTests|PostgresHostsTests|PostgresKilledServerTests
+TIMED_TESTS = PostgresFailoverTests|PostgresTimeoutTests|PostgresConnectFaultTests|PostgresHostsTests|PostgresKilledServerTests|PostgresStandbyReadsTests|PostgresStandbyConformanceTests
 TEST_RUN = $(SWIFT) build $(TRAITS) --build-tests \
 	&& $(TIME_LIMIT) $(SWIFT) test $(TRAITS) --skip-build --skip '$(TIMED_TESTS)' --skip CofferRemoteTests \
 	&& $(TIME_LIMIT) $(SWIFT) test $(TRAITS) --skip-build --filter '$(TIMED_TESTS)' \

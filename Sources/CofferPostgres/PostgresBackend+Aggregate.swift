@@ -24,7 +24,7 @@ import PostgresNIO
     let built = try PostgresAggregate(aggregation, in: table.layout, exactDoubleSums: exactDoubleSums)
     let action = "aggregating \(table.schema.name)"
     do {
-      return try await pool.withConnection(while: action, pinned: .shared) { connection in
+      return try await withReadConnection(while: action) { connection in
         var groups: [AggregateGroup<Value, Value>] = []
         try await PostgresStatements.run(
           built.statement.sql, built.statement.bindings, on: connection, logger: logger

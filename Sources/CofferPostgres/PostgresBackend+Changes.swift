@@ -63,7 +63,7 @@ extension PostgresBackend {
   @_spi(Backend) public func changeFeedBounds() async throws -> ChangeFeedBounds? {
     try checkOpen()
     do {
-      return try await pool.withConnection(while: "reading the change feed") { connection in
+      return try await pool.withConnection(while: "reading the change feed", reading: true) { connection in
         guard try await changeFeedIsOn(on: connection) else { return nil }
         let rows = try await PostgresStatements.rows(
           feed.boundsSQL, PostgresBindings(), on: connection, logger: .disabled)
@@ -84,7 +84,7 @@ extension PostgresBackend {
   {
     try checkOpen()
     do {
-      return try await pool.withConnection(while: "reading the change feed") { connection in
+      return try await pool.withConnection(while: "reading the change feed", reading: true) { connection in
         guard try await changeFeedIsOn(on: connection) else { throw CofferError.changeFeedOff(store: name) }
         var binds = PostgresBindings(capacity: 2)
         binds.append(.int(Int64(clamping: sequence)), as: .int)

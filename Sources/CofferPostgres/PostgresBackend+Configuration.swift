@@ -11,7 +11,8 @@ extension PostgresBackend {
   /// A URL may name several servers, a primary and its standbys:
   /// `postgres://app@db1:5432,db2:5432/chat`. The backend then opens each connection on the
   /// first of ``hosts`` that accepts writes (trying the one that did last time first), so that
-  /// after a standby is promoted the store carries on there.
+  /// after a standby is promoted the store carries on there. With `?reads=standby` or
+  /// `?reads=any` (``reads``), plain reads go to the standbys too; writes never do.
   ///
   /// The password comes from the URL or, when the URL has none, from the `PGPASSWORD`
   /// environment variable. It is never part of ``PostgresBackend/name``, a log line or an error.
@@ -85,6 +86,13 @@ extension PostgresBackend {
     /// `info` to the backend's logger — never a value: values are bound parameters. For finding
     /// slow queries. Default `false`.
     public var logStatements = false
+    /// Which servers plain reads (gets, queries, counts, aggregates) go to; writes,
+    /// transactions and snapshots always go to the primary. Default ``ReadPlacement/primary``.
+    public var reads = ReadPlacement.primary
+    /// How far behind the primary a standby may be and still serve reads
+    /// (``ReadPlacement/standby`` or ``ReadPlacement/any``): one that has not replayed what the
+    /// primary had written this long ago is left out until it catches up. Default 5 seconds.
+    public var maxStandbyLag = Duration.seconds(5)
 
     /// A configuration for a server; everything but the address has a default. Set ``hosts`` to
     /// name more servers.
@@ -106,7 +114,8 @@ extension PostgresBackend {
 
     /// The options a `postgres://` URL may carry.
     static let options: Set<String> = [
-      "schema", "pool", "tls", "connectTimeout", "statementTimeout", "logStatements",
+      "schema", "pool", "tls", "connectTimeout", "statementTimeout", "logStatements", "reads",
+      "maxStandbyLag",
     ]
 
     /// The configuration a `postgres://` or `postgresql://` URL describes.
@@ -120,7 +129,8 @@ extension PostgresBackend {
         CofferError(
           .invalidURL,
           "'\(url)': \(why). Write postgres://USER@HOST:PORT[,HOST:PORT…]/DATABASE?schema=NAME&pool=N&tls=disable|prefer|require"
-            + "&connectTimeout=SECONDS&statementTimeout=SECONDS&logStatements=on|off.",
+            + "&connectTimeout=SECONDS&statementTimeout=SECONDS&logStatements=on|off&reads=primary|standby|any"
+            + "&maxStandbyLag=SECONDS.",
           store: url.description)
       }
       guard ["postgres", "postgresql"].contains(url.scheme) else {
@@ -177,6 +187,7 @@ extension PostgresBackend {
         }
         logStatements = on
       }
+      try readStandbyOptions(url, invalid)
     }
 
     /// Where the store is, for messages and ``PostgresBackend/name``: every host and port, the
@@ -202,6 +213,7 @@ extension PostgresBackend.Configuration: CustomStringConvertible, CustomDebugStr
       password == nil ? "no password" : "a password (not shown)",
     ]
     if let statementTimeout { parts.insert("statementTimeout \(statementTimeout)", at: 3) }
+    if reads != .primary { parts.insert("reads \(reads.rawValue), maxStandbyLag \(maxStandbyLag)", at: 1) }
     return "\(storeName) (\(parts.joined(separator: ", ")))"
   }
 
@@ -216,7 +228,8 @@ extension PostgresBackend.Configuration: CustomStringConvertible, CustomDebugStr
       children: [
         "hosts": hosts, "user": user, "password": password == nil ? "none" : "(set, not shown)",
         "database": database, "schema": schema, "poolSize": poolSize, "tls": tls,
-        "connectTimeout": connectTimeout, "statementTimeout": statementTimeout as Any,
+        "connectTimeout": connectTimeout, "statementTimeout": statementTimeout as Any, "reads": reads,
+        "maxStandbyLag": maxStandbyLag,
       ], displayStyle: .struct)
   }
 }

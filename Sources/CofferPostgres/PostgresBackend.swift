@@ -22,9 +22,10 @@ import ServiceLifecycle
 /// The backend keeps a pool of connections (``Configuration/poolSize``), opened on demand and
 /// reopened after the server drops one. With several servers in the URL (a primary and its
 /// standbys), connections go to the one that accepts writes, and after a failover to the
-/// standby that was promoted. Server apps that manage their services with
-/// swift-service-lifecycle can run it as a `Service`: ``run()`` waits for the graceful shutdown
-/// and then closes the store.
+/// standby that was promoted; with ``Configuration/reads`` set to `standby` or `any`, plain
+/// reads go to the standbys that have replayed the store's last commit (read-your-writes).
+/// Server apps that manage their services with swift-service-lifecycle can run it as a
+/// `Service`: ``run()`` waits for the graceful shutdown and then closes the store.
 ///
 /// Docs/PostgreSQL.md describes the layout, the options, concurrency and failures.
 public final class PostgresBackend: Service {
@@ -42,6 +43,8 @@ public final class PostgresBackend: Service {
 
   let logger: Logger
   let pool: PostgresConnectionPool
+  /// Where plain reads go with `reads=standby|any` and several servers; `nil` otherwise.
+  let standbyReads: PostgresStandbyReads?
   let failure: PostgresFailure
   let catalog: PostgresCatalog
   /// The prepared entities, by name.
@@ -78,6 +81,9 @@ public final class PostgresBackend: Service {
     self.feed = PostgresChangeFeed(schema: configuration.schema)
     self.pool = try PostgresConnectionPool(
       configuration: configuration, failure: failure, logger: self.logger)
+    self.standbyReads =
+      configuration.reads == .primary || configuration.hosts.count < 2
+      ? nil : try PostgresStandbyReads(primary: pool, logger: self.logger)
     do {
       try await pool.withConnection(while: "opening the store") { [catalog] connection in
         guard try await catalog.exists(on: connection),
@@ -95,6 +101,7 @@ public final class PostgresBackend: Service {
       }
     } catch {
       await pool.close()
+      await standbyReads?.close()
       throw failure.error(error, while: "opening the store")
     }
     self.logger.debug(
@@ -147,11 +154,15 @@ public final class PostgresBackend: Service {
     _ sql: String, _ binds: PostgresBindings, of table: PostgresTable, through view: ReshapedFields?,
     on pinned: PostgresConnection?, idsOnly: Bool = false, _ visit: (any StoredFields) throws -> Void
   ) async throws {
+    // A read that handed over no row may run again on the primary after a standby failed it.
+    var delivered = false
     do {
-      try await withConnection(pinned, while: "reading \(table.schema.name)") { connection in
+      try await withConnection(pinned, while: "reading \(table.schema.name)", restartable: { !delivered }) {
+        connection in
         let fields = PostgresFields(kinds: idsOnly ? [table.kinds[table.schema.idPosition]] : table.kinds)
         try await PostgresStatements.run(sql, binds, on: connection, logger: logger) { row in
           try fields.load(row)
+          delivered = true
           do {
             try visit(view?.showing(fields) ?? fields)
           } catch {
@@ -201,6 +212,7 @@ public final class PostgresBackend: Service {
     if wasClosed { return }
     stopListening()
     await pool.close()
+    await standbyReads?.close()
     logger.debug("Closed the PostgreSQL store")
   }
 
@@ -217,27 +229,34 @@ public final class PostgresBackend: Service {
   /// query again for nothing, never misses a commit.
   public func commitMarker() async throws -> UInt64? {
     try checkOpen()
+    // Always the primary's (a standby has no log position of its own to give); with reads on
+    // standbys, the reads after it wait for a standby to replay up to it (`PostgresStandbyReads`).
+    let writes = pool.writesEnded.withLock { $0 }
     do {
-      return try await pool.withConnection(while: "reading the log position") { connection in
+      let marker = try await pool.withConnection(while: "reading the log position", reading: true) {
+        connection in
         let rows = try await PostgresStatements.rows(
-          "SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint", PostgresBindings(), on: connection,
-          logger: logger)
+          PostgresStandbyReads.positionSQL, PostgresBindings(), on: connection, logger: logger)
         guard let cell = rows.first?.first(where: { _ in true }),
           case .int(let position) = try PostgresValues.read(cell.bytes, as: .int)
-        else { return nil }
+        else { return UInt64?.none }
         return UInt64(bitPattern: position)
       }
+      if let marker { standbyReads?.saw(marker, after: writes) }
+      return marker
     } catch {
       throw failure.surfaced(error, while: "reading the log position")
     }
   }
 
-  /// Runs `body` on `pinned` or, when it is `nil`, on a connection of the pool.
+  /// Runs `body` on `pinned` or, when it is `nil`, on the connection a plain read gets
+  /// (``withReadConnection(while:restartable:_:)``).
   private func withConnection<R>(
-    _ pinned: PostgresConnection?, while action: String, _ body: (PostgresConnection) async throws -> R
+    _ pinned: PostgresConnection?, while action: String, restartable: () -> Bool = { true },
+    _ body: (PostgresConnection) async throws -> R
   ) async throws -> R {
     if let pinned { return try await body(pinned) }
-    return try await pool.withConnection(while: action, pinned: .shared, body)
+    return try await withReadConnection(while: action, restartable: restartable, body)
   }
 
   /// Runs `body` with a connection of its own in one `REPEATABLE READ, READ ONLY` transaction,
@@ -247,7 +266,8 @@ public final class PostgresBackend: Service {
   {
     try checkOpen()
     do {
-      return try await pool.withConnection(while: "reading a snapshot", onItsEventLoop: false) { connection in
+      return try await pool.withConnection(while: "reading a snapshot", onItsEventLoop: false, reading: true)
+      { connection in
         _ = try await connection.send(
           PostgresQuery(unsafeSQL: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"), logger: logger
         ).collect()

@@ -15,7 +15,8 @@ extension PostgresConnectionPool {
   }
 
   /// Opens a connection: to the server, or, with several, to the first that accepts writes,
-  /// trying first the one that did last time, then the others in the URL's order.
+  /// trying first the one that did last time, then the others in the URL's order. The pool of a
+  /// server's reads (``Target/server(_:)``) connects to its server, whatever it is.
   ///
   /// Each server gets ``PostgresBackend/Configuration/connectTimeout`` to connect, log in and
   /// answer whether it is in recovery; a standby is skipped. So after the primary fails and a
@@ -26,6 +27,14 @@ extension PostgresConnectionPool {
   ///   otherwise ``Coffer/CofferError/Code/unavailable`` naming every server and why it was
   ///   passed over.
   func open(id: Int, while action: String) async throws -> PostgresConnection {
+    if case .server(let index) = target {
+      do {
+        return try await PostgresConnection.connect(
+          configuration: connectionConfigurations[index], id: id, logger: .disabled)
+      } catch {
+        throw failure.error(error, while: action, on: hosts.all[index])
+      }
+    }
     guard hosts.areSeveral else {
       do {
         return try await PostgresConnection.connect(

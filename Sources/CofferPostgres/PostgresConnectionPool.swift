@@ -16,6 +16,14 @@ import PostgresNIO
 /// trying the one that did last time first (`PostgresConnectionPool+Hosts.swift`); a connection
 /// that finds its server read-only is dropped too, so that the next one looks again.
 final class PostgresConnectionPool: Sendable {
+  /// Which server a pool's connections go to.
+  enum Target: Sendable, Equatable {
+    /// The one that accepts writes (the only one, or the first of several found to).
+    case primary
+    /// The server at this index of the hosts, whatever it is: the pool of a standby's reads.
+    case server(Int)
+  }
+
   private struct State {
     var idle: [PostgresConnection] = []
     /// Connections open or being opened.
@@ -43,6 +51,12 @@ final class PostgresConnectionPool: Sendable {
   let statementLog: StatementLog?
   /// The pool's gauges and wait times, when a metrics backend is bootstrapped.
   let metrics: ConnectionPoolMetrics?
+  /// Which server the connections go to.
+  let target: Target
+  /// How many calls that may have written (any call but a read) have ended, successful or not,
+  /// in this pool and the other pools of the process on the same servers and database
+  /// (``PostgresWriteCount``).
+  let writesEnded: LockedState<Int>
 
   /// The TLS context of every pool in the process, made on first use. Making one reads and parses
   /// the system's whole CA bundle: with one per store, that was 13 % of the CPU time of the
@@ -52,14 +66,19 @@ final class PostgresConnectionPool: Sendable {
     try NIOSSLContext(configuration: .makeClientConfiguration())
   }
 
-  init(configuration: PostgresBackend.Configuration, failure: PostgresFailure, logger: Logger) throws {
+  init(
+    configuration: PostgresBackend.Configuration, failure: PostgresFailure, logger: Logger,
+    target: Target = .primary
+  ) throws {
+    self.target = target
+    self.writesEnded = PostgresWriteCount.counter(for: configuration)
     self.configuration = configuration
     self.failure = failure
     self.logger = logger
     self.hosts = failure.hosts
     self.statementLog = configuration.logStatements ? StatementLog(logger: logger) : nil
     self.metrics = ConnectionPoolMetrics.current(
-      system: "postgresql", pool: failure.store, maximum: configuration.poolSize)
+      system: "postgresql", pool: target.label(failure), maximum: configuration.poolSize)
     let tls: PostgresConnection.Configuration.TLS
     switch configuration.tls {
     case .disable:
@@ -102,11 +121,14 @@ final class PostgresConnectionPool: Sendable {
   /// call lost it is closed instead. `body` runs on the connection's event loop unless
   /// `onItsEventLoop` is `false` (for a body that runs an app's code). With `pinned`, a call
   /// inside a transaction's attempt runs on the connection the attempt holds, used that way
-  /// (see ``PinnedConnection``).
+  /// (see ``PinnedConnection``). A call is counted in ``writesEnded`` when it ends unless it is
+  /// `reading`.
   func withConnection<R>(
     while action: String, onItsEventLoop: Bool = true, pinned: PinnedConnection.Use? = nil,
+    reading: Bool = false,
     _ body: (PostgresConnection) async throws -> R
   ) async throws -> R {
+    defer { if !reading { writesEnded.withLock { $0 += 1 } } }
     if let use = pinned, let pin = await pinnedConnection(for: use) {
       do {
         let result = try await logged { try await body(pin.connection) }
@@ -339,7 +361,23 @@ final class PostgresConnectionPool: Sendable {
     for connection in idle { try? await connection.close() }
   }
 
+  /// Whether the current task runs an attempt of a transaction holding a connection of this pool.
+  var holdsPin: Bool {
+    guard let pin = PinnedConnection.current else { return false }
+    return pin.pool == ObjectIdentifier(self) && pin.isUsable
+  }
+
   private func closedError() -> CofferError {
     CofferError(.closed, "This store was closed. Open it again to use it.", store: failure.store)
+  }
+}
+
+extension PostgresConnectionPool.Target {
+  /// The pool's name in metrics: the store's, and for a standby's pool its server too.
+  func label(_ failure: PostgresFailure) -> String {
+    switch self {
+    case .primary: failure.store
+    case .server(let index): "\(failure.store) reads on \(failure.hosts.all[index])"
+    }
   }
 }

@@ -16,7 +16,8 @@ extension BackendRegistry {
           scheme: scheme,
           forms: [
             "\(scheme)://USER@HOST:5432[,HOST:PORT…]/DATABASE?schema=NAME&pool=N&tls=disable|prefer|require"
-              + "&connectTimeout=SECONDS&statementTimeout=SECONDS&logStatements=on|off"
+              + "&connectTimeout=SECONDS&statementTimeout=SECONDS&logStatements=on|off&reads=primary|standby|any"
+              + "&maxStandbyLag=SECONDS"
           ],
           open: { url, logger in
             try await PostgresBackend(

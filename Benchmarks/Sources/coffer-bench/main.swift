@@ -14,6 +14,7 @@ import Foundation
 /// or `coffer-bench --remote …` for the coffer+http backend beside bare routes (see ``RemoteBenchmark``),
 /// or `coffer-bench --postgres-gets …` for point gets beside pgbench and raw libpq (see ``PostgresGetsBenchmark``),
 /// or `coffer-bench --unique-updates …` for updates on an entity with a unique index (see ``UniqueUpdateBenchmark``),
+/// or `coffer-bench --standby-reads …` for point gets with reads spread over standbys (see ``StandbyReadsBenchmark``),
 /// or `coffer-bench --queries …` for aggregates and eager loading (see ``QueryModelBenchmark``),
 /// or `coffer-bench --cascade …` for deleting a row whose delete rules cascade (see ``CascadeBenchmark``),
 /// or `coffer-bench --changes …` for what the change feed costs writers and how fast it reads (see ``ChangesBenchmark``),
@@ -202,6 +203,10 @@ do {
     try await UniqueUpdateBenchmark.run(Array(arguments.dropFirst()))
     exit(0)
   }
+  if arguments.first == StandbyReadsBenchmark.flag {
+    try await StandbyReadsBenchmark.run(Array(arguments.dropFirst()))
+    exit(0)
+  }
   if arguments.first == MigrationOpenBenchmark.flag {
     try await MigrationOpenBenchmark.run(Array(arguments.dropFirst()))
     exit(0)
@@ -306,8 +311,8 @@ let otherReports =
   + "cascade deletes (CascadeSpeed.md, `--cascade`), opening a store with a migration plan "
   + "(MigrationOpenSpeed.md, `--migration-open`), migrations (MigrationSpeed.md, `--migration`), "
   + "updates on an entity with a unique index (UniqueUpdates.md, `--unique-updates`), point gets on "
-  + "PostgreSQL beside pgbench (PostgresGets.md, `--postgres-gets`), the remote backend (RemoteSpeed.md, "
-  + "`--remote`), the change feed "
+  + "PostgreSQL beside pgbench (PostgresGets.md, `--postgres-gets`), reads spread over standbys "
+  + "(StandbyReads.md, `--standby-reads`), the remote backend (RemoteSpeed.md, `--remote`), the change feed "
   + "(ChangeFeedSpeed.md, `--changes`; ChangeFeedFloor.md, `--changes-floor`), copies (Copy.md, "
   + "`--copy`), aggregates and eager loading (QueryModelSpeed.md, `--queries`) and readers beside a "
   + "writer (Readers.md, `--readers`)."
