@@ -16,7 +16,7 @@ TRAITS := --enable-all-traits
 # Folders `make format` rewrites.
 SWIFT_SOURCES := Package.swift Sources Tests Examples Conformance Fuzz CrashStates
 
-.PHONY: all deps demo test test-remote server-fuzz check-builds check-swift-syntax docs docs-conformance docs-catalog format lint sanitize fuzz help differential crash-states soak sync-check
+.PHONY: all deps demo test test-standby test-remote server-fuzz check-builds check-swift-syntax docs docs-conformance docs-catalog format lint sanitize fuzz help differential crash-states soak sync-check
 
 all: test
 
@@ -34,6 +34,7 @@ help:
 	@echo "make fuzz    each libFuzzer target in Fuzz/ for FUZZ_SECONDS (default 60) or FUZZ_RUNS executions; FUZZ_TARGETS picks some"
 	@echo "make crash-states  open every file state a power cut could leave, per durable backend (CRASH_COMMITS, CRASH_SEED)"
 	@echo "make soak    writers, readers and extra processes on each durable backend for SOAK_SECONDS (default 60) each after a warm-up"
+	@echo "make test-standby make test with the whole conformance suite on PostgreSQL with reads on standbys"
 	@echo "make test-remote  make test with the coffer+http conformance suite served from every store, not only SQLite"
 	@echo "make server-fuzz  schemathesis against coffer serve, over 20,000 requests generated from its OpenAPI document"
 	@echo "make deps    only install missing system libraries"
@@ -108,6 +109,11 @@ test:
 	echo "PostgreSQL test server: $${url%%\?*} (removed when the tests end)"; \
 	export PGPASSWORD="$$(cat "$$cluster/password")" COFFER_TEST_POSTGRES_URL="$$url"; \
 	$(TEST_RUN)
+
+# make test with every conformance check run against PostgreSQL with reads on two standbys (make
+# test runs every fourth; the whole suite adds about 10 minutes on 2 cores).
+test-standby:
+	@COFFER_TEST_STANDBY_CONFORMANCE=all $(MAKE) --no-print-directory test
 
 # The coffer+http tests with the conformance suite served from every store, PostgreSQL included
 # (a throwaway cluster, as make test starts).

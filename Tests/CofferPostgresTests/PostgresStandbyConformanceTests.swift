@@ -5,12 +5,16 @@ import CofferTestSupport
 import Foundation
 import Testing
 
-/// The whole conformance suite against a URL whose reads go to standbys: a primary and two
+/// The conformance suite against a URL whose reads go to standbys: a primary and two
 /// asynchronous standbys on loopback, `reads=standby`. Read-your-writes is what lets every
 /// check that writes and then reads pass there.
+///
+/// The whole suite takes minutes more than `make test` can give it on 2 cores, so by default
+/// every fourth check runs (the same ones each time, across every group of the suite);
+/// `COFFER_TEST_STANDBY_CONFORMANCE=all` — what `make test-standby` sets — runs them all.
 @Suite("The conformance suite with reads on standbys", .timeLimit(.minutes(30)))
 struct PostgresStandbyConformanceTests {
-  @Test("every conformance check passes (or skips as on one server) with reads=standby and async standbys")
+  @Test("the conformance checks pass (or skip as on one server) with reads=standby and async standbys")
   func conformanceOnStandbyReads() async throws {
     try await StandbyClusters.with([.init(), .init()]) { clusters in
       let folder = try TemporaryFolder("coffer-pg-standby-conformance")
@@ -27,7 +31,9 @@ struct PostgresStandbyConformanceTests {
       var failed: [String] = []
       var skipped = 0
       let started = ContinuousClock.now
-      for check in ConformanceSuite.checks {
+      let all = ProcessInfo.processInfo.environment["COFFER_TEST_STANDBY_CONFORMANCE"] == "all"
+      let checks = ConformanceSuite.checks.enumerated().filter { all || $0.offset % 4 == 0 }.map(\.element)
+      for check in checks {
         let result = await ConformanceSuite.run(check, on: target)
         switch result.outcome {
         case .passed: break
@@ -36,7 +42,7 @@ struct PostgresStandbyConformanceTests {
         }
       }
       print(
-        "Conformance with reads=standby: \(ConformanceSuite.checks.count) checks, \(failed.count) failed, "
+        "Conformance with reads=standby: \(checks.count) of \(ConformanceSuite.checks.count) checks, \(failed.count) failed, "
           + "\(skipped) skipped, in \(ContinuousClock.now - started)")
       #expect(failed.isEmpty, "\(failed.joined(separator: "\n"))")
     }
