@@ -3,11 +3,11 @@ import Foundation
 
 /// Words the randomized search check builds texts and queries from: case and diacritic
 /// variants, prefixes of one another, CJK letters and numbers.
-private let searchVocabulary = [
+let searchVocabulary = [
   "apple", "Äpple", "APPLY", "apples", "bird", "birds", "café", "CAFE", "naïve", "east", "東", "京", "x1", "42",
   "ﬁre", "fire", "swift", "Swift",
 ]
-private let separators = [" ", " ", ", ", "-", "'", "\u{0}", " \u{1F426} ", "\u{3000}"]
+let searchSeparators = [" ", " ", ", ", "-", "'", "\u{0}", " \u{1F426} ", "\u{3000}"]
 
 /// Checks that random texts and queries select, count and rank as the suite's reference does.
 func randomSearchCheck(_ context: CheckContext, seed: UInt64) async throws {
@@ -23,7 +23,7 @@ func randomSearchCheck(_ context: CheckContext, seed: UInt64) async throws {
     }
     var text = ""
     for index in 0..<Int(random.next() % 9) {
-      if index > 0 { text += pick(separators) }
+      if index > 0 { text += pick(searchSeparators) }
       text += pick(searchVocabulary)
     }
     texts.append(text)

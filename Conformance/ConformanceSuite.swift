@@ -27,6 +27,7 @@ public enum ConformanceSuite {
     + codableRelationshipChecks
     + keySizeChecks + schemaProcessChecks + changeFeedChecks + changeObservationChecks + telemetryChecks
     + searchChecks
+    + textIndexChecks
 
   /// Runs one check on a target in a scratch folder of its own, removed afterwards.
   public static func run(_ check: ConformanceCheck, on target: ConformanceTarget) async -> ConformanceResult {

@@ -52,6 +52,6 @@ extension EntitySchema {
     }
     return try EntitySchema(
       name: entity, fields: fields, idField: renamed[idField.name] ?? idField.name,
-      indexes: indexes.map { Index($0.fields.map { renamed[$0] ?? $0 }, isUnique: $0.isUnique) })
+      indexes: indexes.map { $0.renamingFields { renamed[$0] ?? $0 } })
   }
 }

@@ -84,12 +84,13 @@ enum Catalog {
   }
 
   /// An entity's entry from its stored bytes, checked: its current layout exists and has as
-  /// many indexes as the entry has index databases.
+  /// many ordered indexes as the entry has index databases (a text index has none yet: its
+  /// searches read the rows).
   static func decodeRecord(_ bytes: Data, entity: String, context: StoreContext) throws -> EntityRecord {
     do {
       let record = try JSONDecoder().decode(EntityRecord.self, from: bytes)
       guard record.layouts.indices.contains(record.current),
-        record.indexes.count == record.layouts[record.current].indexes.count
+        record.indexes.count == record.layouts[record.current].orderedIndexes.count
       else { throw CocoaError(.coderInvalidValue) }
       return record
     } catch {
@@ -138,12 +139,12 @@ enum Catalog {
   static func key(_ entity: String) -> [UInt8] { Array("entity:\(entity)".utf8) }
 
   /// The LMDB database names of an entity: `rows:ENTITY`, and `index:ENTITY:FIELDS` or
-  /// `unique:ENTITY:FIELDS` per index (fields joined by commas).
+  /// `unique:ENTITY:FIELDS` per ordered index (fields joined by commas).
   static func databaseNames(for schema: EntitySchema, context: StoreContext) throws -> (
     rows: String, indexes: [String]
   ) {
     let rows = "rows:\(schema.name)"
-    let indexes = schema.indexes.map { index in
+    let indexes = schema.orderedIndexes.map { index in
       "\(index.isUnique ? "unique" : "index"):\(schema.name):\(index.fields.joined(separator: ","))"
     }
     for name in [rows] + indexes where name.utf8.count > 480 || name.utf8.contains(0) {

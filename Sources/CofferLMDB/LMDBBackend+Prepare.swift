@@ -103,7 +103,9 @@ extension LMDBBackend {
     }
     // An index the stored schema has keeps its database (whatever its name: a relabelled
     // entity's are named after its old names); the others get one no database has.
-    let kept = schema.indexes.map { index in stored.indexes.firstIndex(of: index).map { record.indexes[$0] } }
+    let kept = schema.orderedIndexes.map { index in
+      stored.orderedIndexes.firstIndex(of: index).map { record.indexes[$0] }
+    }
     for old in record.indexes where !kept.contains(old) {
       if let database = try transaction.open(old, flags: MDB_DUPSORT) {
         try transaction.drop(database, delete: true)
@@ -130,7 +132,7 @@ extension LMDBBackend {
   private func openIndexes(_ schema: EntitySchema, _ names: [String], in transaction: Transaction) throws
     -> [IndexHandle]
   {
-    try zip(schema.indexes, names).map { index, databaseName in
+    try zip(schema.orderedIndexes, names).map { index, databaseName in
       guard let database = try transaction.open(databaseName, flags: MDB_CREATE | MDB_DUPSORT) else {
         throw transaction.context.error(MDB_NOTFOUND, "create the index \(databaseName)", entity: schema.name)
       }

@@ -42,6 +42,7 @@ struct PropertyReader {
           isIndexed: markers.attributes.contains { $0.0 == "Indexed" },
           isUnique: markers.attributes.contains { $0.0 == "Unique" }, node: Syntax(binding))
         property.reference = markers.reference
+        property.isTextIndexed = markers.isTextIndexed
         if let codingKeys {
           if !markers.attributes.filter({ ["StoredName", "Transient"].contains($0.0) }).isEmpty {
             context.error(.markersWithCodingKeys(property: name), at: Syntax(binding))
@@ -78,6 +79,14 @@ struct PropertyReader {
     var storedName: String?
     var reference: (target: String, onDelete: String?)?
     var isTransient: Bool { attributes.contains { $0.0 == "Transient" } }
+    /// Whether an `@Indexed` names the text kind: `@Indexed(.text)`.
+    var isTextIndexed: Bool {
+      attributes.contains { name, attribute in
+        name == "Indexed"
+          && attribute.arguments?.as(LabeledExprListSyntax.self)?.first?.expression.trimmedDescription
+            .hasSuffix(".text") == true
+      }
+    }
   }
 
   private func markers(of variable: VariableDeclSyntax) -> Markers {

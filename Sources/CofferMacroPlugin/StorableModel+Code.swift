@@ -17,6 +17,7 @@ extension StorableModel {
     }
     let indexes = stored.compactMap { property -> String? in
       if property.isUnique { return ".unique(\(property.storedNameLiteral))" }
+      if property.isTextIndexed { return ".text(on: \(property.storedNameLiteral))" }
       if property.isIndexed { return ".on(\(property.storedNameLiteral))" }
       return nil
     }

@@ -17,6 +17,8 @@ struct StoredProperty {
   var canBeLeftOut: Bool
   var isIndexed: Bool
   var isUnique: Bool
+  /// Whether `@Indexed(.text)` asks for a text index.
+  var isTextIndexed = false
   /// `@Reference`'s arguments as written: the referenced type (`ChatThread.self`) and the
   /// delete rule (`.cascade`), or `nil` when the property is no reference.
   var reference: (target: String, onDelete: String?)? = nil

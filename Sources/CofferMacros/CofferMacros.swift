@@ -46,6 +46,18 @@ public macro Storable(entity: String? = nil, id: String? = nil) =
 @attached(peer)
 public macro Indexed() = #externalMacro(module: "CofferMacroPlugin", type: "FieldMarkerMacro")
 
+/// Adds an index of a kind on the property to a `@Storable` type's schema: `@Indexed(.text)` is
+/// a text index (`Index.text(on:)`) on a String property, for full-text search.
+@attached(peer)
+public macro Indexed(_ kind: IndexKind) =
+  #externalMacro(module: "CofferMacroPlugin", type: "FieldMarkerMacro")
+
+/// What kind of index `@Indexed(_:)` adds.
+public enum IndexKind: Sendable {
+  /// A text index: the words of the property's text, for `.matches` and relevance.
+  case text
+}
+
 /// Adds a unique index on the property to a `@Storable` type's schema: no two values may have
 /// equal non-null values in it.
 @attached(peer)

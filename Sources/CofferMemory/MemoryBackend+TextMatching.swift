@@ -2,3 +2,6 @@
 
 /// Full-text matches are evaluated where every other filter is, with Coffer's own tokenizer.
 @_spi(Backend) extension MemoryBackend: TextMatching {}
+
+/// Its snapshots are the tables, whose text indexes answer searches.
+extension MemoryBackend: TextIndexSnapshots {}

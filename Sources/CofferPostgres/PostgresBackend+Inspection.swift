@@ -180,7 +180,7 @@ import PostgresNIO
       columnNames: record.columns)
     var declared: Set<String> = []
     var problems: [IntegrityProblem] = []
-    for index in schema.indexes {
+    for index in schema.orderedIndexes {
       let name = indexName(table, index)
       declared.insert(name)
       let kind = index.isUnique ? "unique index" : "index"

@@ -254,7 +254,8 @@ extension PostgresBackend {
   }
 
   /// Makes the table's indexes those the schema declares; other indexes Coffer made on the
-  /// table are dropped.
+  /// table are dropped. A text index is none of them: until PostgreSQL has a text index of
+  /// Coffer's, its searches read the rows.
   ///
   /// Every column is indexed `NULLS FIRST`: read forwards the index is in Coffer's ascending
   /// order (nulls first), read backwards in its descending order (nulls last), so a sorted page
@@ -262,7 +263,7 @@ extension PostgresBackend {
   func syncIndexes(of table: PostgresTable, on connection: PostgresConnection) async throws {
     let existing = try await catalog.indexNames(of: table.tableName, on: connection)
     var wanted: [String: (index: Index, columns: [String])] = [:]
-    for index in table.schema.indexes {
+    for index in table.schema.orderedIndexes {
       wanted[indexName(table, index)] = (index, try index.fields.map { try table.column($0) })
     }
     let prefix = indexPrefix(table.tableName)

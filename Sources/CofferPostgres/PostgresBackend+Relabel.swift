@@ -53,7 +53,9 @@ extension PostgresBackend {
     ) { from, to in
       "ALTER TABLE \(new.table) RENAME COLUMN \(SQLIdentifier.quoted(from)) TO \(SQLIdentifier.quoted(to))"
     }
-    let indexes = zip(old.schema.indexes, schema.indexes).map { (indexName(old, $0), indexName(new, $1)) }
+    let indexes = zip(old.schema.orderedIndexes, schema.orderedIndexes).map {
+      (indexName(old, $0), indexName(new, $1))
+    }
     try await rename(
       indexes.filter { $0 != $1 }, among: try await catalog.indexNames(on: connection), on: connection
     ) { from, to in

@@ -73,10 +73,11 @@ struct SQLiteIndex: Equatable {
   }
 
   /// The indexes a schema declares, for a table named `tableName` with `columns` (the column of
-  /// each field, in field order); an index declared twice is listed once.
+  /// each field, in field order); an index declared twice is listed once. A text index is none
+  /// of them: until SQLite has a text index of Coffer's, its searches read the rows.
   static func wanted(by schema: EntitySchema, tableName: String, columns: [String]) -> [Wanted] {
     var wanted: [Wanted] = []
-    for index in schema.indexes {
+    for index in schema.orderedIndexes {
       let covered = index.fields.compactMap { schema.position(of: $0) }.map { columns[$0] }
       let folded = covered.map(SQLiteIdentifier.folded)
       if wanted.contains(where: {

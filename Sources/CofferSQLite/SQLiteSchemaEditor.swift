@@ -76,7 +76,7 @@ final class SQLiteSchemaEditor: SchemaEditor {
     hasCatalog = true
     let table = try backend.createEntity(schema, on: connection, deferringPlainIndexes: true)
     remember(table.numbered(backend.nextSerial()), for: schema.name)
-    if schema.indexes.contains(where: { !$0.isUnique }) { deferredIndexes.insert(schema.name) }
+    if schema.orderedIndexes.contains(where: { !$0.isUnique }) { deferredIndexes.insert(schema.name) }
   }
 
   /// Makes the indexes ``create(_:)`` left for the end; called once the body has returned,

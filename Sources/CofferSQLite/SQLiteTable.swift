@@ -34,7 +34,7 @@ final class SQLiteTable: SQLEntityTable {
     let (table, columns, id) = (layout.table, layout.columns, layout.idColumn)
     byID = SQLRowStatements(layout, in: SQLiteDialect.self)
     existsSQL = "SELECT count(*) FROM \(table) WHERE \(id) = ?1"
-    let indexed = Set(schema.indexes.flatMap(\.fields).compactMap { schema.position(of: $0) })
+    let indexed = Set(schema.orderedIndexes.flatMap(\.fields).compactMap { schema.position(of: $0) })
       .subtracting([schema.idPosition]).sorted()
     indexedPositions = indexed.count <= 64 ? indexed : []
     indexedValuesSQL =

@@ -209,6 +209,12 @@ enum OpenAPIDocument {
          },
          "isUnique": {
           "type": "boolean"
+         },
+         "kind": {
+          "type": "string",
+          "enum": [
+           "text"
+          ]
          }
         },
         "required": [

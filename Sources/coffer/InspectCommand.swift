@@ -62,7 +62,9 @@ extension CofferCommand {
           lines.append(line)
         }
         for index in schema.indexes {
-          lines.append("  \(index.isUnique ? "unique" : "index") (\(index.fields.joined(separator: ", ")))")
+          lines.append(
+            "  \(index.isText ? "text" : index.isUnique ? "unique" : "index") (\(index.fields.joined(separator: ", ")))"
+          )
         }
       }
       return lines.joined(separator: "\n") + "\n"

@@ -3,13 +3,15 @@ import CofferStores
 import Foundation
 import RawSQLite
 
-/// `coffer-bench --search [--engines E,…] [--rows N] [--rounds N]`: a full-text search over N
-/// generated chat messages returning the top 20 by relevance (issue 49), on each engine beside
-/// raw FTS5 doing the same query through SQLite's C API, and the bulk insert of the messages.
+/// `coffer-bench --search [--engines E,…] [--rows N] [--repetitions N] [--scan-rounds N]
+/// [--output DIR] [--no-write]`: full-text searches over N generated chat messages (1,000,000 unless told)
+/// returning the top 20 by relevance (issue 49), on each engine with a text index on the body
+/// and without one (the scan every search is without an index), beside raw FTS5 doing the
+/// first query through SQLite's C API; and the bulk insert of the messages with and without the
+/// text index. Memory keeps a text index of its own; the other engines record the index and
+/// still scan, so their two rows should agree.
 ///
-/// Coffer's search is Coffer's definition of words and BM25 on every backend, still evaluated
-/// by a scan (see the Searching article): these figures are what that costs. Prints one
-/// Markdown table with the machine's load, for Docs/Performance.md.
+/// Prints one Markdown table with the machine's load and writes Docs/TextSearchSpeed.md.
 enum SearchBenchmark {
   static let flag = "--search"
 
@@ -20,16 +22,18 @@ enum SearchBenchmark {
     "database", "index", "query", "search", "message", "thread", "coffee", "weekend",
   ]
   static let query = "deploy release"
+  /// The queries timed: two common words, a rare word, a prefix and a phrase.
+  static let queries = [query, "weekend", "coff*", "\"merge branch\""]
 
-  static let schema: EntitySchema = {
+  static func schema(textIndex: Bool) -> EntitySchema {
     do {
       return try EntitySchema(
         name: "Message", fields: [Field("id", .int), Field("thread", .int), Field("body", .string)],
-        idField: "id")
+        idField: "id", indexes: textIndex ? [.text(on: "body")] : [])
     } catch {
       preconditionFailure("The benchmark's schema is well formed: \(error)")
     }
-  }()
+  }
 
   /// Message `n`'s text: eight words picked by a fixed generator, the first words more often.
   static func body(_ n: Int64) -> String {
@@ -47,51 +51,109 @@ enum SearchBenchmark {
     return text
   }
 
-  static func run(_ arguments: [String]) async throws {
-    var engines = ["memory", "sqlite", "lmdb"]
-    var rows = 1_000_000
-    var rounds = 5
-    var iterator = arguments.makeIterator()
-    while let argument = iterator.next() {
-      func number() throws -> Int {
-        guard let text = iterator.next(), let value = Int(text), value > 0 else {
-          throw UsageError(message: "\(argument) needs a positive number")
-        }
-        return value
-      }
-      switch argument {
-      case "--engines": engines = (iterator.next() ?? "").split(separator: ",").map(String.init)
-      case "--rows": rows = try number()
-      case "--rounds": rounds = try number()
-      default: throw UsageError(message: "\(flag): unknown argument \(argument)")
-      }
-    }
-    print("Search: \(rows) messages, query \(query.debugDescription), top 20 by relevance, \(rounds) rounds")
-    print("")
-    print("| system | bulk insert | search p50 | rows found |")
-    print("|---|---|---|---|")
-    let raw = try rawFTS5(rows: rows, rounds: rounds)
-    print(
-      "| raw FTS5 (C, bm25) | \(Measure.milliseconds(raw.insert)) | \(Measure.milliseconds(raw.search)) | \(raw.found) |"
-    )
-    for engine in engines {
-      let figure = try await coffer(engine, rows: rows, rounds: rounds)
-      print(
-        "| coffer-\(engine) | \(Measure.milliseconds(figure.insert)) | \(Measure.milliseconds(figure.search)) | \(figure.found) |"
-      )
-    }
-    if let load = loadAverage() {
-      print("\nLoad average (1 min) at the end: \(String(format: "%.2f", load))")
-    }
+  /// One engine with or without the text index: the bulk insert, and each query's times.
+  struct Figure {
+    var engine: String
+    var indexed: Bool
+    var insert: Duration
+    var searches: [(p50: Duration, p99: Duration, found: Int)]
   }
 
-  static func coffer(_ engine: String, rows: Int, rounds: Int) async throws
-    -> (insert: Duration, search: Duration, found: Int)
-  {
+  static func run(_ arguments: [String]) async throws {
+    var rows = 1_000_000
+    var scanRounds = 3
+    let options = try WorkloadArguments(
+      arguments, flag: flag, enginesOption: "--engines", repetitions: 50, engines: ["memory"]
+    ) { argument, number in
+      switch argument {
+      case "--rows": rows = try number()
+      case "--scan-rounds": scanRounds = try number()
+      default: return false
+      }
+      return true
+    }
+    let rounds = options.repetitions
+    let command = benchCommand(flag, arguments)
+    let load = MachineLoad()
+    say("coffer-bench: \(rows) messages, top 20 by relevance, with and without a text index")
+    let raw = try rawFTS5(rows: rows, rounds: rounds)
+    say(
+      "raw FTS5: insert \(Measure.milliseconds(raw.insert)), search p50 \(Measure.milliseconds(raw.search))")
+    var figures: [Figure] = []
+    for engine in options.engines {
+      for indexed in [true, false] {
+        // Only memory and plist answer from a text index; the others scan either way.
+        let answersFromIndex = indexed && ["memory", "plist"].contains(engine)
+        let figure = try await coffer(
+          engine, indexed: indexed, rows: rows, rounds: answersFromIndex ? rounds : scanRounds)
+        say(
+          "\(engine) \(indexed ? "text index" : "no index"): insert \(Measure.milliseconds(figure.insert)), "
+            + figure.searches.map { "p50 \(Measure.milliseconds($0.p50))" }.joined(separator: ", "))
+        figures.append(figure)
+      }
+    }
+    let text = report(
+      figures, raw: raw, rows: rows, rounds: rounds, scanRounds: scanRounds, command: command,
+      load: load.finish()
+    ).joined(separator: "\n")
+    print(text)
+    if options.write { try writeReport(text, named: "TextSearchSpeed.md", to: options.output) }
+  }
+
+  static func report(
+    _ figures: [Figure], raw: (insert: Duration, search: Duration, found: Int), rows: Int, rounds: Int,
+    scanRounds: Int, command: String, load: MachineLoad.Result
+  ) -> [String] {
+    var lines = [
+      "# Full-text search speed",
+      "",
+      "Written by `\(command)`: \(rows.formatted()) generated chat messages (eight words each from a vocabulary "
+        + "of \(words.count)), the top 20 by relevance (BM25) for each query, p50 and p99 of \(rounds) searches "
+        + "answered from a text index on the body and of \(scanRounds) that read every row. Bulk insert: all the "
+        + "messages in one batch. Memory and plist answer from their text index; another engine records the "
+        + "index and still reads every row. \(load.sentence) Machine: \(machineDescription()).",
+      "",
+      "| engine | text index | bulk insert | "
+        + queries.map { "`\($0)` p50 / p99 (rows found)" }.joined(separator: " | ") + " |",
+      "|---|---|---:|" + queries.map { _ in "---:|" }.joined(),
+    ]
+    for figure in figures {
+      let cells = figure.searches.map {
+        "\(Measure.milliseconds($0.p50)) / \(Measure.milliseconds($0.p99)) (\($0.found))"
+      }
+      lines.append(
+        "| \(figure.engine) | \(figure.indexed ? "yes" : "no") | \(Measure.milliseconds(figure.insert)) | "
+          + cells.joined(separator: " | ") + " |")
+    }
+    lines.append(
+      "| raw FTS5 (C, bm25) | own | \(Measure.milliseconds(raw.insert)) | \(Measure.milliseconds(raw.search)) p50 "
+        + "(\(raw.found)) |" + queries.dropFirst().map { _ in " |" }.joined())
+    for engine in Set(figures.map(\.engine)).sorted() {
+      guard let with = figures.first(where: { $0.engine == engine && $0.indexed }),
+        let without = figures.first(where: { $0.engine == engine && !$0.indexed })
+      else { continue }
+      lines.append("")
+      lines.append(
+        "\(engine): bulk insert with the text index takes "
+          + String(format: "%.2fx", Measure.seconds(with.insert) / Measure.seconds(without.insert))
+          + " the time without it.")
+    }
+    lines.append("")
+    return lines
+  }
+
+  static func percentile(_ samples: [Duration], _ fraction: Double) -> Duration {
+    let sorted = samples.sorted()
+    guard !sorted.isEmpty else { return .zero }
+    return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * fraction).rounded(.up)))]
+  }
+
+  static func coffer(_ engine: String, indexed: Bool, rows: Int, rounds: Int) async throws -> Figure {
     let folder = try ScratchFolder("search-\(engine)")
     defer { folder.remove() }
     let url = try folder.storeURL(engine, named: "search-bench", database: "coffer_bench_search")
     let store = try await Store.open(url: url, registry: .makeBuiltIn())
+    let schema = Self.schema(textIndex: indexed)
     try await store.prepare(schemas: [schema])
     let clock = ContinuousClock()
     let start = clock.now
@@ -101,16 +163,23 @@ enum SearchBenchmark {
     }
     try await store.apply(ChangeSet([.insertMany(entity: schema.name, rows: source)]))
     let insert = clock.now - start
-    var found = 0
-    let search = try await Measure.median(repetitions: rounds) {
-      found = try await store.fetchRows(
-        Query(
-          entity: schema.name, filter: .matches(field: "body", query: query), sort: [.relevance("body")],
-          limit: 20)
-      ).count
+    var searches: [(p50: Duration, p99: Duration, found: Int)] = []
+    for text in queries {
+      var found = 0
+      var samples: [Duration] = []
+      for _ in 0..<rounds {
+        let begin = clock.now
+        found = try await store.fetchRows(
+          Query(
+            entity: schema.name, filter: .matches(field: "body", query: text), sort: [.relevance("body")],
+            limit: 20)
+        ).count
+        samples.append(clock.now - begin)
+      }
+      searches.append((percentile(samples, 0.5), percentile(samples, 0.99), found))
     }
     try await store.close()
-    return (insert, search, found)
+    return Figure(engine: engine, indexed: indexed, insert: insert, searches: searches)
   }
 
   static func rawFTS5(rows: Int, rounds: Int) throws -> (insert: Duration, search: Duration, found: Int) {

@@ -47,8 +47,10 @@ extension EntitySchema {
     }
   }
 
-  /// Each index as the positions of its fields and whether it is unique.
+  /// Each index as the positions of its fields and its kind (unique, ordered or text).
   private func positions(of indexes: [Index]) -> [[Int?]] {
-    indexes.map { index in index.fields.map { positionTable[$0] } + [index.isUnique ? -1 : -2] }
+    indexes.map { index in
+      index.fields.map { positionTable[$0] } + [index.isText ? -3 : index.isUnique ? -1 : -2]
+    }
   }
 }

@@ -1,5 +1,5 @@
-/// The rows of one entity held in memory, with its unique indexes and index orders kept up to
-/// date.
+/// The rows of one entity held in memory, with its unique indexes, index orders and text
+/// indexes kept up to date.
 ///
 /// Part of ``InMemoryTables``; a value type, so a copy is a snapshot.
 struct InMemoryTable: Sendable {
@@ -19,6 +19,9 @@ struct InMemoryTable: Sendable {
   /// hold each value there, so that counting the rows an equality on that field picks out reads
   /// one entry rather than two paths down the tree.
   var leadingCounts: [[Value: Int]?]
+  /// One inverted index per field with a text index (``Index/text(on:)``), kept in step with
+  /// the rows by every change, ordered or not.
+  var textIndexes: [TextIndex]
 
   init(schema: EntitySchema) {
     self.schema = schema
@@ -26,7 +29,7 @@ struct InMemoryTable: Sendable {
     self.uniquePositions = positions
     self.unique = Array(repeating: [:], count: positions.count)
     var orderFields: [[Int]] = [[]]
-    for index in schema.indexes {
+    for index in schema.orderedIndexes {
       let fields = index.fields.compactMap { schema.position(of: $0) }
       guard !fields.isEmpty, fields.count == index.fields.count, !orderFields.contains(fields) else {
         continue
@@ -39,6 +42,13 @@ struct InMemoryTable: Sendable {
       let alone = schema.uniqueIndexes.contains { $0.fields == [schema.fields[leading].name] }
       return !alone && [.bool, .int, .uuid].contains(schema.fields[leading].kind) ? [:] : nil
     }
+    var textPositions: [Int] = []
+    for field in schema.textIndexedFields {
+      if let position = schema.position(of: field), !textPositions.contains(position) {
+        textPositions.append(position)
+      }
+    }
+    self.textIndexes = textPositions.map { TextIndex(position: $0) }
   }
 
   /// The key a row has in a unique index, or `nil` when any of its fields is null (exempt).
@@ -116,9 +126,10 @@ struct InMemoryTable: Sendable {
     return old
   }
 
-  /// Brings the unique indexes, and the orders and their counts unless `ordered` is false, from
-  /// the row with an id being `old` to its being `row`.
+  /// Brings the unique indexes and text indexes, and the orders and their counts unless
+  /// `ordered` is false, from the row with an id being `old` to its being `row`.
   private mutating func reindex(_ id: Value, old: Row?, new row: Row?, ordered: Bool) {
+    for index in textIndexes.indices { textIndexes[index].update(id: id, old: old, new: row) }
     for index in unique.indices {
       if let old, let key = uniqueKey(old, index: index), unique[index][key] == id {
         unique[index][key] = nil

@@ -12,6 +12,7 @@ extension MigrationPlan {
   ///   { "name": "v2-drop", "removeField": { "entity": "Message", "field": "legacy" } },
   ///   { "name": "v2-gone", "removeEntity": { "entity": "Draft" } },
   ///   { "name": "v2-index", "addIndex": { "entity": "Message", "fields": ["threadID", "date"], "unique": false } },
+  ///   { "name": "v2-search", "addIndex": { "entity": "Message", "fields": ["body"], "text": true } },
   ///   { "name": "v2-unindex", "dropIndex": { "entity": "Message", "fields": ["legacy"] } }
   /// ] }
   /// ```
@@ -64,7 +65,7 @@ private struct StepEntry: Decodable {
     var entity: String, field: String, kind: FieldKind, optional: Bool?
     var `default`: JSONScalar?
   }
-  struct IndexEntry: Decodable { var entity: String, fields: [String], unique: Bool? }
+  struct IndexEntry: Decodable { var entity: String, fields: [String], unique: Bool?, text: Bool? }
 
   var name: String
   var renameEntity: Names?
@@ -129,6 +130,12 @@ private struct StepEntry: Decodable {
     if let names = removeEntity { return .removeEntity(name, entity: try required(names.entity, "entity")) }
     if let index = addIndex {
       guard !index.fields.isEmpty else { throw invalid("has an index of no fields") }
+      if index.text == true {
+        guard index.fields.count == 1, index.unique != true else {
+          throw invalid("has a text index that is not on exactly one field, or is unique")
+        }
+        return .addIndex(name, entity: index.entity, .text(on: index.fields[0]))
+      }
       return .addIndex(name, entity: index.entity, Index(index.fields, isUnique: index.unique ?? false))
     }
     guard let index = dropIndex else { throw invalid("names no kind of step") }

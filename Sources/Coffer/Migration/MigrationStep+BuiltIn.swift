@@ -45,7 +45,7 @@ extension MigrationStep {
       }
       let renamedSchema = try schema.rebuilt(
         fields: fields, idField: renamed(schema.idField.name),
-        indexes: schema.indexes.map { Index($0.fields.map(renamed), isUnique: $0.isUnique) },
+        indexes: schema.indexes.map { $0.renamingFields(renamed) },
         references: schema.references.map { reference in
           var reference = reference
           reference.field = renamed(reference.field)
@@ -214,10 +214,11 @@ extension MigrationStep {
     }
   }
 
-  /// Adds an index, or a unique constraint, to an entity: one pass over its rows. A unique
-  /// index that stored rows break fails the step, naming the ids of the rows that clash.
+  /// Adds an index, a unique constraint or a text index (``Index/text(on:)``) to an entity: one
+  /// pass over its rows. A unique index that stored rows break fails the step, naming the ids
+  /// of the rows that clash.
   public static func addIndex(_ name: String, entity: String, _ index: Index) -> MigrationStep {
-    let kind = index.isUnique ? "unique index" : "index"
+    let kind = index.isText ? "text index" : index.isUnique ? "unique index" : "index"
     return MigrationStep(
       name: name, summary: "add \(kind) on \(index.fields.joined(separator: ", ")) of '\(entity)'"
     ) { context in
@@ -226,9 +227,9 @@ extension MigrationStep {
         guard let position = schema.position(of: field) else { throw context.missingField(field, of: entity) }
         return position
       }
-      guard !schema.indexes.contains(where: { $0.fields == index.fields }) else {
+      guard !schema.indexes.contains(where: { $0.fields == index.fields && $0.isText == index.isText }) else {
         throw context.failure(
-          "entity '\(entity)' already has an index on \(index.fields.joined(separator: ", ")).",
+          "entity '\(entity)' already has \(index.isText ? "a text index" : "an index") on \(index.fields.joined(separator: ", ")).",
           entity: entity)
       }
       let newSchema: EntitySchema

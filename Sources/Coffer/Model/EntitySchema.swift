@@ -54,9 +54,12 @@ public struct EntitySchema: Sendable, Hashable, Codable {
       self.references = references
       let variable: Set<FieldKind> = [.string, .bytes, .document]
       idHasVariableSize = variable.contains(fields[idPosition].kind)
-      variableSizeIndexes = indexes.map { $0.fields.compactMap { positions[$0] } }.filter { index in
-        index.contains { variable.contains(fields[$0].kind) }
-      }
+      // A text index keeps words, not the field's value: no key holds the whole text.
+      variableSizeIndexes = indexes.filter { !$0.isText }.map { $0.fields.compactMap { positions[$0] } }
+        .filter {
+          index in
+          index.contains { variable.contains(fields[$0].kind) }
+        }
     }
   }
   @usableFromInline let storage: Storage
@@ -65,8 +68,9 @@ public struct EntitySchema: Sendable, Hashable, Codable {
   ///
   /// - Throws: ``CofferError/Code/invalidSchema`` when the name is empty, two fields share a
   ///   name, the id field is missing, optional or of a kind that cannot be an id, an index
-  ///   names an unknown field, or a reference names an unknown field, one that cannot hold an
-  ///   id, one referenced twice, or nullifies a required field.
+  ///   names an unknown field, a text index is not on exactly one String field (or is unique),
+  ///   or a reference names an unknown field, one that cannot hold an id, one referenced twice,
+  ///   or nullifies a required field.
   public init(
     name: String, fields: [Field], idField: String, indexes: [Index] = [], references: [EntityReference] = []
   ) throws {
@@ -113,6 +117,7 @@ public struct EntitySchema: Sendable, Hashable, Codable {
       for field in index.fields where positions[field] == nil {
         throw fail("An index of entity '\(name)' names unknown field '\(field)'.", field: field)
       }
+      if index.isText { try Self.checkText(index, entity: name, fields: fields, positions: positions) }
       for field in index.fields where fields[positions[field] ?? 0].kind == .document {
         throw fail(
           "Field '\(name).\(field)' holds a document and cannot be indexed; index a scalar field.",
@@ -159,6 +164,39 @@ public struct EntitySchema: Sendable, Hashable, Codable {
 
   /// The unique constraints: the indexes with ``Index/isUnique`` set.
   public var uniqueIndexes: [Index] { indexes.filter(\.isUnique) }
+
+  /// The indexes that order rows by their fields' values (unique or not): every index but the
+  /// text indexes, which a backend keeps as words (or not at all) and never as a B-tree of values.
+  package var orderedIndexes: [Index] { indexes.filter { !$0.isText } }
+
+  /// The fields with a text index (``Index/text(on:)``), in the order the indexes are declared.
+  package var textIndexedFields: [String] { indexes.filter(\.isText).compactMap(\.fields.first) }
+
+  /// Checks that a text index is on one String field and is not unique.
+  private static func checkText(_ index: Index, entity: String, fields: [Field], positions: [String: Int])
+    throws
+  {
+    guard index.fields.count == 1, let field = index.fields.first else {
+      throw CofferError(
+        .invalidSchema,
+        "A text index of entity '\(entity)' lists \(index.fields.count) fields; a text index is on one String "
+          + "field. Declare one Index.text(on:) per field to search.", entity: entity)
+    }
+    guard let position = positions[field], fields[position].kind == .string else {
+      let kind = positions[field].map { "a \(fields[$0].kind)" } ?? "not a field"
+      throw CofferError(
+        .invalidSchema,
+        "The text index on '\(entity).\(field)' is on \(kind); a text index is on a String field (optional or "
+          + "not). Index a String field, or use Index.on(_:) for an ordered index.", entity: entity,
+        field: field)
+    }
+    guard !index.isUnique else {
+      throw CofferError(
+        .invalidSchema,
+        "The text index on '\(entity).\(field)' is also unique; a text index cannot be. Declare "
+          + "Index.unique(_:) and Index.text(on:) as two indexes.", entity: entity, field: field)
+    }
+  }
 
   @usableFromInline
   var positionTable: [String: Int] { storage.positions }
@@ -283,6 +321,13 @@ public struct Index: Sendable, Hashable, Codable {
   /// Whether no two rows may have equal values in all of ``fields``. Rows with a null in any
   /// of the fields are exempt, as in SQL.
   public var isUnique: Bool
+  /// What else the index is besides an ordered one: `nil` for an ordinary (or unique) index,
+  /// which a schema stored before text indexes existed decodes as.
+  private var kind: Kind?
+
+  private enum Kind: String, Sendable, Hashable, Codable {
+    case text
+  }
 
   /// An index over fields.
   public init(_ fields: [String], isUnique: Bool = false) {
@@ -303,6 +348,37 @@ public struct Index: Sendable, Hashable, Codable {
   /// - Returns: an index with ``isUnique`` unset.
   public static func on(_ fields: String...) -> Index { Index(fields) }
 
-  /// A stable name for the index, derived from its fields, for backends that need one.
-  public var name: String { (isUnique ? "unique:" : "index:") + fields.joined(separator: ",") }
+  /// A text index on one String field (optional or not): the words of each row's text, so that
+  /// ``Filter/matches(field:query:)`` and ``Sort/relevance(_:)`` on the field need not read every
+  /// row. A search gives the same answers with or without it; a backend without a text index
+  /// of its own records the index in the schema and reads every row, as it does without one.
+  ///
+  /// ```swift
+  /// static var indexes: [Index] { [.text(on: "body")] }
+  /// ```
+  ///
+  /// - Returns: a text index (named `text:FIELD`). A text index on anything but one String field
+  ///   fails with ``CofferError/Code/invalidSchema`` when the store prepares the entity.
+  public static func text(on field: String) -> Index {
+    var index = Index([field])
+    index.kind = .text
+    return index
+  }
+
+  /// Whether the index is a text index (``text(on:)``): it holds words for full-text search, not
+  /// the field's values in order. A backend builds no ordered index for it.
+  @_spi(Backend) public var isText: Bool { kind == .text }
+
+  /// A stable name for the index, derived from its kind and fields, for backends and tools that
+  /// need one: `index:F,G`, `unique:F,G` or `text:F`.
+  @_spi(Backend) public var name: String {
+    (isText ? "text:" : isUnique ? "unique:" : "index:") + fields.joined(separator: ",")
+  }
+
+  /// The index over other fields: the same kind of index, with each field renamed by `rename`.
+  package func renamingFields(_ rename: (String) -> String) -> Index {
+    var index = self
+    index.fields = fields.map(rename)
+    return index
+  }
 }

@@ -7,6 +7,11 @@
 /// `matches` itself (``TextMatching``) then receives the query as it is; for any other, each
 /// `matches` becomes a filter on the ids of the rows it selects. A relevance order is applied
 /// here, over the rows the backend selects, so every backend ranks with the same `Double`s.
+///
+/// Where the entity has a text index on every searched field and the read is given an `index`
+/// (``TextIndexReading``), the index answers in place of that read over every row, and each
+/// `matches` becomes a filter on ids even for a backend that evaluates it; a page ordered by
+/// relevance alone then reads only its rows (see `TextSearch+TopRanked.swift`).
 package enum TextSearch {
   /// A read of rows: the backend's, a snapshot's or a transaction's.
   package typealias Reader = (Query, (any StoredFields) throws -> Void) async throws -> Void
@@ -18,11 +23,15 @@ package enum TextSearch {
 
   /// Reads a checked query, searching text as ``TextSearch`` says.
   package static func read(
-    _ query: Query, nativeMatching: Bool, using reader: @escaping Reader,
+    _ query: Query, nativeMatching: Bool, index: (any TextIndexReading)? = nil,
+    using reader: @escaping Reader,
     _ visit: (any StoredFields) throws -> Void
   ) async throws {
     guard searches(query) else { return try await reader(query, visit) }
-    let resolved = try await resolve(query, nativeMatching: nativeMatching, using: reader)
+    let resolved = try await resolve(query, nativeMatching: nativeMatching, index: index, using: reader)
+    if let top = resolved.top, let limit = query.limit {
+      return try await top.read(offset: query.offset, limit: limit, using: reader, visit)
+    }
     guard let ordering = resolved.ordering else { return try await reader(resolved.query, visit) }
     var whole = resolved.query
     whole.offset = 0
@@ -38,21 +47,42 @@ package enum TextSearch {
 
   /// A checked query whose filter the backend can evaluate: each `matches` resolved when the
   /// backend cannot evaluate it, relevance keys dropped (for counts and changes by query).
-  package static func resolvingFilter(_ query: Query, nativeMatching: Bool, using reader: @escaping Reader)
+  package static func resolvingFilter(
+    _ query: Query, nativeMatching: Bool, index: (any TextIndexReading)? = nil, using reader: @escaping Reader
+  )
     async throws
     -> Query
   {
     guard searches(query) else { return query }
-    var resolved = try await resolve(query, nativeMatching: nativeMatching, using: reader, ranking: false)
-      .query
+    var resolved = try await resolve(
+      query, nativeMatching: nativeMatching, index: index, using: reader, ranking: false
+    )
+    .query
     resolved.sort = query.sort.filter { !$0.byRelevance }
     return resolved
+  }
+
+  /// How many rows a query whose filter is one search selects, from a text index alone; `nil`
+  /// when the filter is anything else or the entity has no text index on the field.
+  package static func indexedCount(_ query: Query, index: any TextIndexReading) throws -> Int? {
+    guard let schema = query.layout, case .matches(let field, let text) = query.filter else { return nil }
+    let parsed = try parse(text, field: field, schema: schema)
+    guard
+      let answer = try index.searchTextIndex(
+        entity: query.entity, field: field, query: parsed, ranking: false)
+    else { return nil }
+    // A query that matches a text with none of its terms lists the rows with a text it does not match.
+    let matchesEmpty = parsed.matches(counts: Array(repeating: 0, count: parsed.terms.count))
+    return matchesEmpty ? answer.statistics.rows - answer.listed.count : answer.listed.count
   }
 
   /// The query to hand the backend and, when it sorts by relevance, the order to apply.
   struct Resolution {
     var query: Query
     var ordering: RankedOrdering?
+    /// When a text index answered and the query is ordered by relevance alone: its candidates in
+    /// rank order, for reading a page without reading every match.
+    var top: TopRanked?
   }
 
   /// One `matches` of a filter.
@@ -68,11 +98,13 @@ package enum TextSearch {
     /// In how many rows each term occurs.
     var documentFrequency: [Int]
     /// For ranking: each row with a term count above zero, its length and counts.
-    var occurrences: [(id: Value, length: Int, counts: [Int])] = []
+    var occurrences: TextOccurrences
   }
 
   static func resolve(
-    _ query: Query, nativeMatching: Bool, using reader: @escaping Reader, ranking: Bool = true
+    _ query: Query, nativeMatching: Bool, index: (any TextIndexReading)? = nil,
+    using reader: @escaping Reader,
+    ranking: Bool = true
   )
     async throws -> Resolution
   {
@@ -81,13 +113,18 @@ package enum TextSearch {
     }
     var searches = try collect(query.filter, schema)
     let rankedFields = ranking ? query.sort.filter(\.byRelevance).map(\.field) : []
+    var statistics: [String: TextRanking.FieldStatistics] = [:]
+    if let index, !searches.isEmpty,
+      try answer(&searches, statistics: &statistics, from: index, entity: query.entity, ranked: rankedFields)
+    {
+      return try resolved(query, schema, searches, statistics, rankedFields, replacingMatches: true)
+    }
     let needsScan = !nativeMatching || !rankedFields.isEmpty
     guard needsScan, !searches.isEmpty else {
       var plain = query
       plain.sort = query.sort.filter { !$0.byRelevance }
       return Resolution(query: plain, ordering: nil)
     }
-    var statistics: [String: TextRanking.FieldStatistics] = [:]
     let fields = Array(Set(searches.map(\.field)))
     var scan = Query(entity: query.entity)
     scan.layout = schema
@@ -109,26 +146,61 @@ package enum TextSearch {
           if searches[index].query.matches(counts: counts) != searches[index].matchesEmpty {
             searches[index].listed.append(id)
           }
-          if rankedFields.contains(field) { searches[index].occurrences.append((id, words.count, counts)) }
+          if rankedFields.contains(field) {
+            searches[index].occurrences.append(id: id, length: words.count, counts: counts)
+          }
         }
       }
     }
+    return try resolved(query, schema, searches, statistics, rankedFields, replacingMatches: !nativeMatching)
+  }
+
+  /// Fills each search's lists and counts from the text index, if the entity has one on every
+  /// searched field; `false` (and nothing filled) otherwise.
+  static func answer(
+    _ searches: inout [Search], statistics: inout [String: TextRanking.FieldStatistics],
+    from index: any TextIndexReading, entity: String, ranked: [String]
+  ) throws -> Bool {
+    var answers: [TextIndexAnswer] = []
+    for search in searches {
+      guard
+        let answer = try index.searchTextIndex(
+          entity: entity, field: search.field, query: search.query, ranking: ranked.contains(search.field))
+      else { return false }
+      answers.append(answer)
+    }
+    for (position, answer) in answers.enumerated() {
+      searches[position].listed = answer.listed
+      searches[position].documentFrequency = answer.documentFrequency
+      searches[position].occurrences = answer.occurrences
+      statistics[searches[position].field] = answer.statistics
+    }
+    return true
+  }
+
+  /// The query to hand the backend, and the order to apply, once every search's lists and
+  /// counts are known.
+  static func resolved(
+    _ query: Query, _ schema: EntitySchema, _ searches: [Search],
+    _ statistics: [String: TextRanking.FieldStatistics], _ rankedFields: [String], replacingMatches: Bool
+  ) throws -> Resolution {
     var resolved = query
     resolved.sort = query.sort
-    if !nativeMatching {
+    if replacingMatches {
       let idName = schema.idField.name
       resolved.filter = replacing(query.filter) { field, text in
         guard let search = searches.first(where: { $0.field == field && $0.text == text }) else {
           return .or([])
         }
-        return search.matchesEmpty
-          ? .and([.compare(field: field, op: .notEqual, value: .null), .not(.isIn(idName, search.listed))])
-          : .isIn(idName, search.listed)
+        return replacement(for: search, idName: idName)
       }
     }
     guard !rankedFields.isEmpty else {
       resolved.sort = query.sort.filter { !$0.byRelevance }
       return Resolution(query: resolved, ordering: nil)
+    }
+    if replacingMatches, query.limit != nil, let top = TopRanked(query, schema, searches, statistics) {
+      return Resolution(query: resolved, ordering: nil, top: top)
     }
     var scores: [String: [Value: Double]] = [:]
     for field in Set(rankedFields) {
@@ -139,9 +211,11 @@ package enum TextSearch {
         for term in search.query.positiveTerms where !seen.contains(search.query.terms[term]) {
           seen.append(search.query.terms[term])
           let idf = TextRanking.idf(documentFrequency: search.documentFrequency[term], of: stats)
-          for row in search.occurrences where row.counts[term] > 0 {
-            fieldScores[row.id, default: 0] += TextRanking.termScore(
-              idf: idf, frequency: row.counts[term], length: row.length, averageLength: stats.averageLength)
+          let rows = search.occurrences
+          for row in 0..<rows.count where rows.counts[row * rows.terms + term] > 0 {
+            fieldScores[rows.ids[row], default: 0] += TextRanking.termScore(
+              idf: idf, frequency: rows.counts[row * rows.terms + term], length: rows.lengths[row],
+              averageLength: stats.averageLength)
           }
         }
       }
@@ -166,7 +240,8 @@ package enum TextSearch {
           Search(
             field: field, position: position, text: text, query: query,
             matchesEmpty: query.matches(counts: Array(repeating: 0, count: query.terms.count)),
-            documentFrequency: Array(repeating: 0, count: query.terms.count)))
+            documentFrequency: Array(repeating: 0, count: query.terms.count),
+            occurrences: TextOccurrences(terms: query.terms.count)))
       case .and(let parts), .or(let parts): for part in parts { try visit(part) }
       case .not(let inner): try visit(inner)
       case .all, .compare, .isIn, .string, .compareFields: break

@@ -159,7 +159,7 @@ extension Store {
     whole.offset = 0
     whole.limit = nil
     let total = try await readInTurn(.count, whole.entity) {
-      try await backend.count(try await resolvingSearch(whole))
+      TextSearch.searches(whole) ? try await countSearching(whole) : try await backend.count(whole)
     }
     return checked.slice(ofCount: total)
   }

@@ -115,8 +115,17 @@ public struct StoreQuery<T: Storable>: Sendable {
   func read(_ checked: Query, _ visit: (any StoredFields) throws -> Void) async throws {
     try await store.readInTurn(.fetch, checked.entity) {
       if TextSearch.searches(checked) {
-        try await TextSearch.read(
-          checked, nativeMatching: store.matchesTextNatively, using: readSource, visit)
+        switch source {
+        case nil: try await store.readSearching(checked, visit)
+        case .snapshot(let reader):
+          try await TextSearch.read(
+            checked, nativeMatching: store.matchesTextNatively, index: reader as? any TextIndexReading,
+            using: readSource, visit)
+        case .transaction:
+          // A transaction's reads see its own writes, which no index holds.
+          try await TextSearch.read(
+            checked, nativeMatching: store.matchesTextNatively, using: readSource, visit)
+        }
       } else {
         try await readSource(checked, visit)
       }
@@ -159,15 +168,20 @@ public struct StoreQuery<T: Storable>: Sendable {
   /// - Returns: how many values ``fetch()`` would return.
   public func count() async throws -> Int {
     let codec = try await store.codec(for: T.self)
+    let validated = try validated(for: codec)
+    // The store's count resolves a search itself, on one snapshot where the backend has text
+    // indexes.
+    guard let source else { return try await store.countChecked(validated) }
+    var snapshotIndex: (any TextIndexReading)?
+    if case .snapshot(let reader) = source { snapshotIndex = reader as? any TextIndexReading }
     let checked = try await TextSearch.resolvingFilter(
-      try validated(for: codec), nativeMatching: store.matchesTextNatively, using: readSource)
+      validated, nativeMatching: store.matchesTextNatively, index: snapshotIndex, using: readSource)
     var whole = checked
     whole.sort = []
     whole.offset = 0
     whole.limit = nil
     let total: Int
     switch source {
-    case nil: return try await store.countChecked(checked)
     case .snapshot(let reader):
       total = try await store.readInTurn(.count, whole.entity) { try await reader.count(whole) }
     case .transaction(let transaction): total = try await transaction.count(whole)

@@ -135,7 +135,12 @@ enum StoreLayout {
       return .dict(entries)
     }
     let indexes: [PlistValue] = schema.indexes.map { index in
-      .dict([("fields", .array(index.fields.map(PlistValue.string))), ("unique", .bool(index.isUnique))])
+      var entries: [(key: String, value: PlistValue)] = [
+        ("fields", .array(index.fields.map(PlistValue.string))), ("unique", .bool(index.isUnique)),
+      ]
+      // Written only for a text index, so an ordinary index is stored as before.
+      if index.isText { entries.append(("kind", .string("text"))) }
+      return .dict(entries)
     }
     var entries: [(key: String, value: PlistValue)] = [
       ("idField", .string(schema.idField.name)), ("fields", .array(fields)), ("indexes", .array(indexes)),
@@ -177,7 +182,11 @@ enum StoreLayout {
         }
         var unique = false
         if case .bool(let flag)? = entry["unique"] { unique = flag }
-        indexes.append(Index(fieldNames, isUnique: unique))
+        switch entry["kind"] {
+        case nil: indexes.append(Index(fieldNames, isUnique: unique))
+        case .string("text")? where fieldNames.count == 1 && !unique: indexes.append(.text(on: fieldNames[0]))
+        default: throw bad("has an index of a kind this version of Coffer does not know")
+        }
       }
     }
     var references: [EntityReference] = []

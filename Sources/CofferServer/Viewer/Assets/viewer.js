@@ -814,7 +814,7 @@
     panel.append(el("h3", { text: "Indexes" }));
     const indexes = el("ul");
     for (const index of schema.indexes || []) {
-      indexes.append(el("li", { text: (index.isUnique ? "unique: " : "index: ") + index.fields.join(", ") }));
+      indexes.append(el("li", { text: (index.kind === "text" ? "text: " : index.isUnique ? "unique: " : "index: ") + index.fields.join(", ") }));
     }
     if (!(schema.indexes || []).length) indexes.append(el("li", { text: "None besides the id." }));
     panel.append(indexes);

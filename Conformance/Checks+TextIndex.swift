@@ -1,0 +1,192 @@
+@_spi(Backend) import Coffer
+import Foundation
+
+extension ConformanceSuite {
+  static let textIndexChecks: [ConformanceCheck] = [
+    ConformanceCheck(
+      "text-index.declaring",
+      "Index.text(on:) is a text index named text:FIELD, stored with the schema; a schema stored "
+        + "before text indexes existed reads as before; one on anything but one String field is refused."
+    ) { context in
+      let store = try await context.store(with: searchCells.map(IndexedCell.init))
+      let stored = try await store.storedSchemas().first { $0.name == "Cell" }
+      try expectEqual(stored?.indexes, [.text(on: "text")], "the stored indexes")
+      try expectEqual(stored?.indexes.first?.name, "text:text", "the text index's name")
+      try expectEqual(stored?.indexes.first?.isText, true, "the index is a text index")
+      let old = Data(#"{"fields":["text"],"isUnique":false}"#.utf8)
+      try expectEqual(
+        try JSONDecoder().decode(Index.self, from: old), Index(["text"]), "an index stored before")
+      let encoded = try JSONEncoder().encode(Index.text(on: "text"))
+      try expectEqual(try JSONDecoder().decode(Index.self, from: encoded), .text(on: "text"), "a round trip")
+      let fields = [Field("id", .int), Field("body", .string, isOptional: true), Field("score", .double)]
+      var unique = Index.text(on: "body")
+      unique.isUnique = true
+      for (index, field) in [
+        (Index.text(on: "score"), "score"), (.text(on: "missing"), "missing"), (unique, "body"),
+      ] {
+        let error = try await expectThrows(.invalidSchema, "a text index on \(field)") {
+          try EntitySchema(name: "Post", fields: fields, idField: "id", indexes: [index])
+        }
+        try expectMentions(error, ["Post", field], "the error for a text index on \(field)")
+      }
+    },
+    ConformanceCheck(
+      "text-index.same-answers",
+      "With a text index, searches select, count, rank and page exactly as the reference search does."
+    ) { context in
+      let store = try await context.store(with: searchCells.map(IndexedCell.init))
+      let texts = searchCells.map(\.text)
+      let queries = [
+        "swift", "SWIFT", "cafe", "naive", "file", "ＡＰＰＬＥ", "concurrency", "don't", "e-mail", "swif*", "caf*",
+        "f*", "zz*", "e-ma*", "\"structured concurrency\"", "\"swift swift\"", "\"cafe au lait\"",
+        "\"au cafe\"",
+        "swift concurrency", "swift OR file", "swift NOT actors", "NOT swift", "NOT (swift OR file)",
+        "file OR swift concurrency", "\u{6771}", "\u{6771}\u{4EAC}", "\u{30BF}\u{30EF}\u{30FC}", "straße",
+        "ss",
+      ]
+      for query in queries {
+        try await expectSameSearch(store, query, numbered(texts))
+      }
+    },
+    ConformanceCheck(
+      "text-index.random-changes",
+      "Random inserts, updates, deletes, changes by query and failed batches, with searches between them, "
+        + "keep a text-indexed entity's searches equal to the reference search."
+    ) { context in
+      try await randomTextIndexCheck(context, seed: differentialSeed())
+    },
+    ConformanceCheck(
+      "text-index.hostile-text",
+      "A text index holds emoji, combining marks, right-to-left text, NUL and a 1 MB text."
+    ) { context in
+      let big = String(repeating: "lorem ipsum dolor ", count: 58_255) + "needle"
+      let texts: [String?] = [
+        "party \u{1F389}\u{1F469}\u{200D}\u{1F469}\u{200D}\u{1F467} time",
+        "\u{5E9}\u{5B8}\u{5DC}\u{5D5}\u{5B9}\u{5DD} \u{5E2}\u{5D5}\u{5DC}\u{5DD}",
+        "\u{645}\u{64E}\u{631}\u{652}\u{62D}\u{64E}\u{628}\u{64B}\u{627} world", "nul\u{0}byte zero\u{0}",
+        big,
+        "Z\u{336}\u{30D}a\u{35B}\u{316}l\u{30F}go", "\u{202E}evil\u{202C} text", "\u{0}",
+      ]
+      let store = try await context.store(
+        with: texts.enumerated().map { IndexedCell(id: Int64($0.offset + 1), text: $0.element) })
+      // The reference search reads the 1 MB text slowly: it is checked against known answers,
+      // the others against the reference.
+      let small = numbered(texts).filter { $0.id != 5 }
+      _ = try await store.delete(IndexedCell.self, id: 5)
+      for query in [
+        "party time", "party \u{1F389}", "\u{5E9}\u{5DC}\u{5D5}\u{5DD}",
+        "\u{645}\u{631}\u{62D}\u{628}\u{627}",
+        "nul byte", "zalgo", "evil", "nul\u{0}byte", "world OR text",
+      ] {
+        try await expectSameSearch(store, query, small)
+      }
+      try await store.insert(IndexedCell(id: 5, text: big))
+      let matches = { (query: String) in store.query(IndexedCell.self).filter(FieldRef("text").matches(query))
+      }
+      try await expectIDs(matches("needle"), [5], "ids matching needle")
+      try await expectIDs(matches("\"dolor needle\""), [5], "ids matching the phrase dolor needle")
+      // BM25 saturates: 58,255 times lorem in a long text outweighs one zalgo in a one-word text.
+      try await expectIDs(
+        matches("lorem OR zalgo").sort([.relevance("text")]), [5, 6], "ids by relevance to lorem OR zalgo")
+      try expectEqual(try await matches("ipsum OR evil").count(), 2, "count matching ipsum OR evil")
+      try await store.update(IndexedCell(id: 5, text: "haystack"))
+      try await expectIDs(
+        matches("needle OR haystack"), [5], "ids matching needle OR haystack after the update")
+      try await expectIDs(matches("lorem"), [], "ids matching lorem after the update")
+    },
+    ConformanceCheck(
+      "text-index.evolution", requires: [.reopenable, .schemaEvolution],
+      "Adding a text index to stored rows, and dropping it, by preparing the type with and without it: "
+        + "every search answers as the reference search does before, between and after."
+    ) { context in
+      let texts = searchCells.map(\.text)
+      var store = try await context.reopen(try await context.store(with: searchCells))
+      try await store.prepare([IndexedCell.self])
+      try expectEqual(
+        try await store.storedSchemas().first { $0.name == "Cell" }?.indexes, [.text(on: "text")],
+        "the indexes after adding the text index")
+      for query in ["swift", "caf*", "\"swift swift\"", "NOT swift", "file OR swift concurrency"] {
+        try await expectSameSearch(store, query, numbered(texts))
+      }
+      store = try await context.reopen(store)
+      try await store.prepare([Cell.self])
+      try expectEqual(
+        try await store.storedSchemas().first { $0.name == "Cell" }?.indexes, [],
+        "the indexes after dropping the text index")
+      try await expectIDs(
+        store.query(Cell.self).filter(FieldRef("text").matches("swift")).sort([.relevance("text")]),
+        referenceOrder("swift", texts), "ids by relevance to swift without the index")
+    },
+    ConformanceCheck(
+      "text-index.migration", requires: .migrations,
+      "addIndex and dropIndex add and drop a text index on stored rows; searches answer the same throughout."
+    ) { context in
+      let texts = searchCells.map(\.text)
+      let store = try await context.store(with: searchCells)
+      let adding = MigrationStep.addIndex("search", entity: "Cell", .text(on: "text"))
+      try await store.migrate(MigrationPlan([adding]))
+      guard let indexed = try await store.storedSchemas().first(where: { $0.name == "Cell" }) else {
+        throw CheckFailure("the store has no entity 'Cell' after the migration")
+      }
+      try expectEqual(indexed.indexes, [.text(on: "text")], "the indexes after addIndex")
+      try await store.prepare(schemas: [indexed])
+      for query in ["swift", "caf*", "\"cafe au lait\"", "swift OR file"] {
+        let expected = referenceOrder(query, texts)
+        let rows = try await store.fetchRows(
+          Query(entity: "Cell", filter: .matches(field: "text", query: query), sort: [.relevance("text")]))
+        try expectEqual(rows.map { $0[0] }, expected.map { Value.int($0) }, "ids by relevance to \(query)")
+      }
+      try await store.apply(ChangeSet([.delete(entity: "Cell", id: .int(2))]))
+      let rows = try await store.fetchRows(
+        Query(entity: "Cell", filter: .matches(field: "text", query: "swift")))
+      try expectEqual(rows.map { $0[0] }, [.int(1)], "ids matching swift after a delete")
+      try await store.migrate(
+        MigrationPlan([
+          adding, .dropIndex("no-search", entity: "Cell", fields: ["text"]),
+        ]))
+      guard let plain = try await store.storedSchemas().first(where: { $0.name == "Cell" }) else {
+        throw CheckFailure("the store has no entity 'Cell' after dropIndex")
+      }
+      try expectEqual(plain.indexes, [], "the indexes after dropIndex")
+      try await store.prepare(schemas: [plain])
+      try expectEqual(
+        try await store.countRows(
+          Query(entity: "Cell", filter: .matches(field: "text", query: "cafe OR file"))),
+        4, "count matching cafe OR file after dropIndex")
+    },
+  ]
+}
+
+/// Checks one query on a store of ``IndexedCell``s holding exactly `rows` against the reference
+/// search: ids, count, relevance order (both ways), a page, and the search with another filter.
+func expectSameSearch(_ store: Store, _ query: String, _ rows: [(id: Int64, text: String?)]) async throws {
+  let shown = query.unicodeScalars.count > 40 ? "a long query" : query.debugDescription
+  let filtered = store.query(IndexedCell.self).filter(FieldRef("text").matches(query))
+  guard let parsed = SearchReference.parse(query) else {
+    _ = try await expectThrows(.invalidQuery, "query \(shown)") { try await filtered.fetch() }
+    return
+  }
+  let sorted = rows.sorted { $0.id < $1.id }
+  let texts = sorted.map(\.text)
+  let expected = sorted.filter { SearchReference.matches(parsed, $0.text) }.map(\.id)
+  try await expectIDs(filtered, expected, "ids matching \(shown)")
+  try expectEqual(try await filtered.count(), expected.count, "count matching \(shown)")
+  let ranked = referenceOrder(query, texts).map { sorted[Int($0) - 1].id }
+  try await expectIDs(filtered.sort([.relevance("text")]), ranked, "ids by relevance to \(shown)")
+  try await expectIDs(
+    filtered.sort([.relevance("text")]).offset(1).limit(2), Array(ranked.dropFirst(1).prefix(2)),
+    "page by relevance to \(shown)")
+  var ascending = Sort.relevance("text")
+  ascending.ascending = true
+  let least = referenceOrder(query, texts, ascending: true).map { sorted[Int($0) - 1].id }
+  try await expectIDs(
+    filtered.sort([ascending]).limit(3), Array(least.prefix(3)), "least relevant first for \(shown)")
+  try await expectIDs(
+    filtered.filter(FieldRef("id") > Int64(3)).sort([.relevance("text")]).limit(4),
+    Array(ranked.filter { $0 > 3 }.prefix(4)), "ids by relevance to \(shown) with id > 3")
+}
+
+/// Rows numbered 1, 2, … holding `texts`.
+func numbered(_ texts: [String?]) -> [(id: Int64, text: String?)] {
+  texts.enumerated().map { (Int64($0.offset + 1), $0.element) }
+}
