@@ -275,7 +275,8 @@ let package = Package(
     .testTarget(
       name: "CofferServerTests",
       dependencies: [
-        "Coffer", "CofferMemory", "CofferServer", "CofferStores", "CofferTestSupport", "CofferWire", "coffer",
+        "Coffer", "CofferChildProcess", "CofferMemory", "CofferServer", "CofferStores", "CofferTestSupport",
+        "CofferWire", "coffer",
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "HummingbirdTesting", package: "hummingbird"),
       ],

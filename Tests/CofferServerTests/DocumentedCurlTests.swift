@@ -1,4 +1,5 @@
 @_spi(Backend) import Coffer
+import CofferChildProcess
 import CofferMemory
 import Foundation
 import Testing
@@ -69,10 +70,10 @@ struct DocumentedCurlTests {
     var answers: [String] = []
     for command in commands {
       var line = command.replacingOccurrences(of: "http://127.0.0.1:8080", with: "http://127.0.0.1:\(port)")
-      // The stream never ends by itself: the test stops it after a moment.
+      // The stream never ends by itself: curl stops it after a while (the one batch comes at once).
       let streams = line.contains("/v1/changes/stream")
-      if streams { line = line.replacingOccurrences(of: "curl -sN", with: "curl -sN --max-time 2") }
-      let (status, output) = try Self.shell(line, token: token)
+      if streams { line = line.replacingOccurrences(of: "curl -sN", with: "curl -sN --max-time 10") }
+      let (status, output) = try await Self.shell(line, token: token)
       #expect(status == 0 || (streams && status == 28), "\(command) exited with \(status)")
       answers.append(output)
     }
@@ -92,19 +93,12 @@ struct DocumentedCurlTests {
   }
 
   /// Runs `command` with `sh -c`, `TOKEN` in its environment, and returns its exit status and
-  /// standard output.
-  static func shell(_ command: String, token: String) throws -> (Int32, String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/bin/sh")
-    process.arguments = ["-c", command]
+  /// standard output. The wait runs off the concurrency pool, whose threads the server in this
+  /// process needs to answer the command.
+  static func shell(_ command: String, token: String) async throws -> (Int32, String) {
     var environment = ProcessInfo.processInfo.environment
     environment["TOKEN"] = token
-    process.environment = environment
-    let output = Pipe()
-    process.standardOutput = output
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    let run = try await ChildProcess.run("/bin/sh", ["-c", command], environment: environment)
+    return (run.termination.status, run.output)
   }
 }
