@@ -234,31 +234,11 @@ private final class BatchWriter: Sendable {
 private struct FailoverCluster {
   let directory: String
 
-  /// The package's `scripts` folder, found from this file's place in it.
-  static let scripts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().appendingPathComponent("scripts").path
+  /// The package's `scripts` folder.
+  static var scripts: String { StandbyClusters.scripts }
 
   /// Why the PostgreSQL server programs cannot run here, or `nil` when they can.
-  static func whyServersCannotRun() -> String? {
-    let folders =
-      ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []).map {
-        "/usr/lib/postgresql/\($0)/bin"
-      } + (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
-    let programs = ["initdb", "pg_ctl", "pg_basebackup", "postgres", "psql"]
-    guard
-      folders.contains(where: { folder in
-        programs.allSatisfy { FileManager.default.isExecutableFile(atPath: folder + "/" + $0) }
-      })
-    else {
-      return "PostgreSQL's server programs (\(programs.joined(separator: ", "))) are not installed here; "
-        + "install the postgresql package (make test does)."
-    }
-    if getuid() == 0, getpwnam("postgres") == nil {
-      return "this runs as root, and initdb refuses root: the server runs as the `postgres` system user, "
-        + "which does not exist here (the postgresql package creates it)."
-    }
-    return nil
-  }
+  static func whyServersCannotRun() -> String? { StandbyClusters.whyServersCannotRun() }
 
   /// Starts a primary; returns its port.
   func startPrimary() async throws -> Int {
