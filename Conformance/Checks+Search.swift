@@ -216,14 +216,8 @@ extension ConformanceSuite {
       "search.hostile-text",
       "Emoji, combining marks, right-to-left text, NUL and a 1 MB text are searched safely."
     ) { context in
-      let big = String(repeating: "lorem ipsum dolor ", count: 58_255) + "needle"
-      let texts: [String?] = [
-        "party \u{1F389}\u{1F469}\u{200D}\u{1F469}\u{200D}\u{1F467} time",
-        "\u{5E9}\u{5B8}\u{5DC}\u{5D5}\u{5B9}\u{5DD} \u{5E2}\u{5D5}\u{5DC}\u{5DD}",
-        "\u{645}\u{64E}\u{631}\u{652}\u{62D}\u{64E}\u{628}\u{64B}\u{627} world", "nul\u{0}byte zero\u{0}",
-        big,
-        "Z\u{336}\u{30D}a\u{35B}\u{316}l\u{30F}go", "\u{202E}evil\u{202C} text",
-      ]
+      let big = hostileBigText
+      let texts = hostileTexts
       let cells = texts.enumerated().map { Cell(id: Int64($0.offset + 1), text: $0.element, double: 0) }
       let store = try await context.store(with: cells)
       let cases: [(String, [Int64])] = [
@@ -258,6 +252,19 @@ extension ConformanceSuite {
   /// A check of queries on ``searchCells``: each with the ids it matches, or `nil` when it
   /// must be refused with `invalidQuery`. Every expectation is also checked against the
   /// suite's reference search.
+  /// A 1 MB text whose last word is `needle`.
+  static let hostileBigText = String(repeating: "lorem ipsum dolor ", count: 58_255) + "needle"
+
+  /// Hostile texts, searched by id 1…7: emoji with joiners, Hebrew with points, Arabic with
+  /// marks, NULs, ``hostileBigText``, stacked combining marks, a right-to-left override.
+  static let hostileTexts: [String?] = [
+    "party \u{1F389}\u{1F469}\u{200D}\u{1F469}\u{200D}\u{1F467} time",
+    "\u{5E9}\u{5B8}\u{5DC}\u{5D5}\u{5B9}\u{5DD} \u{5E2}\u{5D5}\u{5DC}\u{5DD}",
+    "\u{645}\u{64E}\u{631}\u{652}\u{62D}\u{64E}\u{628}\u{64B}\u{627} world", "nul\u{0}byte zero\u{0}",
+    hostileBigText,
+    "Z\u{336}\u{30D}a\u{35B}\u{316}l\u{30F}go", "\u{202E}evil\u{202C} text",
+  ]
+
   static func searchCheck(_ id: String, _ summary: String, _ cases: [(String, [Int64]?)]) -> ConformanceCheck
   {
     ConformanceCheck(id, summary) { context in

@@ -267,28 +267,11 @@ private struct FailoverCluster {
   }
 
   /// The port of the store URL a script printed last.
-  private static func port(in printed: String) throws -> Int {
-    let line = printed.split(separator: "\n").last.map(String.init) ?? ""
-    guard let url = try? StoreURL(line), let port = url.port else {
-      throw CofferError(.backendFailure, "The script printed no store URL: \(printed.suffix(500))")
-    }
-    return port
-  }
+  private static func port(in printed: String) throws -> Int { try StandbyClusters.port(in: printed) }
 
-  /// Runs a script of the package with bash, off the concurrency pool's threads, and returns what
-  /// it printed; throws with its output when it fails.
+  /// Runs a script of the package and returns what it printed (see ``StandbyClusters``).
   private static func run(_ script: String, _ arguments: [String]) async throws -> String {
-    let child = try ChildProcess(
-      "/bin/bash", [scripts + "/" + script] + arguments, standardOutput: .pipe, standardError: .standardOutput
-    )
-    let printed = String(decoding: try await child.standardOutput.readToEnd(), as: UTF8.self)
-    let termination = await child.waitUntilExit()
-    guard termination == .exited(0) else {
-      throw CofferError(
-        .backendFailure,
-        "scripts/\(script) \(arguments.first ?? "") failed (\(termination)): \(printed.suffix(1000))")
-    }
-    return printed
+    try await StandbyClusters.run(script, arguments)
   }
 }
 

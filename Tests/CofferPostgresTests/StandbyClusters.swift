@@ -136,7 +136,7 @@ final class StandbyClusters {
   }
 
   /// The port of the store URL a script printed last.
-  private static func port(in printed: String) throws -> Int {
+  static func port(in printed: String) throws -> Int {
     let line = printed.split(separator: "\n").last.map(String.init) ?? ""
     guard let url = try? StoreURL(line), let port = url.port else {
       throw CofferError(.backendFailure, "The script printed no store URL: \(printed.suffix(500))")
@@ -146,7 +146,7 @@ final class StandbyClusters {
 
   /// Runs a script of the package with bash, off the concurrency pool's threads, and returns what
   /// it printed; throws with its output when it fails.
-  private static func run(_ script: String, _ arguments: [String]) async throws -> String {
+  static func run(_ script: String, _ arguments: [String]) async throws -> String {
     let ran = try await ChildProcess.run("/bin/bash", [scripts + "/" + script] + arguments)
     guard ran.termination == .exited(0) else {
       throw CofferError(
