@@ -51,17 +51,8 @@ extension Entry: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.group = try reader.read(1, "group")
-    self.at = try reader.read(2, "at")
-    self.note = try reader.read(3, "note")
-    self.weight = try reader.read(4, "weight")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.group = try reader.read(1, "group")
     self.at = try reader.read(2, "at")

@@ -36,15 +36,8 @@ extension PersonV1: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.name = try reader.read(1, "name")
-    self.age = try reader.read(2, "age")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")
     self.age = try reader.read(2, "age")
@@ -97,16 +90,8 @@ extension PersonAddsOptional: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.name = try reader.read(1, "name")
-    self.age = try reader.read(2, "age")
-    self.nickname = try reader.read(3, "nickname")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")
     self.age = try reader.read(2, "age")
@@ -163,16 +148,8 @@ extension PersonAddsDefault: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.name = try reader.read(1, "name")
-    self.age = try reader.read(2, "age")
-    self.level = try reader.read(3, "level")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")
     self.age = try reader.read(2, "age")
@@ -228,16 +205,8 @@ extension PersonAddsRequired: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.name = try reader.read(1, "name")
-    self.age = try reader.read(2, "age")
-    self.email = try reader.read(3, "email")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")
     self.age = try reader.read(2, "age")
@@ -287,14 +256,8 @@ extension PersonDropsAge: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.name = try reader.read(1, "name")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")
   }
@@ -341,15 +304,8 @@ extension PersonRetypesAge: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.name = try reader.read(1, "name")
-    self.age = try reader.read(2, "age")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")
     self.age = try reader.read(2, "age")
@@ -400,14 +356,8 @@ extension BadgeV1: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.code = try reader.read(1, "code")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.code = try reader.read(1, "code")
   }
@@ -456,14 +406,8 @@ extension BadgeRequiresCode: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.code = try reader.read(1, "code")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.code = try reader.read(1, "code")
   }
@@ -507,14 +451,8 @@ extension LabelV1: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.text = try reader.read(1, "text")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.text = try reader.read(1, "text")
   }
@@ -562,14 +500,8 @@ extension LabelUniqueText: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.text = try reader.read(1, "text")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.text = try reader.read(1, "text")
   }
@@ -613,14 +545,8 @@ extension NamedLabelV1: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.text = try reader.read(1, "text")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.text = try reader.read(1, "text")
   }
@@ -668,14 +594,8 @@ extension NamedLabelUniqueText: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.text = try reader.read(1, "text")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.text = try reader.read(1, "text")
   }
@@ -719,14 +639,8 @@ extension BlobV1: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.blob = try reader.read(1, "blob")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.blob = try reader.read(1, "blob")
   }
@@ -773,15 +687,8 @@ extension BlobAddsNote: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.blob = try reader.read(1, "blob")
-    self.note = try reader.read(2, "note")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.blob = try reader.read(1, "blob")
     self.note = try reader.read(2, "note")

@@ -36,14 +36,8 @@ extension RefThread: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.title = try reader.read(1, "title")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.title = try reader.read(1, "title")
   }
@@ -102,16 +96,8 @@ extension RefMessage: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.threadID = try reader.read(1, "threadID")
-    self.text = try reader.read(2, "text")
-    self.read = try reader.read(3, "read")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.threadID = try reader.read(1, "threadID")
     self.text = try reader.read(2, "text")
@@ -173,15 +159,8 @@ extension RefNote: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.threadID = try reader.read(1, "threadID")
-    self.text = try reader.read(2, "text")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.threadID = try reader.read(1, "threadID")
     self.text = try reader.read(2, "text")
@@ -237,14 +216,8 @@ extension RefPin: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.threadID = try reader.read(1, "threadID")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.threadID = try reader.read(1, "threadID")
   }
@@ -297,14 +270,8 @@ extension RefLoose: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.threadID = try reader.read(1, "threadID")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.threadID = try reader.read(1, "threadID")
   }
@@ -357,14 +324,8 @@ extension RefAttachment: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.messageID = try reader.read(1, "messageID")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.messageID = try reader.read(1, "messageID")
   }
@@ -420,15 +381,8 @@ extension RefNode: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.parentID = try reader.read(1, "parentID")
-    self.name = try reader.read(2, "name")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.parentID = try reader.read(1, "parentID")
     self.name = try reader.read(2, "name")
@@ -478,14 +432,8 @@ extension RefLabel: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.name = try reader.read(1, "name")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")
   }
@@ -542,15 +490,8 @@ extension RefLabeling: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.messageID = try reader.read(1, "messageID")
-    self.labelID = try reader.read(2, "labelID")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.messageID = try reader.read(1, "messageID")
     self.labelID = try reader.read(2, "labelID")

@@ -61,19 +61,8 @@ extension Span: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.start = try reader.read(1, "start")
-    self.end = try reader.read(2, "end")
-    self.title = try reader.read(3, "title")
-    self.note = try reader.read(4, "note")
-    self.opened = try reader.read(5, "opened")
-    self.edited = try reader.read(6, "edited")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.start = try reader.read(1, "start")
     self.end = try reader.read(2, "end")

@@ -67,17 +67,8 @@ extension Item: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.name = try reader.read(1, "name")
-    self.rank = try reader.read(2, "rank")
-    self.score = try reader.read(3, "score")
-    self.flag = try reader.read(4, "flag")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")
     self.rank = try reader.read(2, "rank")
@@ -140,15 +131,8 @@ extension Account: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.email = try reader.read(1, "email")
-    self.name = try reader.read(2, "name")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.email = try reader.read(1, "email")
     self.name = try reader.read(2, "name")
@@ -198,14 +182,8 @@ extension Tag: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.count = try reader.read(1, "count")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.count = try reader.read(1, "count")
   }
@@ -252,14 +230,8 @@ extension Token: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.count = try reader.read(1, "count")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.count = try reader.read(1, "count")
   }
@@ -334,19 +306,8 @@ extension Cell: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.text = try reader.read(1, "text")
-    self.date = try reader.read(2, "date")
-    self.uuid = try reader.read(3, "uuid")
-    self.bytes = try reader.read(4, "bytes")
-    self.double = try reader.read(5, "double")
-    self.bool = try reader.read(6, "bool")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.text = try reader.read(1, "text")
     self.date = try reader.read(2, "date")
@@ -408,14 +369,8 @@ extension Counter: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.big = try reader.read(1, "big")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.big = try reader.read(1, "big")
   }
@@ -462,14 +417,8 @@ extension Versioned: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.version = try reader.read(1, "version")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.version = try reader.read(1, "version")
   }
@@ -578,24 +527,8 @@ extension Sample: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.flag = try reader.read(1, "flag")
-    self.int = try reader.read(2, "int")
-    self.double = try reader.read(3, "double")
-    self.text = try reader.read(4, "text")
-    self.bytes = try reader.read(5, "bytes")
-    self.date = try reader.read(6, "date")
-    self.uuid = try reader.read(7, "uuid")
-    self.optionalText = try reader.read(8, "optionalText")
-    self.document = try reader.read(9, "document")
-    self.color = try reader.read(10, "color")
-    self.level = try reader.read(11, "level")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.flag = try reader.read(1, "flag")
     self.int = try reader.read(2, "int")
@@ -683,15 +616,8 @@ extension OddNames: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "select")
-    self.value = try reader.read(1, "from \"where\" 'group'")
-    self.note = try reader.read(2, "🙂 ordér by, ? $1 :x %s")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "select")
     self.value = try reader.read(1, "from \"where\" 'group'")
     self.note = try reader.read(2, "🙂 ordér by, ? $1 :x %s")
@@ -738,14 +664,8 @@ extension LowerOrder: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.total = try reader.read(1, "total")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.total = try reader.read(1, "total")
   }
@@ -789,14 +709,8 @@ extension UpperOrder: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.label = try reader.read(1, "label")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.label = try reader.read(1, "label")
   }
@@ -846,15 +760,8 @@ extension CaseFields: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.Row) throws {
+  public init(storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.name = try reader.read(1, "name")
-    self.Name = try reader.read(2, "Name")
-  }
-
-  public init(storedFields fields: any Coffer.StoredFields) throws {
-    let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")
     self.Name = try reader.read(2, "Name")

@@ -104,16 +104,9 @@ extension StorableModel {
     let reads = stored.enumerated().map { position, property in
       "  self.\(escaped(property.name)) = try reader.read(\(position), \(property.storedNameLiteral))"
     }
-    // The same reads twice: from a Row, whose values the reader reads directly, and from a
-    // backend's fields in place.
     return """
-      public init(storedRow row: Coffer.Row) throws {
+      public init(storedRow row: Coffer.StoredRow) throws {
         let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: \(idPosition))
-      \(reads.joined(separator: "\n"))
-      }
-
-      public init(storedFields fields: any Coffer.StoredFields) throws {
-        let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: \(idPosition))
       \(reads.joined(separator: "\n"))
       }
       """

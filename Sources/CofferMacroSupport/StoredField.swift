@@ -53,36 +53,167 @@ public enum StoredField {
 
   // MARK: Encoding
 
-  /// A scalar property's value.
-  @inlinable
-  public static func value<V: StoredScalar>(_ value: V, _ name: String, in entity: String) throws -> Value {
-    guard let stored = value.storedScalar else { throw outOfRange(value, name, entity) }
-    return stored
-  }
+  // One pair (plain and optional) per stored scalar type, so that the call in the generated
+  // code is a direct call the compiler picks by the property's type.
 
-  /// An optional scalar property's value, or ``Value/null``.
-  @inlinable
-  public static func value<V: StoredScalar>(_ value: V?, _ name: String, in entity: String) throws -> Value {
-    guard let value else { return .null }
-    guard let stored = value.storedScalar else { throw outOfRange(value, name, entity) }
-    return stored
+  /// A `Bool` property's value.
+  public static func value(_ value: Bool, _ name: String, in entity: String) throws -> Value {
+    try scalar(value, name, entity)
+  }
+  /// An optional `Bool` property's value, or ``Value/null``.
+  public static func value(_ value: Bool?, _ name: String, in entity: String) throws -> Value {
+    try value.map { try scalar($0, name, entity) } ?? .null
+  }
+  /// A `String` property's value.
+  public static func value(_ value: String, _ name: String, in entity: String) throws -> Value {
+    try scalar(value, name, entity)
+  }
+  /// An optional `String` property's value, or ``Value/null``.
+  public static func value(_ value: String?, _ name: String, in entity: String) throws -> Value {
+    try value.map { try scalar($0, name, entity) } ?? .null
+  }
+  /// A `Double` property's value.
+  public static func value(_ value: Double, _ name: String, in entity: String) throws -> Value {
+    try scalar(value, name, entity)
+  }
+  /// An optional `Double` property's value, or ``Value/null``.
+  public static func value(_ value: Double?, _ name: String, in entity: String) throws -> Value {
+    try value.map { try scalar($0, name, entity) } ?? .null
+  }
+  /// A `Float` property's value.
+  public static func value(_ value: Float, _ name: String, in entity: String) throws -> Value {
+    try scalar(value, name, entity)
+  }
+  /// An optional `Float` property's value, or ``Value/null``.
+  public static func value(_ value: Float?, _ name: String, in entity: String) throws -> Value {
+    try value.map { try scalar($0, name, entity) } ?? .null
+  }
+  /// A `Date` property's value.
+  public static func value(_ value: Date, _ name: String, in entity: String) throws -> Value {
+    try scalar(value, name, entity)
+  }
+  /// An optional `Date` property's value, or ``Value/null``.
+  public static func value(_ value: Date?, _ name: String, in entity: String) throws -> Value {
+    try value.map { try scalar($0, name, entity) } ?? .null
+  }
+  /// An `UUID` property's value.
+  public static func value(_ value: UUID, _ name: String, in entity: String) throws -> Value {
+    try scalar(value, name, entity)
+  }
+  /// An optional `UUID` property's value, or ``Value/null``.
+  public static func value(_ value: UUID?, _ name: String, in entity: String) throws -> Value {
+    try value.map { try scalar($0, name, entity) } ?? .null
+  }
+  /// A `Data` property's value.
+  public static func value(_ value: Data, _ name: String, in entity: String) throws -> Value {
+    try scalar(value, name, entity)
+  }
+  /// An optional `Data` property's value, or ``Value/null``.
+  public static func value(_ value: Data?, _ name: String, in entity: String) throws -> Value {
+    try value.map { try scalar($0, name, entity) } ?? .null
+  }
+  /// An `URL` property's value.
+  public static func value(_ value: URL, _ name: String, in entity: String) throws -> Value {
+    try scalar(value, name, entity)
+  }
+  /// An optional `URL` property's value, or ``Value/null``.
+  public static func value(_ value: URL?, _ name: String, in entity: String) throws -> Value {
+    try value.map { try scalar($0, name, entity) } ?? .null
+  }
+  /// An `Int` property's value.
+  public static func value(_ value: Int, _ name: String, in entity: String) throws -> Value {
+    try scalar(value, name, entity)
+  }
+  /// An optional `Int` property's value, or ``Value/null``.
+  public static func value(_ value: Int?, _ name: String, in entity: String) throws -> Value {
+    try value.map { try scalar($0, name, entity) } ?? .null
+  }
+  /// An `Int8` property's value.
+  public static func value(_ value: Int8, _ name: String, in entity: String) throws -> Value {
+    try scalar(value, name, entity)
+  }
+  /// An optional `Int8` property's value, or ``Value/null``.
+  public static func value(_ value: Int8?, _ name: String, in entity: String) throws -> Value {
+    try value.map { try scalar($0, name, entity) } ?? .null
+  }
+  /// An `Int16` property's value.
+  public static func value(_ value: Int16, _ name: String, in entity: String) throws -> Value {
+    try scalar(value, name, entity)
+  }
+  /// An optional `Int16` property's value, or ``Value/null``.
+  public static func value(_ value: Int16?, _ name: String, in entity: String) throws -> Value {
+    try value.map { try scalar($0, name, entity) } ?? .null
+  }
+  /// An `Int32` property's value.
+  public static func value(_ value: Int32, _ name: String, in entity: String) throws -> Value {
+    try scalar(value, name, entity)
+  }
+  /// An optional `Int32` property's value, or ``Value/null``.
+  public static func value(_ value: Int32?, _ name: String, in entity: String) throws -> Value {
+    try value.map { try scalar($0, name, entity) } ?? .null
+  }
+  /// An `Int64` property's value.
+  public static func value(_ value: Int64, _ name: String, in entity: String) throws -> Value {
+    try scalar(value, name, entity)
+  }
+  /// An optional `Int64` property's value, or ``Value/null``.
+  public static func value(_ value: Int64?, _ name: String, in entity: String) throws -> Value {
+    try value.map { try scalar($0, name, entity) } ?? .null
+  }
+  /// An `UInt` property's value.
+  public static func value(_ value: UInt, _ name: String, in entity: String) throws -> Value {
+    try scalar(value, name, entity)
+  }
+  /// An optional `UInt` property's value, or ``Value/null``.
+  public static func value(_ value: UInt?, _ name: String, in entity: String) throws -> Value {
+    try value.map { try scalar($0, name, entity) } ?? .null
+  }
+  /// An `UInt8` property's value.
+  public static func value(_ value: UInt8, _ name: String, in entity: String) throws -> Value {
+    try scalar(value, name, entity)
+  }
+  /// An optional `UInt8` property's value, or ``Value/null``.
+  public static func value(_ value: UInt8?, _ name: String, in entity: String) throws -> Value {
+    try value.map { try scalar($0, name, entity) } ?? .null
+  }
+  /// An `UInt16` property's value.
+  public static func value(_ value: UInt16, _ name: String, in entity: String) throws -> Value {
+    try scalar(value, name, entity)
+  }
+  /// An optional `UInt16` property's value, or ``Value/null``.
+  public static func value(_ value: UInt16?, _ name: String, in entity: String) throws -> Value {
+    try value.map { try scalar($0, name, entity) } ?? .null
+  }
+  /// An `UInt32` property's value.
+  public static func value(_ value: UInt32, _ name: String, in entity: String) throws -> Value {
+    try scalar(value, name, entity)
+  }
+  /// An optional `UInt32` property's value, or ``Value/null``.
+  public static func value(_ value: UInt32?, _ name: String, in entity: String) throws -> Value {
+    try value.map { try scalar($0, name, entity) } ?? .null
+  }
+  /// An `UInt64` property's value.
+  public static func value(_ value: UInt64, _ name: String, in entity: String) throws -> Value {
+    try scalar(value, name, entity)
+  }
+  /// An optional `UInt64` property's value, or ``Value/null``.
+  public static func value(_ value: UInt64?, _ name: String, in entity: String) throws -> Value {
+    try value.map { try scalar($0, name, entity) } ?? .null
   }
 
   /// An enum's raw value.
-  @inlinable
   public static func value<V: RawRepresentable & Encodable>(_ value: V, _ name: String, in entity: String)
     throws -> Value where V.RawValue: StoredScalar
   {
-    try Self.value(value.rawValue, name, in: entity)
+    try scalar(value.rawValue, name, entity)
   }
 
   /// An optional enum's raw value, or ``Value/null``.
-  @inlinable
   public static func value<V: RawRepresentable & Encodable>(_ value: V?, _ name: String, in entity: String)
     throws -> Value where V.RawValue: StoredScalar
   {
     guard let value else { return .null }
-    return try Self.value(value.rawValue, name, in: entity)
+    return try scalar(value.rawValue, name, entity)
   }
 
   /// Any other `Codable` value, as the `Codable` row codec stores it.
@@ -96,8 +227,8 @@ public enum StoredField {
     return try StoredEncoding.value(of: value, field: name, entity: entity)
   }
 
-  @usableFromInline
-  static func outOfRange(_ value: some StoredScalar, _ name: String, _ entity: String) -> CofferError {
-    StoredEncoding.outOfRange(name, entity)
+  private static func scalar<V: StoredScalar>(_ value: V, _ name: String, _ entity: String) throws -> Value {
+    guard let stored = value.storedScalar else { throw StoredEncoding.outOfRange(name, entity) }
+    return stored
   }
 }

@@ -1,115 +1,105 @@
 @_spi(Backend) import Coffer
 import Foundation
 
-/// What the readers in `@Storable`'s generated initializers share: reading the stored value at a
-/// position and converting it to a property's type, which the compiler picks from the property
-/// assigned to. ``StoredRowReader`` reads a ``Row``; ``StoredFieldsReader`` reads a backend's
-/// row in place. Both are for generated code.
+/// Reads a ``Coffer/StoredRow`` for the `init(storedRow:)` that `@Storable` generates, value by
+/// value: each scalar through the backend's typed accessor when the row is read in place, as a
+/// ``Coffer/Value`` otherwise. You do not call it yourself.
 ///
-/// Every failure is a ``CofferError/Code/decodingFailed`` (or
-/// ``CofferError/Code/valueOutOfRange``) naming the entity, the id and the field.
-public protocol StoredValueReading {
-  /// The entity whose row is read, for errors.
-  var entity: String { get }
-  /// The id of the row, for errors.
-  var idText: String? { get }
-  /// The stored value at a position, or a missing-field error.
-  func stored(_ position: Int, _ name: String) throws -> Value
-  /// A scalar at a position read without making a ``Value``, or `nil` to read it as one.
-  func inPlace<V: StoredScalar>(_ position: Int, as type: V.Type) -> V?
-}
+/// The compiler picks the `read` that matches the property assigned to. Every failure is a
+/// ``Coffer/CofferError/Code/decodingFailed`` (or ``Coffer/CofferError/Code/valueOutOfRange``)
+/// naming the entity, the id and the field.
+public struct StoredRowReader {
+  let row: Row?
+  let fields: (any StoredFields)?
+  let entity: String
+  let idPosition: Int
 
-/// Reads a ``Row`` for the `init(storedRow:)` that `@Storable` generates, value by value.
-public struct StoredRowReader: StoredValueReading {
-  /// The row being read.
-  public let row: Row
-  /// The entity whose row is read.
-  public let entity: String
-  @usableFromInline let idPosition: Int
-
-  /// A reader of a row of an entity whose id is at `idPosition`.
-  @inlinable
-  public init(_ row: Row, entity: String, idPosition: Int) {
-    self.row = row
+  /// A reader of a stored row of an entity whose id is at `idPosition`.
+  public init(_ row: StoredRow, entity: String, idPosition: Int) {
+    self.row = row.row
+    self.fields = row.fields
     self.entity = entity
     self.idPosition = idPosition
   }
 
-  /// The value at a position, or a missing-field error.
-  @inlinable
-  public func stored(_ position: Int, _ name: String) throws -> Value {
-    guard position < row.values.count else { throw missing(name) }
-    return row.values[position]
-  }
+  // MARK: Scalars, one pair (plain and optional) per stored scalar type
 
-  /// `nil`: a row's values are read as they are.
-  @inlinable
-  public func inPlace<V: StoredScalar>(_ position: Int, as type: V.Type) -> V? { nil }
+  /// A `Bool` property.
+  public func read(_ position: Int, _ name: String) throws -> Bool { try scalar(position, name) }
+  /// An optional `Bool` property.
+  public func read(_ position: Int, _ name: String) throws -> Bool? { try optionalScalar(position, name) }
+  /// A `String` property.
+  public func read(_ position: Int, _ name: String) throws -> String { try scalar(position, name) }
+  /// An optional `String` property.
+  public func read(_ position: Int, _ name: String) throws -> String? { try optionalScalar(position, name) }
+  /// A `Double` property.
+  public func read(_ position: Int, _ name: String) throws -> Double { try scalar(position, name) }
+  /// An optional `Double` property.
+  public func read(_ position: Int, _ name: String) throws -> Double? { try optionalScalar(position, name) }
+  /// A `Float` property.
+  public func read(_ position: Int, _ name: String) throws -> Float { try scalar(position, name) }
+  /// An optional `Float` property.
+  public func read(_ position: Int, _ name: String) throws -> Float? { try optionalScalar(position, name) }
+  /// A `Date` property.
+  public func read(_ position: Int, _ name: String) throws -> Date { try scalar(position, name) }
+  /// An optional `Date` property.
+  public func read(_ position: Int, _ name: String) throws -> Date? { try optionalScalar(position, name) }
+  /// A `UUID` property.
+  public func read(_ position: Int, _ name: String) throws -> UUID { try scalar(position, name) }
+  /// An optional `UUID` property.
+  public func read(_ position: Int, _ name: String) throws -> UUID? { try optionalScalar(position, name) }
+  /// A `Data` property.
+  public func read(_ position: Int, _ name: String) throws -> Data { try scalar(position, name) }
+  /// An optional `Data` property.
+  public func read(_ position: Int, _ name: String) throws -> Data? { try optionalScalar(position, name) }
+  /// A `URL` property.
+  public func read(_ position: Int, _ name: String) throws -> URL { try scalar(position, name) }
+  /// An optional `URL` property.
+  public func read(_ position: Int, _ name: String) throws -> URL? { try optionalScalar(position, name) }
+  /// An `Int` property.
+  public func read(_ position: Int, _ name: String) throws -> Int { try scalar(position, name) }
+  /// An optional `Int` property.
+  public func read(_ position: Int, _ name: String) throws -> Int? { try optionalScalar(position, name) }
+  /// An `Int8` property.
+  public func read(_ position: Int, _ name: String) throws -> Int8 { try scalar(position, name) }
+  /// An optional `Int8` property.
+  public func read(_ position: Int, _ name: String) throws -> Int8? { try optionalScalar(position, name) }
+  /// An `Int16` property.
+  public func read(_ position: Int, _ name: String) throws -> Int16 { try scalar(position, name) }
+  /// An optional `Int16` property.
+  public func read(_ position: Int, _ name: String) throws -> Int16? { try optionalScalar(position, name) }
+  /// An `Int32` property.
+  public func read(_ position: Int, _ name: String) throws -> Int32 { try scalar(position, name) }
+  /// An optional `Int32` property.
+  public func read(_ position: Int, _ name: String) throws -> Int32? { try optionalScalar(position, name) }
+  /// An `Int64` property.
+  public func read(_ position: Int, _ name: String) throws -> Int64 { try scalar(position, name) }
+  /// An optional `Int64` property.
+  public func read(_ position: Int, _ name: String) throws -> Int64? { try optionalScalar(position, name) }
+  /// A `UInt` property.
+  public func read(_ position: Int, _ name: String) throws -> UInt { try scalar(position, name) }
+  /// An optional `UInt` property.
+  public func read(_ position: Int, _ name: String) throws -> UInt? { try optionalScalar(position, name) }
+  /// A `UInt8` property.
+  public func read(_ position: Int, _ name: String) throws -> UInt8 { try scalar(position, name) }
+  /// An optional `UInt8` property.
+  public func read(_ position: Int, _ name: String) throws -> UInt8? { try optionalScalar(position, name) }
+  /// A `UInt16` property.
+  public func read(_ position: Int, _ name: String) throws -> UInt16 { try scalar(position, name) }
+  /// An optional `UInt16` property.
+  public func read(_ position: Int, _ name: String) throws -> UInt16? { try optionalScalar(position, name) }
+  /// A `UInt32` property.
+  public func read(_ position: Int, _ name: String) throws -> UInt32 { try scalar(position, name) }
+  /// An optional `UInt32` property.
+  public func read(_ position: Int, _ name: String) throws -> UInt32? { try optionalScalar(position, name) }
+  /// A `UInt64` property.
+  public func read(_ position: Int, _ name: String) throws -> UInt64 { try scalar(position, name) }
+  /// An optional `UInt64` property.
+  public func read(_ position: Int, _ name: String) throws -> UInt64? { try optionalScalar(position, name) }
 
-  /// The id's description.
-  public var idText: String? { idPosition < row.values.count ? row.values[idPosition].description : nil }
-}
-
-/// Reads a backend's row in place (``StoredFields``) for the `init(storedFields:)` that
-/// `@Storable` generates: each scalar through the fields' typed accessor first, as a ``Value``
-/// only when that declines.
-public struct StoredFieldsReader: StoredValueReading {
-  /// The row being read.
-  public let fields: any StoredFields
-  /// The entity whose row is read.
-  public let entity: String
-  @usableFromInline let idPosition: Int
-
-  /// A reader of the fields of an entity whose id is at `idPosition`.
-  @inlinable
-  public init(_ fields: any StoredFields, entity: String, idPosition: Int) {
-    self.fields = fields
-    self.entity = entity
-    self.idPosition = idPosition
-  }
-
-  /// The value at a position, or a missing-field error.
-  @inlinable
-  public func stored(_ position: Int, _ name: String) throws -> Value {
-    guard position < fields.count else { throw missing(name) }
-    return try fields.value(at: position)
-  }
-
-  /// The fields' typed accessor for `V`.
-  @inlinable
-  public func inPlace<V: StoredScalar>(_ position: Int, as type: V.Type) -> V? {
-    V.read(from: fields, at: position)
-  }
-
-  /// The id's description.
-  public var idText: String? {
-    guard idPosition < fields.count, let id = try? fields.value(at: idPosition) else { return nil }
-    return id.description
-  }
-}
-
-extension StoredValueReading {
-  /// A scalar property.
-  @inlinable
-  public func read<V: StoredScalar>(_ position: Int, _ name: String) throws -> V {
-    if let result = inPlace(position, as: V.self) { return result }
-    let value = try stored(position, name)
-    guard let result = V(storedScalar: value) else { throw mismatch(value, V.self, name) }
-    return result
-  }
-
-  /// An optional scalar property.
-  @inlinable
-  public func read<V: StoredScalar>(_ position: Int, _ name: String) throws -> V? {
-    if let result = inPlace(position, as: V.self) { return result }
-    let value = try stored(position, name)
-    if case .null = value { return nil }
-    guard let result = V(storedScalar: value) else { throw mismatch(value, V.self, name) }
-    return result
-  }
+  // MARK: Enums and everything else
 
   /// An enum stored as its raw value.
-  @inlinable
   public func read<V: RawRepresentable & Decodable>(_ position: Int, _ name: String) throws -> V
   where V.RawValue: StoredScalar {
     let value = try stored(position, name)
@@ -120,7 +110,6 @@ extension StoredValueReading {
   }
 
   /// An optional enum stored as its raw value.
-  @inlinable
   public func read<V: RawRepresentable & Decodable>(_ position: Int, _ name: String) throws -> V?
   where V.RawValue: StoredScalar {
     let value = try stored(position, name)
@@ -141,8 +130,47 @@ extension StoredValueReading {
     return try decodeDocumentOrScalar(value, as: V.self, name)
   }
 
-  @usableFromInline
-  func decodeDocumentOrScalar<V: Decodable>(_ value: Value, as type: V.Type, _ name: String) throws -> V {
+  // MARK: Reading
+
+  /// A scalar, through the backend's typed accessor first.
+  private func scalar<V: StoredScalar>(_ position: Int, _ name: String) throws -> V {
+    if let fields, let result = V.read(from: fields, at: position) { return result }
+    let value = try stored(position, name)
+    guard let result = V(storedScalar: value) else { throw mismatch(value, V.self, name) }
+    return result
+  }
+
+  /// An optional scalar, through the backend's typed accessor first.
+  private func optionalScalar<V: StoredScalar>(_ position: Int, _ name: String) throws -> V? {
+    if let fields, let result = V.read(from: fields, at: position) { return result }
+    let value = try stored(position, name)
+    if case .null = value { return nil }
+    guard let result = V(storedScalar: value) else { throw mismatch(value, V.self, name) }
+    return result
+  }
+
+  /// The stored value at a position, or a missing-field error.
+  private func stored(_ position: Int, _ name: String) throws -> Value {
+    if let row {
+      guard position < row.values.count else { throw missing(name) }
+      return row.values[position]
+    }
+    guard let fields, position < fields.count else { throw missing(name) }
+    return try fields.value(at: position)
+  }
+
+  /// The id's description, for errors.
+  private var idText: String? {
+    if let row { return idPosition < row.values.count ? row.values[idPosition].description : nil }
+    guard let fields, idPosition < fields.count, let id = try? fields.value(at: idPosition) else {
+      return nil
+    }
+    return id.description
+  }
+
+  private func decodeDocumentOrScalar<V: Decodable>(_ value: Value, as type: V.Type, _ name: String) throws
+    -> V
+  {
     if case .document(let data) = value {
       do {
         return try DocumentCoding.decode(type, from: data)
@@ -163,18 +191,16 @@ extension StoredValueReading {
     }
   }
 
-  @usableFromInline
-  func missing(_ name: String) -> CofferError {
+  private func missing(_ name: String) -> CofferError {
     CofferError(
       .decodingFailed, "\(entity) has no stored field '\(name)'. Add it to the schema or make it optional.",
       entity: entity, id: idText, field: name)
   }
 
-  @usableFromInline
-  func mismatch(_ value: Value, _ type: Any.Type, _ name: String) -> CofferError {
-    if case .int(let number) = value, type is any FixedWidthInteger.Type {
+  private func mismatch(_ value: Value, _ type: Any.Type, _ name: String) -> CofferError {
+    if case .int = value, type is any FixedWidthInteger.Type {
       return CofferError(
-        .valueOutOfRange, "The stored \(entity).\(name) = \(number) does not fit in \(type).",
+        .valueOutOfRange, "The stored \(entity).\(name) value does not fit in \(type).",
         entity: entity, id: idText, field: name)
     }
     return CofferError(
@@ -187,7 +213,6 @@ extension StoredValueReading {
 /// Optionals, which read `nil` from a null field.
 protocol NullableField { static var none: Self { get } }
 extension Optional: NullableField {}
-
 /// A decoder over one stored scalar, for types that decode themselves from a single value.
 struct StoredScalarDecoder: Decoder, SingleValueDecodingContainer {
   let value: Value

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 import Foundation
 
 /// A hybrid logical clock reading: wall-clock microseconds, a counter for readings within one

@@ -55,16 +55,8 @@ import Testing
             ])
           }
 
-          public init(storedRow row: Coffer.Row) throws {
+          public init(storedRow row: Coffer.StoredRow) throws {
             let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-            self.id = try reader.read(0, "id")
-            self.threadID = try reader.read(1, "threadID")
-            self.text = try reader.read(2, "text")
-            self.readAt = try reader.read(3, "readAt")
-          }
-
-          public init(storedFields fields: any Coffer.StoredFields) throws {
-            let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
             self.id = try reader.read(0, "id")
             self.threadID = try reader.read(1, "threadID")
             self.text = try reader.read(2, "text")
@@ -157,15 +149,8 @@ import Testing
             ])
           }
 
-          public init(storedRow row: Coffer.Row) throws {
+          public init(storedRow row: Coffer.StoredRow) throws {
             let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-            self.email = try reader.read(0, "mail")
-            self.handle = try reader.read(1, "handle")
-            self.mood = try reader.read(2, "mood")
-          }
-
-          public init(storedFields fields: any Coffer.StoredFields) throws {
-            let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
             self.email = try reader.read(0, "mail")
             self.handle = try reader.read(1, "handle")
             self.mood = try reader.read(2, "mood")
@@ -233,14 +218,8 @@ import Testing
             ])
           }
 
-          public init(storedRow row: Coffer.Row) throws {
+          public init(storedRow row: Coffer.StoredRow) throws {
             let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-            self.id = try reader.read(0, "id")
-            self.text = try reader.read(1, "body")
-          }
-
-          public init(storedFields fields: any Coffer.StoredFields) throws {
-            let reader = CofferMacroSupport.StoredFieldsReader(fields, entity: Self.entityName, idPosition: 0)
             self.id = try reader.read(0, "id")
             self.text = try reader.read(1, "body")
           }

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Coffer
+@_spi(Backend) @testable import Coffer
 
 /// The pieces of the export format and the digest that must never change between releases.
 @Suite struct ExportFormatTests {

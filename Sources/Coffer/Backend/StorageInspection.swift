@@ -16,14 +16,15 @@ public struct StorageDescription: Sendable, Hashable, Codable {
     public var value: String
 
     /// A fact.
-    public init(_ name: String, _ value: String) {
+    @_spi(Backend) public init(_ name: String, _ value: String) {
       self.name = name
       self.value = value
     }
   }
 
   /// A description; everything unknown by default.
-  public init(formatVersion: String? = nil, bytesOnDisk: Int64? = nil, details: [Detail] = []) {
+  @_spi(Backend) public init(formatVersion: String? = nil, bytesOnDisk: Int64? = nil, details: [Detail] = [])
+  {
     self.formatVersion = formatVersion
     self.bytesOnDisk = bytesOnDisk
     self.details = details
@@ -44,7 +45,8 @@ public struct IntegrityProblem: Sendable, Hashable, Codable, CustomStringConvert
   public var message: String
 
   /// A problem.
-  public init(entity: String? = nil, id: Value? = nil, field: String? = nil, _ message: String) {
+  @_spi(Backend) public init(entity: String? = nil, id: Value? = nil, field: String? = nil, _ message: String)
+  {
     self.entity = entity
     self.id = id
     self.field = field

@@ -14,7 +14,7 @@ import Foundation
 /// Fields are an object, so that handing them over copies one reference; a backend usually
 /// makes one for a read and loads each row into it. An instance is only valid during the call
 /// it is passed to; never keep it.
-public protocol StoredFields: AnyObject {
+@_spi(Backend) public protocol StoredFields: AnyObject {
   /// The number of fields.
   var count: Int { get }
   /// The value at a position (which is less than ``count``).
@@ -41,7 +41,7 @@ public protocol StoredFields: AnyObject {
   var row: Row? { get }
 }
 
-extension StoredFields {
+@_spi(Backend) extension StoredFields {
   /// `nil`: the fields are not a ``Row``.
   public var row: Row? { nil }
   /// The value at a position, or `nil` past the last field or when it cannot be read.
@@ -110,7 +110,7 @@ extension StoredFields {
   }
 }
 
-extension Row {
+@_spi(Backend) extension Row {
   /// The row of every value of stored fields (the fields themselves when they are a row).
   public init(_ fields: any StoredFields) throws {
     if let row = fields.row {

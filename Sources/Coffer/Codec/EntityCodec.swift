@@ -54,20 +54,26 @@
   ///   the row does not fit the type.
   @inlinable
   package func decode(_ row: Row) throws -> T {
-    if usesGeneratedCode { return try T(storedRow: row) }
+    if usesGeneratedCode { return try T(storedRow: StoredRow(row)) }
     return try decodeThroughCodable(row)
   }
 
-  /// The value a row read in place stands for (see ``StorageBackend/read(_:_:)``).
+  /// The value a stored row stands for: a row's values, or a backend's row read in place (see
+  /// ``StorageBackend/read(_:_:)``).
   ///
   /// - Throws: as ``decode(_:)-(Row)``, and ``CofferError/Code/corruptStore`` when the backend
   ///   cannot read a stored value.
   @inlinable
-  package func decode(_ fields: any StoredFields) throws -> T {
-    if let row = fields.row { return try decode(row) }
-    if usesGeneratedCode { return try T(storedFields: fields) }
-    return try decodeThroughCodable(Row(fields))
+  package func decode(_ row: StoredRow) throws -> T {
+    if usesGeneratedCode { return try T(storedRow: row) }
+    return try decodeThroughCodable(row)
   }
+
+  /// The value a backend's row read in place stands for, for the reads that are not inlined.
+  package func decode(_ fields: any StoredFields) throws -> T { try decode(StoredRow(fields)) }
+
+  @usableFromInline
+  func decodeThroughCodable(_ row: StoredRow) throws -> T { try decodeThroughCodable(row.values()) }
 
   @usableFromInline
   func decodeThroughCodable(_ row: Row) throws -> T {
@@ -113,7 +119,9 @@
   @inlinable public func decode(_ row: Row) throws -> T { try codec.decode(row) }
 
   /// The value a row read in place stands for (see ``StorageBackend/read(_:_:)``).
-  @inlinable public func decode(_ fields: any StoredFields) throws -> T { try codec.decode(fields) }
+  @inlinable public func decode(_ fields: any StoredFields) throws -> T {
+    try codec.decode(StoredRow(fields))
+  }
 }
 
 /// Which row code a new ``EntityCodec`` uses for types that have generated code.

@@ -45,10 +45,10 @@ final class RowSink {
     values[position] = value
   }
 
-  func outOfRange(_ key: String, _ description: String) -> CofferError {
+  func outOfRange(_ key: String) -> CofferError {
     CofferError(
       .valueOutOfRange,
-      "\(schema.name).\(key) = \(description) does not fit in a signed 64-bit integer, the largest integer Coffer stores.",
+      "\(schema.name).\(key) does not fit in a signed 64-bit integer, the largest integer Coffer stores.",
       entity: schema.name, field: key)
   }
 }
@@ -109,11 +109,11 @@ struct RowKeyedEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
     try sink.set(.int(Int64(value)), at: key.stringValue)
   }
   mutating func encode(_ value: UInt, forKey key: Key) throws {
-    guard let exact = Int64(exactly: value) else { throw sink.outOfRange(key.stringValue, String(value)) }
+    guard let exact = Int64(exactly: value) else { throw sink.outOfRange(key.stringValue) }
     try sink.set(.int(exact), at: key.stringValue)
   }
   mutating func encode(_ value: UInt64, forKey key: Key) throws {
-    guard let exact = Int64(exactly: value) else { throw sink.outOfRange(key.stringValue, String(value)) }
+    guard let exact = Int64(exactly: value) else { throw sink.outOfRange(key.stringValue) }
     try sink.set(.int(exact), at: key.stringValue)
   }
 

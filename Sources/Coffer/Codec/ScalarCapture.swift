@@ -38,13 +38,13 @@ struct ScalarCaptureContainer: SingleValueEncodingContainer {
   mutating func encode(_ value: UInt32) throws { put(.int(Int64(value))) }
   mutating func encode(_ value: UInt) throws {
     guard let exact = Int64(exactly: value) else {
-      throw capture.sink.outOfRange(capture.field, String(value))
+      throw capture.sink.outOfRange(capture.field)
     }
     put(.int(exact))
   }
   mutating func encode(_ value: UInt64) throws {
     guard let exact = Int64(exactly: value) else {
-      throw capture.sink.outOfRange(capture.field, String(value))
+      throw capture.sink.outOfRange(capture.field)
     }
     put(.int(exact))
   }

@@ -8,130 +8,140 @@ import Foundation
 /// ``ValueConvertible``, so a property of one of these types can be compared in a filter.
 public protocol StoredScalar: Codable, ValueConvertible {
   /// The kind of field values of this type are stored in.
-  static var storedKind: FieldKind { get }
+  @_spi(Backend) static var storedKind: FieldKind { get }
   /// The stored value, or `nil` when it does not fit (an unsigned integer above `Int64.max`).
-  var storedScalar: Value? { get }
+  @_spi(Backend) var storedScalar: Value? { get }
   /// The value read back from a stored value, or `nil` when the value is of another kind or
   /// out of range.
-  init?(storedScalar: Value)
+  @_spi(Backend) init?(storedScalar: Value)
   /// The value of a field read in place with one of ``StoredFields``' typed accessors, or `nil`
   /// to read it through ``init(storedScalar:)`` instead (for null, another kind, a value out of
   /// range, or a type with no such accessor, which is the default).
-  static func read(from fields: some StoredFields, at position: Int) -> Self?
+  @_spi(Backend) static func read(from fields: some StoredFields, at position: Int) -> Self?
 }
 
 extension StoredScalar {
   /// `nil`: read through ``init(storedScalar:)``.
-  @inlinable public static func read(from fields: some StoredFields, at position: Int) -> Self? { nil }
+  @_spi(Backend) @inlinable public static func read(from fields: some StoredFields, at position: Int) -> Self?
+  { nil }
 
   /// ``storedScalar``, for filters.
-  @inlinable public var storedValue: Value { storedScalar ?? .null }
+  public var storedValue: Value { storedScalar ?? .null }
 }
 
 extension Bool: StoredScalar {
   /// ``FieldKind/bool``.
-  public static var storedKind: FieldKind { .bool }
+  @_spi(Backend) public static var storedKind: FieldKind { .bool }
   /// ``Value/bool(_:)``.
-  @inlinable public var storedScalar: Value? { .bool(self) }
+  @_spi(Backend) @inlinable public var storedScalar: Value? { .bool(self) }
   /// From ``Value/bool(_:)``.
-  @inlinable public init?(storedScalar: Value) {
+  @_spi(Backend) @inlinable public init?(storedScalar: Value) {
     guard case .bool(let v) = storedScalar else { return nil }
     self = v
   }
   /// ``StoredFields/bool(at:)``.
-  @inlinable public static func read(from fields: some StoredFields, at position: Int) -> Bool? {
+  @_spi(Backend) @inlinable public static func read(from fields: some StoredFields, at position: Int) -> Bool?
+  {
     fields.bool(at: position)
   }
 }
 
 extension String: StoredScalar {
   /// ``FieldKind/string``.
-  public static var storedKind: FieldKind { .string }
+  @_spi(Backend) public static var storedKind: FieldKind { .string }
   /// ``Value/string(_:)``.
-  @inlinable public var storedScalar: Value? { .string(self) }
+  @_spi(Backend) @inlinable public var storedScalar: Value? { .string(self) }
   /// From ``Value/string(_:)``.
-  @inlinable public init?(storedScalar: Value) {
+  @_spi(Backend) @inlinable public init?(storedScalar: Value) {
     guard case .string(let v) = storedScalar else { return nil }
     self = v
   }
   /// ``StoredFields/string(at:)``.
-  @inlinable public static func read(from fields: some StoredFields, at position: Int) -> String? {
+  @_spi(Backend) @inlinable public static func read(from fields: some StoredFields, at position: Int)
+    -> String?
+  {
     fields.string(at: position)
   }
 }
 
 extension Double: StoredScalar {
   /// ``FieldKind/double``.
-  public static var storedKind: FieldKind { .double }
+  @_spi(Backend) public static var storedKind: FieldKind { .double }
   /// ``Value/double(_:)``.
-  @inlinable public var storedScalar: Value? { .double(self) }
+  @_spi(Backend) @inlinable public var storedScalar: Value? { .double(self) }
   /// From ``Value/double(_:)``.
-  @inlinable public init?(storedScalar: Value) {
+  @_spi(Backend) @inlinable public init?(storedScalar: Value) {
     guard case .double(let v) = storedScalar else { return nil }
     self = v
   }
   /// ``StoredFields/double(at:)``.
-  @inlinable public static func read(from fields: some StoredFields, at position: Int) -> Double? {
+  @_spi(Backend) @inlinable public static func read(from fields: some StoredFields, at position: Int)
+    -> Double?
+  {
     fields.double(at: position)
   }
 }
 
 extension Float: StoredScalar {
   /// ``FieldKind/double``.
-  public static var storedKind: FieldKind { .double }
+  @_spi(Backend) public static var storedKind: FieldKind { .double }
   /// ``Value/double(_:)``.
-  @inlinable public var storedScalar: Value? { .double(Double(self)) }
+  @_spi(Backend) @inlinable public var storedScalar: Value? { .double(Double(self)) }
   /// From ``Value/double(_:)``.
-  @inlinable public init?(storedScalar: Value) {
+  @_spi(Backend) @inlinable public init?(storedScalar: Value) {
     guard case .double(let v) = storedScalar else { return nil }
     self = Float(v)
   }
   /// ``StoredFields/double(at:)``, narrowed.
-  @inlinable public static func read(from fields: some StoredFields, at position: Int) -> Float? {
+  @_spi(Backend) @inlinable public static func read(from fields: some StoredFields, at position: Int)
+    -> Float?
+  {
     fields.double(at: position).map(Float.init)
   }
 }
 
 extension Date: StoredScalar {
   /// ``FieldKind/date``.
-  public static var storedKind: FieldKind { .date }
+  @_spi(Backend) public static var storedKind: FieldKind { .date }
   /// ``Value/date(_:)`` of this date rounded to the microsecond (``Value/normalized(_:)``),
   /// the form every backend stores.
-  @inlinable public var storedScalar: Value? { .date(Value.normalized(self)) }
+  @_spi(Backend) @inlinable public var storedScalar: Value? { .date(Value.normalized(self)) }
   /// From ``Value/date(_:)``.
-  @inlinable public init?(storedScalar: Value) {
+  @_spi(Backend) @inlinable public init?(storedScalar: Value) {
     guard case .date(let v) = storedScalar else { return nil }
     self = v
   }
   /// ``StoredFields/date(at:)``.
-  @inlinable public static func read(from fields: some StoredFields, at position: Int) -> Date? {
+  @_spi(Backend) @inlinable public static func read(from fields: some StoredFields, at position: Int) -> Date?
+  {
     fields.date(at: position)
   }
 }
 
 extension UUID: StoredScalar {
   /// ``FieldKind/uuid``.
-  public static var storedKind: FieldKind { .uuid }
+  @_spi(Backend) public static var storedKind: FieldKind { .uuid }
   /// ``Value/uuid(_:)``.
-  @inlinable public var storedScalar: Value? { .uuid(self) }
+  @_spi(Backend) @inlinable public var storedScalar: Value? { .uuid(self) }
   /// From ``Value/uuid(_:)``.
-  @inlinable public init?(storedScalar: Value) {
+  @_spi(Backend) @inlinable public init?(storedScalar: Value) {
     guard case .uuid(let v) = storedScalar else { return nil }
     self = v
   }
   /// ``StoredFields/uuid(at:)``.
-  @inlinable public static func read(from fields: some StoredFields, at position: Int) -> UUID? {
+  @_spi(Backend) @inlinable public static func read(from fields: some StoredFields, at position: Int) -> UUID?
+  {
     fields.uuid(at: position)
   }
 }
 
 extension Data: StoredScalar {
   /// ``FieldKind/bytes``.
-  public static var storedKind: FieldKind { .bytes }
+  @_spi(Backend) public static var storedKind: FieldKind { .bytes }
   /// ``Value/bytes(_:)``.
-  @inlinable public var storedScalar: Value? { .bytes(self) }
+  @_spi(Backend) @inlinable public var storedScalar: Value? { .bytes(self) }
   /// From ``Value/bytes(_:)``.
-  @inlinable public init?(storedScalar: Value) {
+  @_spi(Backend) @inlinable public init?(storedScalar: Value) {
     guard case .bytes(let v) = storedScalar else { return nil }
     self = v
   }
@@ -139,11 +149,11 @@ extension Data: StoredScalar {
 
 extension URL: StoredScalar {
   /// ``FieldKind/string``: a URL is stored as its absolute string.
-  public static var storedKind: FieldKind { .string }
+  @_spi(Backend) public static var storedKind: FieldKind { .string }
   /// ``Value/string(_:)`` of the absolute string.
-  public var storedScalar: Value? { .string(absoluteString) }
+  @_spi(Backend) public var storedScalar: Value? { .string(absoluteString) }
   /// From ``Value/string(_:)``, when the string is a URL.
-  public init?(storedScalar: Value) {
+  @_spi(Backend) public init?(storedScalar: Value) {
     guard case .string(let v) = storedScalar, let url = URL(string: v) else { return nil }
     self = url
   }
@@ -152,16 +162,17 @@ extension URL: StoredScalar {
 /// Integers are stored as ``Value/int(_:)``; reading one back checks that it fits.
 extension StoredScalar where Self: FixedWidthInteger {
   /// ``FieldKind/int``.
-  public static var storedKind: FieldKind { .int }
+  @_spi(Backend) public static var storedKind: FieldKind { .int }
   /// ``Value/int(_:)``, or `nil` above `Int64.max`.
-  @inlinable public var storedScalar: Value? { Int64(exactly: self).map(Value.int) }
+  @_spi(Backend) @inlinable public var storedScalar: Value? { Int64(exactly: self).map(Value.int) }
   /// From ``Value/int(_:)``, when it fits.
-  @inlinable public init?(storedScalar: Value) {
+  @_spi(Backend) @inlinable public init?(storedScalar: Value) {
     guard case .int(let v) = storedScalar, let exact = Self(exactly: v) else { return nil }
     self = exact
   }
   /// ``StoredFields/int(at:)``, when it fits.
-  @inlinable public static func read(from fields: some StoredFields, at position: Int) -> Self? {
+  @_spi(Backend) @inlinable public static func read(from fields: some StoredFields, at position: Int) -> Self?
+  {
     fields.int(at: position).flatMap { Self(exactly: $0) }
   }
   /// ``Value/int(_:)``, for filters; an unsigned integer above `Int64.max`, which no stored
@@ -172,7 +183,8 @@ extension StoredScalar where Self: FixedWidthInteger {
 
 extension Int: StoredScalar {
   /// ``StoredFields/int(at:)``, when it fits.
-  @inlinable public static func read(from fields: some StoredFields, at position: Int) -> Int? {
+  @_spi(Backend) @inlinable public static func read(from fields: some StoredFields, at position: Int) -> Int?
+  {
     guard let number = fields.int(at: position) else { return nil }
     return Int(exactly: number)
   }
@@ -182,7 +194,9 @@ extension Int16: StoredScalar {}
 extension Int32: StoredScalar {}
 extension Int64: StoredScalar {
   /// ``StoredFields/int(at:)``.
-  @inlinable public static func read(from fields: some StoredFields, at position: Int) -> Int64? {
+  @_spi(Backend) @inlinable public static func read(from fields: some StoredFields, at position: Int)
+    -> Int64?
+  {
     fields.int(at: position)
   }
 }

@@ -82,7 +82,7 @@ extension ModelGraph {
   private static func typedChange<T: Storable>(
     _ change: ErasedChange, as type: T.Type, codec: RowCodec<T>?
   ) -> GraphChange<T>? {
-    guard let id = T.ID(storedValue: change.key.id) else { return nil }
+    guard let id = T.ID(storedScalar: change.key.id) else { return nil }
     func typed(_ value: GraphValue?) -> T?? {
       guard let value else { return .some(nil) }
       if let typed = value.value as? T { return typed }

@@ -20,10 +20,10 @@ public enum FieldKind: String, Sendable, Hashable, Codable, CaseIterable, Custom
 
   /// Whether values of this kind have an order (and so can be sorted and compared with `<`).
   /// Documents compare only for equality.
-  public var isOrdered: Bool { self != .document }
+  @_spi(Backend) public var isOrdered: Bool { self != .document }
 
   /// Whether this kind can be an entity's id: `int`, `string` or `uuid`.
-  public var canBeID: Bool { self == .int || self == .string || self == .uuid }
+  @_spi(Backend) public var canBeID: Bool { self == .int || self == .string || self == .uuid }
 
   /// The kind's name, as it appears in schemas and messages.
   public var description: String { rawValue }

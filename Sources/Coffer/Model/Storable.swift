@@ -33,7 +33,6 @@
 /// - ``storedFields()``
 /// - ``storedRow()``
 /// - ``init(storedRow:)``
-/// - ``init(storedFields:)``
 public protocol Storable: Codable, Sendable, Identifiable where ID: StorableID {
   /// The entity's stored name. Defaults to the type's name; set it to rename the type without
   /// moving its data, or to give two versions of a type one entity.
@@ -59,14 +58,10 @@ public protocol Storable: Codable, Sendable, Identifiable where ID: StorableID {
   /// the default encodes through `Codable`.
   func storedRow() throws -> Row
 
-  /// The value a row in the order of ``storedFields()`` stands for. Only called when that is
-  /// not `nil`; the default decodes through `Codable`.
-  init(storedRow row: Row) throws
-
-  /// The value a row read in place stands for (see ``StorageBackend/read(_:_:)``), its fields in
-  /// the order of ``storedFields()``. Only called when that is not `nil`; the default makes a
-  /// ``Row`` of the fields and calls ``init(storedRow:)``.
-  init(storedFields fields: any StoredFields) throws
+  /// The value a stored row in the order of ``storedFields()`` stands for: a ``Row``'s values,
+  /// or a backend's row read in place. Only called when ``storedFields()`` is not `nil`; the
+  /// default decodes through `Codable`.
+  init(storedRow row: StoredRow) throws
 }
 
 extension Storable {
@@ -86,12 +81,8 @@ extension Storable {
   public func storedRow() throws -> Row {
     try RowEncoder(schema: EntitySchema(probing: Self.self)).encode(self)
   }
-  /// Makes a ``Row`` of the fields and decodes it with ``init(storedRow:)``.
-  public init(storedFields fields: any StoredFields) throws {
-    try self.init(storedRow: Row(fields))
-  }
   /// Decodes through `Codable`, with the schema derived from `Codable`.
-  public init(storedRow row: Row) throws {
-    self = try RowDecoder(schema: EntitySchema(probing: Self.self)).decode(Self.self, from: row)
+  public init(storedRow row: StoredRow) throws {
+    self = try RowDecoder(schema: EntitySchema(probing: Self.self)).decode(Self.self, from: row.values())
   }
 }

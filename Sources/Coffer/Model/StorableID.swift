@@ -4,15 +4,7 @@ import Foundation
 ///
 /// An id is a ``StoredScalar`` (and so a ``ValueConvertible``) that can also be hashed: its
 /// stored kind, its ``ValueConvertible/storedValue`` and how it is read back are the scalar's.
-public protocol StorableID: StoredScalar, Hashable {
-  /// The id read back from a stored value, or `nil` if the value is of another kind.
-  init?(storedValue: Value)
-}
-
-extension StorableID {
-  /// ``StoredScalar/init(storedScalar:)``.
-  @inlinable public init?(storedValue: Value) { self.init(storedScalar: storedValue) }
-}
+public protocol StorableID: StoredScalar, Hashable {}
 
 // Ids are looked up on every `get`: each one states its stored value directly.
 extension Int64: StorableID {

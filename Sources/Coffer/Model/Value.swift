@@ -64,7 +64,7 @@ extension Value {
   ///
   /// A date whose time is NaN, which no store accepts (``CofferError/Code/invalidValue``), counts
   /// as `Int64.min` here, so that comparing or hashing one before it is refused does not trap.
-  @inlinable
+  @_spi(Backend) @inlinable
   public static func microseconds(since1970 date: Date) -> Int64 {
     let micros = (date.timeIntervalSince1970 * 1_000_000).rounded()
     if micros.isNaN { return Int64.min }
@@ -75,14 +75,13 @@ extension Value {
 
   /// The date that a stored microsecond count stands for; the inverse of
   /// ``microseconds(since1970:)``.
-  @inlinable
+  @_spi(Backend) @inlinable
   public static func date(microsecondsSince1970 micros: Int64) -> Date {
     Date(timeIntervalSince1970: Double(micros) / 1_000_000)
   }
 
   /// This date rounded to the microsecond, the form in which every backend returns it. A date
   /// whose time is NaN stays as it is, for the store to refuse.
-  @inlinable
   public static func normalized(_ date: Date) -> Date {
     if date.timeIntervalSince1970.isNaN { return date }
     return Self.date(microsecondsSince1970: microseconds(since1970: date))

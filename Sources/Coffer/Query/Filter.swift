@@ -149,7 +149,7 @@ public enum StringMatch: String, Sendable, Hashable, CaseIterable, Codable {
   case equalIgnoringCase
 
   /// Whether the test folds ASCII letters before comparing.
-  public var ignoresCase: Bool {
+  @_spi(Backend) public var ignoresCase: Bool {
     switch self {
     case .contains, .hasPrefix, .hasSuffix: false
     case .containsIgnoringCase, .hasPrefixIgnoringCase, .hasSuffixIgnoringCase, .equalIgnoringCase: true
@@ -158,7 +158,7 @@ public enum StringMatch: String, Sendable, Hashable, CaseIterable, Codable {
 
   /// `text` with the ASCII letters `A`–`Z` turned into `a`–`z`, every other character kept: the
   /// folding the `…IgnoringCase` tests apply to the field and the pattern.
-  public static func foldingASCIICase(_ text: String) -> String {
+  @_spi(Backend) public static func foldingASCIICase(_ text: String) -> String {
     guard text.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) else { return text }
     return String(decoding: text.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }, as: UTF8.self)
   }

@@ -134,7 +134,7 @@ extension Store {
     var seen: Set<Value> = []
     var ids: [Target.ID] = []
     for row in joins where seen.insert(row[position]).inserted {
-      guard let id = Target.ID(storedValue: row[position]) else {
+      guard let id = Target.ID(storedScalar: row[position]) else {
         throw CofferError(
           .invalidQuery, "\(Join.entityName).\(to) does not hold ids of \(Target.entityName).",
           store: backend.name, entity: Join.entityName, field: to)

@@ -73,18 +73,16 @@ public final class Store: Sendable {
   /// Reads the rows of the given ids from the backend, in id order, in the store's read turn:
   /// for the inlinable typed reads by id, which decode in `visit`.
   @usableFromInline
-  func readRows(ids: [Value], in schema: EntitySchema, _ visit: (any StoredFields) throws -> Void)
-    async throws
-  {
+  func readRows(ids: [Value], in schema: EntitySchema, _ visit: (StoredRow) throws -> Void) async throws {
     let query = ids.count == 1 ? Query(lookingUp: ids[0], in: schema) : Query(lookingUp: ids, in: schema)
-    try await readInTurn(.get, schema.name) { try await backend.read(query, visit) }
+    try await readInTurn(.get, schema.name) { try await backend.read(query) { try visit(StoredRow($0)) } }
   }
 
   /// ``readRows(ids:in:_:)`` for one id, with no array to allocate: the point read.
   @usableFromInline
-  func readRow(id: Value, in schema: EntitySchema, _ visit: (any StoredFields) throws -> Void) async throws {
+  func readRow(id: Value, in schema: EntitySchema, _ visit: (StoredRow) throws -> Void) async throws {
     let query = Query(lookingUp: id, in: schema)
-    try await readInTurn(.get, schema.name) { try await backend.read(query, visit) }
+    try await readInTurn(.get, schema.name) { try await backend.read(query) { try visit(StoredRow($0)) } }
   }
 
   /// The backend's ``StorageBackend/apply(_:)``.

@@ -103,11 +103,11 @@ public struct StoreQuery<T: Storable>: Sendable {
   /// `reserve` rather than growing through every power of two.
   @usableFromInline
   func read(
-    validating codec: RowCodec<T>, reserve: (Int) -> Void, _ visit: (any StoredFields) throws -> Void
+    validating codec: RowCodec<T>, reserve: (Int) -> Void, _ visit: (StoredRow) throws -> Void
   ) async throws {
     let checked = try validated(for: codec)
     if let limit = checked.limit, limit > 0 { reserve(Swift.min(limit, Self.reservedAtMost)) }
-    try await read(checked, visit)
+    try await read(checked) { try visit(StoredRow($0)) }
   }
 
   /// Reads a checked query's rows from where this query reads: the store, a snapshot, or the
