@@ -6,6 +6,20 @@ import Foundation
 /// printed it.
 enum PerformanceSections {
   static let fileName = "Performance.md"
+
+  /// Where the figures of the workloads this run does not measure are: each in a file of its own,
+  /// written by a command of its own.
+  static let otherReports =
+    "Other workloads have files of their own, each written by its own command: two-row transfers "
+    + "(Transfers.md, `--transfers`), transactions under contention (Contention.md, `--contention`), "
+    + "cascade deletes (CascadeSpeed.md, `--cascade`), opening a store with a migration plan "
+    + "(MigrationOpenSpeed.md, `--migration-open`), migrations (MigrationSpeed.md, `--migration`), "
+    + "updates on an entity with a unique index (UniqueUpdates.md, `--unique-updates`), point gets on "
+    + "PostgreSQL beside pgbench (PostgresGets.md, `--postgres-gets`), reads spread over standbys "
+    + "(StandbyReads.md, `--standby-reads`), the remote backend (RemoteSpeed.md, `--remote`), the change feed "
+    + "(ChangeFeedSpeed.md, `--changes`; ChangeFeedFloor.md, `--changes-floor`), copies (Copy.md, "
+    + "`--copy`), aggregates and eager loading (QueryModelSpeed.md, `--queries`) and readers beside a "
+    + "writer (Readers.md, `--readers`)."
   static let ticketsBegin =
     "<!-- Ticket workload: written by coffer-bench --tickets; the suite run keeps it. -->"
   static let ticketsEnd = "<!-- End of the ticket workload. -->"

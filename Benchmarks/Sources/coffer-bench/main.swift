@@ -281,7 +281,7 @@ do {
   let measuresServer = options.suite && options.systems.contains(where: SystemCatalog.postgresKeys.contains)
   let serverNote = measuresServer ? " Other processes include the PostgreSQL server this run measures." : ""
   lines.insert(load.finish().sentence + serverNote, at: headerEnd)
-  lines.insert(contentsOf: ["", otherReports], at: headerEnd + 1)
+  lines.insert(contentsOf: ["", PerformanceSections.otherReports], at: headerEnd + 1)
   let markdown = lines.joined(separator: "\n")
   say(markdown)
   if options.write {
@@ -302,17 +302,3 @@ do {
   say("coffer-bench: \(error)")
   exit(1)
 }
-
-/// Where the figures of the workloads this run does not measure are: each in a file of its own,
-/// written by a command of its own.
-let otherReports =
-  "Other workloads have files of their own, each written by its own command: two-row transfers "
-  + "(Transfers.md, `--transfers`), transactions under contention (Contention.md, `--contention`), "
-  + "cascade deletes (CascadeSpeed.md, `--cascade`), opening a store with a migration plan "
-  + "(MigrationOpenSpeed.md, `--migration-open`), migrations (MigrationSpeed.md, `--migration`), "
-  + "updates on an entity with a unique index (UniqueUpdates.md, `--unique-updates`), point gets on "
-  + "PostgreSQL beside pgbench (PostgresGets.md, `--postgres-gets`), reads spread over standbys "
-  + "(StandbyReads.md, `--standby-reads`), the remote backend (RemoteSpeed.md, `--remote`), the change feed "
-  + "(ChangeFeedSpeed.md, `--changes`; ChangeFeedFloor.md, `--changes-floor`), copies (Copy.md, "
-  + "`--copy`), aggregates and eager loading (QueryModelSpeed.md, `--queries`) and readers beside a "
-  + "writer (Readers.md, `--readers`)."
