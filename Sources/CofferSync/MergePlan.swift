@@ -136,6 +136,13 @@ struct MergePlan {
     return release == row.values ? nil : Row(release)
   }
 
+  /// Whether a stored row holds the values of a unique index (none of them null).
+  static func claims(_ row: Row, schema: EntitySchema) -> Bool {
+    schema.uniqueIndexes.contains { index in
+      index.fields.allSatisfy { field in schema.position(of: field).map { !row[$0].isNull } ?? false }
+    }
+  }
+
   /// The plan for these candidates, with the conflicts `outcomes` gave them; `order` gives each
   /// entity's depth in the reference graph.
   static func make(
@@ -166,9 +173,20 @@ struct MergePlan {
           stores.append(
             (depth, candidate.row == nil ? 1 : 0, key, .upsert(entity: state.entity, row: Row(values))))
         }
-      } else if candidate.row != nil {
+      } else if let row = candidate.row {
         let delete = (depth, key, ChangeSet.Operation.delete(entity: state.entity, id: state.id))
-        if state.isAlive { holds.append(delete) } else { deletes.append(delete) }
+        let none = [Value](repeating: .null, count: row.count)
+        if state.isAlive {
+          holds.append(delete)
+        } else if let release = released(row, for: none, schema: schema) {
+          // A deleted row gives its unique values up before other rows take them.
+          releases.append(.upsert(entity: state.entity, row: release))
+          deletes.append(delete)
+        } else if claims(row, schema: schema) {
+          holds.append(delete)
+        } else {
+          deletes.append(delete)
+        }
       }
 
       if conflict != candidate.conflict {

@@ -150,6 +150,8 @@ struct ConvergenceChecker {
     var gaps = 0
     var restarts = 0
     var purged = 0
+    /// Rows held back or nullified at the end, over all replicas.
+    var conflicts = 0
   }
 
   /// Runs one schedule; `nil` when it converged, else what went wrong.
@@ -251,6 +253,7 @@ struct ConvergenceChecker {
     let expected = reference.rows()
     counts.rows = expected.values.reduce(0) { $0 + $1.count }
     if let problem = try await Self.compare(stores, urls: urls, with: expected) { return problem }
+    for replica in replicas { counts.conflicts += try await replica.conflicts().count }
     // Every replica up to date purges all its tombstones: nothing changes, nothing comes back.
     for replica in replicas { counts.purged += try await replica.purgeTombstones(olderThan: .zero) }
     if let problem = try await Self.quiesce(replicas, ids: ids) { return "after purging: " + problem }

@@ -38,6 +38,7 @@ import Testing
       total.gaps += counts.gaps
       total.restarts += counts.restarts
       total.purged += counts.purged
+      total.conflicts += counts.conflicts
       guard let problem = outcome else { continue }
       let shrunk = try await Self.shrink(steps, checker: checker, seed: seed, replicas: replicas)
       let failure = ConvergenceFailure(
@@ -51,7 +52,7 @@ import Testing
         + String(format: "%.1f s", Date().timeIntervalSince(started)) + "; \(total.writes) writes, "
         + "\(total.merged) row states merged, \(total.dropped) messages dropped, \(total.duplicated) duplicated, "
         + "\(total.gaps) gaps, \(total.restarts) restarts, \(total.rows) rows at the ends, "
-        + "\(total.purged) tombstones purged")
+        + "\(total.conflicts) conflicts recorded, \(total.purged) tombstones purged")
     #expect(failures.isEmpty, "\(failures.joined(separator: "\n\n"))")
   }
 
