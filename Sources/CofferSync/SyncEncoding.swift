@@ -2,9 +2,10 @@ import Coffer
 import Foundation
 
 /// The bytes a row's sync state is kept in: a version byte, the id, the tombstone, then each
-/// field's name, clock and value, in the change feed's encoding of counts, strings and values.
+/// field's name, clock and value (and from version 2 what the change replaced: a byte, then its
+/// value and clock), in the change feed's encoding of counts, strings and values.
 enum SyncEncoding {
-  static let version: UInt8 = 1
+  static let version: UInt8 = 2
 
   typealias Writer = ChangePayload.Writer
   typealias Reader = ChangePayload.Reader
@@ -25,6 +26,13 @@ enum SyncEncoding {
       writer.string(name)
       writer.clock(stamped.clock)
       writer.value(stamped.value)
+      if let base = stamped.base {
+        writer.byte(1)
+        writer.value(base.value)
+        writer.clock(base.clock)
+      } else {
+        writer.byte(0)
+      }
     }
     return Data(writer.bytes)
   }
@@ -32,7 +40,8 @@ enum SyncEncoding {
   static func decode(_ data: Data, entity: String, store: String?) throws -> SyncRowState {
     var reader = Reader(bytes: [UInt8](data))
     do {
-      guard try reader.byte() == version else { throw Reader.Damaged() }
+      let format = try reader.byte()
+      guard format == 1 || format == version else { throw Reader.Damaged() }
       let id = try reader.value()
       var deleted: SyncClock?
       if try reader.byte() == 1 { deleted = try reader.clock() }
@@ -40,7 +49,12 @@ enum SyncEncoding {
       for _ in 0..<(try reader.count()) {
         let name = try reader.string()
         let clock = try reader.clock()
-        fields[name] = SyncRowState.Stamped(value: try reader.value(), clock: clock)
+        var stamped = SyncRowState.Stamped(value: try reader.value(), clock: clock)
+        if format > 1, try reader.byte() == 1 {
+          let value = try reader.value()
+          stamped.base = SyncRowState.Stamped.Base(value: value, clock: try reader.clock())
+        }
+        fields[name] = stamped
       }
       guard reader.offset == reader.bytes.count else { throw Reader.Damaged() }
       return SyncRowState(entity: entity, id: id, fields: fields, deleted: deleted)

@@ -21,12 +21,16 @@ public struct SyncMessage: Sendable, Hashable {
   /// Whether the sender's feed no longer held ``from`` and the message holds every row state
   /// the sender keeps instead.
   public var isSnapshot: Bool
+  /// For a snapshot, the position of the sender's feed when it last purged tombstones (see
+  /// ``SyncReplica/purgeTombstones(olderThan:)``): a receiver that had not merged that far may
+  /// have missed deletes the snapshot no longer holds, and refuses it.
+  public var purgedAt: ChangePosition?
 
   /// A message.
   public init(
     source: String, from: ChangePosition?, to: ChangePosition?, states: [SyncRowState],
     schemas: [String: String],
-    isSnapshot: Bool = false
+    isSnapshot: Bool = false, purgedAt: ChangePosition? = nil
   ) {
     self.source = source
     self.from = from
@@ -34,6 +38,7 @@ public struct SyncMessage: Sendable, Hashable {
     self.states = states
     self.schemas = schemas
     self.isSnapshot = isSnapshot
+    self.purgedAt = purgedAt
   }
 
   /// Whether the message reaches no further than it starts: the sender had nothing more.

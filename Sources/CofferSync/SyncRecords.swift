@@ -2,7 +2,8 @@
 import Foundation
 
 /// The entities a synced store keeps its sync records in, beside the app's rows: the state of
-/// every synced row, and the replica's own state (its id, its clock, how far it has stamped its
+/// every synced row, the rows a merge could not store as merged (``SyncConflict``), and the
+/// replica's own state (its id, its clock, how far it has stamped its
 /// feed and merged each peer's).
 ///
 /// Their names start with `coffer.`; sync never syncs such an entity as app data.
@@ -27,11 +28,11 @@ enum SyncRecords {
 
   static func isInternal(_ entity: String) -> Bool { entity.hasPrefix("coffer.") }
 
-  static func schemas() throws -> (rows: EntitySchema, state: EntitySchema) {
-    guard let rows = rowsSchema, let state = stateSchema else {
+  static func schemas() throws -> (rows: EntitySchema, state: EntitySchema, conflicts: EntitySchema) {
+    guard let rows = rowsSchema, let state = stateSchema, let conflicts = conflictsSchema else {
       throw CofferError(.backendFailure, "The sync record entities cannot be described.")
     }
-    return (rows, state)
+    return (rows, state, conflicts)
   }
 
   static func row(for state: SyncRowState) -> Row {

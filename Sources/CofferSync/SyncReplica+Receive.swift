@@ -21,7 +21,9 @@ extension SyncReplica {
         throw Self.schemaDiffers(entity: entity, store: name)
       }
     }
-    return try await retrying { try await merge(message) }
+    // The app may write a row between the plan's reads and its batch: the batch then breaks a
+    // reference or a unique index, or finds a row changed, and the merge starts again.
+    return try await retrying(also: [.referenceViolation, .uniqueViolation]) { try await merge(message) }
   }
 
   /// The position of a peer's feed this replica has merged through, `nil` before its first
@@ -60,13 +62,14 @@ extension SyncReplica {
     if from > current && !message.isSnapshot { return .gap }
 
     var known = try await syncStates(message.states.map(\.key))
+    try await checkPurges(message, known: known, merged: current == 0 ? nil : current)
     var changed: [SyncRowState] = []
     var ids: [String: [Value]] = [:]
     for state in message.states {
       guard try await schema(of: state.entity) != nil else { throw unknown(state.entity) }
       if let latest = state.latest { clock?.observe(latest) }
       let mine = known[state.key]
-      let merged = mine.map { $0.merged(with: state) } ?? state
+      let merged = try mine.map { try resolved($0, state) } ?? state
       if merged == mine { continue }
       known[state.key] = merged
       changed.append(merged)
@@ -77,11 +80,11 @@ extension SyncReplica {
       guard let schema = schemas[entity] else { continue }
       rows.merge(try await storedRows(of: schema, ids: list)) { first, _ in first }
     }
-    let plan = try await MergePlan.make(changed, stored: rows, replica: self)
-    var operations = plan.records.map {
+    let plan = try await mergePlan(changed, stored: rows, recorded: try await recordedConflicts())
+    var operations = changed.map {
       ChangeSet.Operation.upsert(entity: SyncRecords.rowsEntity, row: SyncRecords.row(for: $0))
     }
-    operations += plan.rows
+    operations += plan.rows + plan.conflicts
     if !changed.isEmpty || to - (stored ?? 0) >= 64 || message.isSnapshot {
       operations.append(
         .upsert(

@@ -37,25 +37,28 @@ extension SyncReplica {
 
   /// Every row state this replica keeps.
   func snapshot(after position: ChangePosition?, source: String) async throws -> SyncMessage {
-    let records = try SyncRecords.schemas()
     let end = try await store.lastChangePosition()
     var states: [SyncRowState] = []
-    var last: Value?
-    while true {
-      var query = Query(entity: records.rows.name, sort: [Sort("key")], limit: 1000)
-      if let last { query.filter = .compare(field: "key", op: .greater, value: last) }
-      let page = try await store.fetchRows(query)
-      guard let tail = page.last else { break }
-      last = tail[0]
-      for row in page { states.append(try SyncRecords.state(from: row, store: name)) }
-      if page.count < 1000 { break }
-    }
+    for row in try await allRecords() { states.append(try SyncRecords.state(from: row, store: name)) }
     // Referenced rows before the rows that refer to them.
     let order = referenceOrder()
     states.sort { (order[$0.entity] ?? 0) < (order[$1.entity] ?? 0) }
     return SyncMessage(
       source: source, from: position, to: end, states: states, schemas: fingerprints(of: states),
-      isSnapshot: true)
+      isSnapshot: true, purgedAt: try await purgeHorizon().map { ChangePosition(sequence: $0.position) })
+  }
+
+  /// Every sync state record this replica keeps, read a page at a time.
+  func allRecords() async throws -> [Row] {
+    let records = try SyncRecords.schemas()
+    var rows: [Row] = []
+    while true {
+      var query = Query(entity: records.rows.name, sort: [Sort("key")], limit: 1000)
+      if let last = rows.last { query.filter = .compare(field: "key", op: .greater, value: last[0]) }
+      let page = try await store.fetchRows(query)
+      rows += page
+      if page.count < 1000 { return rows }
+    }
   }
 
   func fingerprints(of states: [SyncRowState]) -> [String: String] {

@@ -12,7 +12,7 @@ extension SyncReplica {
   @discardableResult
   public func stamp() async throws -> Int {
     try await ready()
-    return try await retrying { try await stampFeed() }
+    return try await retrying(also: [.referenceViolation, .uniqueViolation]) { try await stampFeed() }
   }
 
   private func stampFeed() async throws -> Int {
@@ -34,22 +34,26 @@ extension SyncReplica {
         if keys.count >= messageLimit || batches >= 1024 { break }
       }
       if batches == 0 || (keys.isEmpty && batches < 64) { return stamped }
-      let (operations, count) = try await restamp(keys)
+      let (operations, count, preconditions) = try await restamp(keys)
       let records = try SyncRecords.schemas()
       let previous = SyncRecords.setting("stamped", number: Int64(start))
       try await commit(
         operations + [
           .upsert(entity: SyncRecords.stateEntity, row: SyncRecords.setting("stamped", number: Int64(end)))
         ],
-        preconditions: [.unchanged(previous, in: records.state)])
+        preconditions: [.unchanged(previous, in: records.state)] + preconditions)
       stampedThrough = end
       stamped += count
       if keys.count < messageLimit && batches < 1024 { return stamped }
     }
   }
 
-  /// The record writes that stamp these rows as they are stored now.
-  func restamp(_ keys: [(entity: String, id: Value)]) async throws -> ([ChangeSet.Operation], Int) {
+  /// The record writes that stamp these rows as they are stored now; while some rows have a
+  /// conflict, also the writes that settle them again (an app's change may end a conflict or
+  /// start one), with what those writes expect.
+  func restamp(_ keys: [(entity: String, id: Value)]) async throws
+    -> ([ChangeSet.Operation], Int, [ChangeSet.Precondition])
+  {
     var byEntity: [String: [Value]] = [:]
     var order: [String] = []
     for key in keys {
@@ -57,38 +61,61 @@ extension SyncReplica {
       byEntity[key.entity, default: []].append(key.id)
     }
     let known = try await syncStates(keys.map { SyncRowState.key(entity: $0.entity, id: $0.id) })
-    var operations: [ChangeSet.Operation] = []
+    let recorded = try await recordedConflicts()
+    var stamped: [SyncRowState] = []
+    var rows: [String: Row] = [:]
     for entity in order {
       guard let schema = try await schema(of: entity), let ids = byEntity[entity] else { continue }
       let current = try await storedRows(of: schema, ids: ids)
+      rows.merge(current) { first, _ in first }
       for id in ids {
         let key = SyncRowState.key(entity: entity, id: id)
-        if let state = try restamped(current[key], schema: schema, id: id, old: known[key]) {
-          operations.append(.upsert(entity: SyncRecords.rowsEntity, row: SyncRecords.row(for: state)))
+        if let state = try restamped(
+          current[key], schema: schema, id: id, old: known[key], conflict: recorded[key])
+        {
+          stamped.append(state)
         }
       }
     }
-    return (operations, operations.count)
+    var operations = stamped.map {
+      ChangeSet.Operation.upsert(entity: SyncRecords.rowsEntity, row: SyncRecords.row(for: $0))
+    }
+    if recorded.isEmpty || stamped.isEmpty { return (operations, stamped.count, []) }
+    let plan = try await mergePlan(stamped, stored: rows, recorded: recorded)
+    operations += plan.rows + plan.conflicts
+    return (operations, stamped.count, plan.preconditions)
   }
 
   /// The row's new state if it differs from what sync knows of it, `nil` if it does not.
-  func restamped(_ row: Row?, schema: EntitySchema, id: Value, old: SyncRowState?) throws -> SyncRowState? {
+  ///
+  /// The row is compared with what the app saw: a row held back by a `conflict` was not there
+  /// (writing it again sets every field; its absence is no delete), and a field stored as null
+  /// for a missing reference was null.
+  func restamped(
+    _ row: Row?, schema: EntitySchema, id: Value, old: SyncRowState?, conflict: SyncConflict? = nil
+  )
+    throws -> SyncRowState?
+  {
+    let heldBack = conflict?.isHeldBack ?? false
     if let row {
       var state = old ?? SyncRowState(entity: schema.name, id: id)
-      let wasAlive = old?.isAlive ?? false
+      let wasAlive = (old?.isAlive ?? false) && !heldBack
+      let nulled = conflict?.nulledFields ?? []
       var changed: [Int] = []
       for (position, field) in schema.fields.enumerated() {
-        if !wasAlive || state.fields[field.name]?.value != row[position] { changed.append(position) }
+        let seen = nulled.contains(field.name) ? Value.null : state.fields[field.name]?.value
+        if !wasAlive || seen != row[position] { changed.append(position) }
       }
       if changed.isEmpty { return nil }
       let reading = try tick()
       for position in changed {
-        state.fields[schema.fields[position].name] = SyncRowState.Stamped(
-          value: row[position], clock: reading)
+        let name = schema.fields[position].name
+        state.fields[name] = SyncRowState.Stamped(
+          value: row[position], clock: reading, base: state.fields[name]?.asBase)
       }
       return state
     }
-    guard var state = old, state.isAlive else { return nil }
+    guard var state = old, state.isAlive, !heldBack else { return nil }
     state.deleted = try tick()
     return state
   }

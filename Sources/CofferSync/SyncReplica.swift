@@ -22,6 +22,8 @@ public actor SyncReplica {
   public var messageLimit = 500
 
   let wall: @Sendable () -> Int64
+  /// The policies this replica resolves conflicts by, per entity (last writer wins for the rest).
+  let policies: [String: SyncPolicy]
   var name: String? { store.backend.name }
   var identity: String?
   var clock: HybridClock?
@@ -37,9 +39,13 @@ public actor SyncReplica {
 
   /// A replica of `store`; `wall` gives the time in microseconds since 1970 (tests pass a
   /// clock of their own).
-  public init(store: Store, wall: (@Sendable () -> Int64)? = nil) {
+  ///
+  /// Give `policies` to one replica only, the server: it alone resolves conflicts by them, and
+  /// the others take its outcomes as ordinary changes (see ``SyncPolicy``).
+  public init(store: Store, wall: (@Sendable () -> Int64)? = nil, policies: [String: SyncPolicy] = [:]) {
     self.store = store
     self.wall = wall ?? HybridClock.systemWall
+    self.policies = policies
   }
 
   /// The replica's id, made the first time the store takes part in sync.
@@ -65,7 +71,7 @@ public actor SyncReplica {
       try await store.recordChanges()
     }
     let records = try SyncRecords.schemas()
-    try await store.prepare(schemas: [records.rows, records.state])
+    try await store.prepare(schemas: [records.rows, records.state, records.conflicts])
     try await loadSchemas()
     try await reload()
     if identity == nil {
@@ -178,6 +184,7 @@ public actor SyncReplica {
     }
     var layouts: [String: EntitySchema] = [
       SyncRecords.rowsEntity: records.rows, SyncRecords.stateEntity: records.state,
+      SyncRecords.conflictsEntity: records.conflicts,
     ]
     for operation in operations where layouts[operation.entity] == nil {
       if let schema = schemas[operation.entity] { layouts[operation.entity] = schema }
@@ -194,13 +201,15 @@ public actor SyncReplica {
     }
   }
 
-  /// Runs `body` again when it fails with a conflict, a few times.
-  func retrying<T>(_ body: () async throws -> T) async throws -> T {
+  /// Runs `body` again when it fails with a conflict (or an error of `also`), a few times.
+  func retrying<T>(also codes: Set<CofferError.Code> = [], _ body: () async throws -> T) async throws -> T {
     var attempt = 0
     while true {
       do {
         return try await body()
-      } catch let error as CofferError where error.code == .conflict && attempt < 8 {
+      } catch let error as CofferError
+        where (error.code == .conflict || codes.contains(error.code)) && attempt < 8
+      {
         attempt += 1
       }
     }

@@ -15,12 +15,38 @@ public struct SyncRowState: Sendable, Hashable {
     public var value: Value
     /// When it was set.
     public var clock: SyncClock
+    /// The value and clock this change replaced on the replica that made it, `nil` when the
+    /// field had none there: a replica that resolves conflicts (see ``SyncPolicy``) tells by it
+    /// whether the change's writer had seen its own value.
+    public var base: Base?
+
+    /// What a change replaced.
+    public struct Base: Sendable, Hashable {
+      /// The value replaced.
+      public var value: Value
+      /// When it had been set.
+      public var clock: SyncClock
+
+      /// A replaced value.
+      public init(value: Value, clock: SyncClock) {
+        self.value = value
+        self.clock = clock
+      }
+    }
 
     /// A stamped value.
-    public init(value: Value, clock: SyncClock) {
+    public init(value: Value, clock: SyncClock, base: Base? = nil) {
       self.value = value
       self.clock = clock
+      self.base = base
     }
+
+    /// Whether this change was made after its writer had seen `other` (or a change that
+    /// replaced it).
+    func saw(_ other: Stamped) -> Bool { base.map { $0.clock >= other.clock } ?? false }
+
+    /// This change as the base of another.
+    var asBase: Base { Base(value: value, clock: clock) }
   }
 
   /// The row's entity.

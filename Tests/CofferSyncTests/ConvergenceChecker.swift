@@ -44,6 +44,11 @@ enum SyncStep: Hashable, CustomStringConvertible {
   }
 }
 
+/// The time a test's replicas share, in microseconds.
+final class TickingWall: Sendable {
+  let now = Mutex<Int64>(1_800_000_000_000_000)
+}
+
 /// A failure of the checker, with what reproduces it.
 struct ConvergenceFailure: Error, CustomStringConvertible {
   var seed: UInt64
@@ -84,7 +89,27 @@ struct ConvergenceChecker {
       preconditionFailure("The checker's schema is well formed")
     }
   }()
-  static let schemas = [item, label]
+  /// Pins refer to items (cascade) and labels (nullify, and deny by `keeper`), and hold a unique
+  /// slot: merges break references and unique values, and every replica must store the same.
+  static let pin: EntitySchema = {
+    do {
+      return try EntitySchema(
+        name: "Pin",
+        fields: [
+          Field("id", .int), Field("item", .int, isOptional: true), Field("label", .string, isOptional: true),
+          Field("keeper", .string, isOptional: true), Field("slot", .int, isOptional: true),
+          Field("note", .string),
+        ], idField: "id", indexes: [.unique("slot")],
+        references: [
+          EntityReference(field: "item", entity: "Item", onDelete: .cascade),
+          EntityReference(field: "label", entity: "Label", onDelete: .nullify),
+          EntityReference(field: "keeper", entity: "Label", onDelete: .deny),
+        ])
+    } catch {
+      preconditionFailure("The checker's schema is well formed")
+    }
+  }()
+  static let schemas = [item, label, pin]
 
   /// The backends replicas are made on, in turn.
   var backends: [String]
@@ -103,7 +128,7 @@ struct ConvergenceChecker {
       case 0..<35:
         steps.append(
           .write(
-            replica: a, kind: Int.random(in: 0..<10, using: &random), pick: random.next(), salt: random.next()
+            replica: a, kind: Int.random(in: 0..<13, using: &random), pick: random.next(), salt: random.next()
           ))
       case 35..<65: steps.append(.send(from: a, to: b, fate: Int.random(in: 0..<10, using: &random)))
       case 65..<96:
@@ -124,6 +149,9 @@ struct ConvergenceChecker {
     var duplicated = 0
     var gaps = 0
     var restarts = 0
+    var purged = 0
+    /// Rows held back or nullified at the end, over all replicas.
+    var conflicts = 0
   }
 
   /// Runs one schedule; `nil` when it converged, else what went wrong.
@@ -136,27 +164,16 @@ struct ConvergenceChecker {
   func run(seed: UInt64, replicas count: Int, steps: [SyncStep], counts: inout Counts) async throws -> String?
   {
     let folder = try TemporaryFolder("sync-check")
-    let wall = Mutex<Int64>(1_800_000_000_000_000)
-    let tick: @Sendable () -> Int64 = {
-      wall.withLock {
-        $0 += 1; return $0
-      }
-    }
+    let tick = Self.tickingWall()
     var urls: [String] = []
     for index in 0..<count {
       let backend = backends[index % backends.count]
-      switch backend {
-      case "memory": urls.append("memory:sync-check-\(seed)-\(index)-\(UUID().uuidString)")
-      case "sqlite": urls.append("sqlite://\(folder.file("r\(index).sqlite"))")
-      case "lmdb": urls.append("lmdb://\(folder.file("r\(index)"))")
-      case "plist": urls.append("plist://\(folder.file("r\(index).plist"))?format=binary")
-      case "postgres":
-        guard let postgresURL else { continue }
-        urls.append(
-          Self.postgresStore(
-            postgresURL, schema: "sync_\(seed)_\(index)_\(UInt32.random(in: 0...UInt32.max))"))
-      default: continue
-      }
+      guard
+        let url = Self.storeURL(
+          backend, folder: folder, name: "r\(index)", postgresURL: postgresURL,
+          tag: seed &* 16 &+ UInt64(index))
+      else { continue }
+      urls.append(url)
     }
     var stores: [Store] = []
     var replicas: [SyncReplica] = []
@@ -182,7 +199,9 @@ struct ConvergenceChecker {
         let write = Self.write(kind: kind, pick: pick, salt: salt, existing: before)
         do {
           try await stores[r].apply(write)
-        } catch let error as CofferError where error.code == .duplicateID || error.code == .notFound {
+        } catch let error as CofferError
+          where [.duplicateID, .notFound, .referenceViolation, .uniqueViolation].contains(error.code)
+        {
           continue
         }
         let after = try await Self.snapshot(stores[r])
@@ -230,7 +249,24 @@ struct ConvergenceChecker {
         replicas[r] = SyncReplica(store: stores[r], wall: tick)
       }
     }
-    // Quiescence: every link delivers reliably until no message carries anything new.
+    if let problem = try await Self.quiesce(replicas, ids: ids) { return problem }
+    let expected = reference.rows()
+    counts.rows = expected.values.reduce(0) { $0 + $1.count }
+    if let problem = try await Self.compare(stores, urls: urls, with: expected) { return problem }
+    for replica in replicas { counts.conflicts += try await replica.conflicts().count }
+    // Every replica up to date purges all its tombstones: nothing changes, nothing comes back.
+    for replica in replicas { counts.purged += try await replica.purgeTombstones(olderThan: .zero) }
+    if let problem = try await Self.quiesce(replicas, ids: ids) { return "after purging: " + problem }
+    if let problem = try await Self.compare(stores, urls: urls, with: expected) {
+      return "after purging: " + problem
+    }
+    for store in stores { try await store.close() }
+    return nil
+  }
+
+  /// Every link delivers reliably until no message carries anything new; a problem if that never
+  /// happens.
+  static func quiesce(_ replicas: [SyncReplica], ids: [String]) async throws -> String? {
     var rounds = 0
     while true {
       rounds += 1
@@ -245,11 +281,16 @@ struct ConvergenceChecker {
           }
         }
       }
-      if !moved { break }
+      if !moved { return nil }
       if rounds > 20 { return "no quiescence after 20 rounds of reliable delivery" }
     }
-    let expected = reference.rows()
-    counts.rows = expected.values.reduce(0) { $0 + $1.count }
+  }
+
+  /// Whether every store holds the expected rows and all have one digest.
+  static func compare(_ stores: [Store], urls: [String], with expected: [String: [Value: [Value]]])
+    async throws
+    -> String?
+  {
     var firstDigest: StoreDigest?
     for (index, store) in stores.enumerated() {
       let rows = try await Self.snapshot(store)
@@ -264,8 +305,58 @@ struct ConvergenceChecker {
       }
       firstDigest = digest
     }
-    for store in stores { try await store.close() }
     return nil
+  }
+
+  /// A wall clock for tests: one microsecond later at every reading, so no two readings tie.
+  static func tickingWall() -> @Sendable () -> Int64 {
+    let wall = TickingWall()
+    return {
+      wall.now.withLock {
+        $0 += 1
+        return $0
+      }
+    }
+  }
+
+  /// New stores on one backend, one per name, each with these entities prepared.
+  static func openStores(
+    _ backend: String, names: [String], in folder: TemporaryFolder, schemas: [EntitySchema]
+  )
+    async throws -> [Store]
+  {
+    var stores: [Store] = []
+    for name in names {
+      guard
+        let url = storeURL(
+          backend, folder: folder, name: name, postgresURL: TestServers.postgresURL,
+          tag: UInt64.random(in: 0...999_999))
+      else {
+        throw CofferError(.invalidConfiguration, "No store for backend '\(backend)' here.")
+      }
+      let store = try await Store.open(url: url, registry: .builtIn)
+      try await store.prepare(schemas: schemas)
+      stores.append(store)
+    }
+    return stores
+  }
+
+  /// The URL of a new store on a backend, `nil` for PostgreSQL without a server.
+  static func storeURL(
+    _ backend: String, folder: TemporaryFolder, name: String, postgresURL: String?, tag: UInt64
+  )
+    -> String?
+  {
+    switch backend {
+    case "memory": return "memory:sync-\(name)-\(tag)-\(UUID().uuidString)"
+    case "sqlite": return "sqlite://\(folder.file("\(name).sqlite"))"
+    case "lmdb": return "lmdb://\(folder.file(name))"
+    case "plist": return "plist://\(folder.file("\(name).plist"))?format=binary"
+    case "postgres":
+      guard let postgresURL else { return nil }
+      return postgresStore(postgresURL, schema: "sync_\(tag)_\(name)_\(UInt32.random(in: 0...UInt32.max))")
+    default: return nil
+    }
   }
 
   static func postgresStore(_ url: String, schema: String) -> String {
@@ -303,6 +394,21 @@ struct ConvergenceChecker {
     func label(_ name: Value) -> Row {
       Row([name, Bool.random(using: &random) ? .string("c\(random.next() % 50)") : .null])
     }
+    /// A pin: a new one with every field, or some fields of an existing one changed; it refers
+    /// to rows the replica holds (or none), so the local write keeps references whole.
+    func pin(_ id: Value, base: [Value]?) -> Row {
+      var values = base ?? [id, .null, .null, .null, .null, .string("n")]
+      let fields = base == nil ? UInt64.max : random.next()
+      func some(_ ids: [Value]) -> Value {
+        ids.isEmpty || random.next() % 4 == 0 ? .null : ids[Int(random.next() % UInt64(ids.count))]
+      }
+      if fields & 2 != 0 { values[1] = some(items) }
+      if fields & 4 != 0 { values[2] = some(labels) }
+      if fields & 8 != 0 { values[3] = random.next() % 3 == 0 ? some(labels) : .null }
+      if fields & 16 != 0 { values[4] = random.next() % 4 == 0 ? .null : .int(Int64(random.next() % 4)) }
+      if fields & 32 != 0 { values[5] = .string("n\(random.next() % 100)") }
+      return Row(values)
+    }
     let newItem = Value.int(Int64(pick % 24))
     let someItem: Value? = items.isEmpty ? Value?.none : items[Int(pick % UInt64(items.count))]
     switch kind {
@@ -324,6 +430,15 @@ struct ConvergenceChecker {
           entity: "Item", filter: .compare(field: "count", op: .greater, value: .int(Int64(pick % 90))))
       ])
     case 7: return ChangeSet([.upsert(entity: "Label", row: label(.string("l\(pick % 8)")))])
+    case 10, 11:
+      return ChangeSet([
+        .upsert(
+          entity: "Pin", row: pin(.int(Int64(pick % 10)), base: existing["Pin"]?[.int(Int64(pick % 10))]))
+      ])
+    case 12:
+      let pins = (existing["Pin"] ?? [:]).keys.sorted { "\($0)" < "\($1)" }
+      guard !pins.isEmpty else { return ChangeSet() }
+      return ChangeSet([.delete(entity: "Pin", id: pins[Int(pick % UInt64(pins.count))])])
     case 8:
       guard !labels.isEmpty else {
         return ChangeSet([.upsert(entity: "Label", row: label(.string("l\(pick % 8)")))])
@@ -383,16 +498,64 @@ struct ReferenceMerge {
     }
   }
 
+  /// The rows the writes give: per field the last write's value, a row there when some field was
+  /// written after its last delete; then, of the rows sharing a unique value, the one whose
+  /// value was written first; then only rows whose cascade and deny references name a row that is
+  /// there (again until nothing changes), and a nullify reference to a row not there read as null.
   func rows() -> [String: [Value: [Value]]] {
     var result: [String: [Value: [Value]]] = [:]
     for schema in ConvergenceChecker.schemas {
       var rows: [Value: [Value]] = [:]
-      for (id, cells) in fields[schema.name] ?? [:] {
+      var firsts: [[Value]: (time: Int64, id: Value)] = [:]
+      var losers: Set<Value> = []
+      for (id, cells) in (fields[schema.name] ?? [:]).sorted(by: { "\($0.key)" < "\($1.key)" }) {
         let last = cells.values.map(\.time).max() ?? 0
         if let gone = deleted[schema.name]?[id], gone > last { continue }
-        rows[id] = schema.fields.indices.map { cells[$0]?.value ?? .null }
+        let values = schema.fields.indices.map { cells[$0]?.value ?? .null }
+        rows[id] = values
+        for index in schema.uniqueIndexes {
+          let positions = index.fields.compactMap { schema.position(of: $0) }
+          let claim = positions.map { values[$0] }
+          if claim.contains(where: \.isNull) { continue }
+          let time = positions.compactMap { cells[$0]?.time }.max() ?? 0
+          if let first = firsts[claim], first.time < time {
+            losers.insert(id)
+          } else {
+            if let first = firsts[claim] { losers.insert(first.id) }
+            firsts[claim] = (time, id)
+          }
+        }
       }
+      for id in losers { rows[id] = nil }
       result[schema.name] = rows
+    }
+    var changed = true
+    while changed {
+      changed = false
+      for schema in ConvergenceChecker.schemas {
+        for (id, values) in result[schema.name] ?? [:] {
+          for reference in schema.references where reference.onDelete != .nullify {
+            guard let position = schema.position(of: reference.field), !values[position].isNull,
+              result[reference.entity]?[values[position]] == nil
+            else { continue }
+            result[schema.name]?[id] = nil
+            changed = true
+            break
+          }
+        }
+      }
+    }
+    for schema in ConvergenceChecker.schemas {
+      for (id, values) in result[schema.name] ?? [:] {
+        var shown = values
+        for reference in schema.references where reference.onDelete == .nullify {
+          guard let position = schema.position(of: reference.field), !values[position].isNull,
+            result[reference.entity]?[values[position]] == nil
+          else { continue }
+          shown[position] = .null
+        }
+        result[schema.name]?[id] = shown
+      }
     }
     return result
   }

@@ -37,6 +37,8 @@ import Testing
       total.duplicated += counts.duplicated
       total.gaps += counts.gaps
       total.restarts += counts.restarts
+      total.purged += counts.purged
+      total.conflicts += counts.conflicts
       guard let problem = outcome else { continue }
       let shrunk = try await Self.shrink(steps, checker: checker, seed: seed, replicas: replicas)
       let failure = ConvergenceFailure(
@@ -49,7 +51,8 @@ import Testing
       "sync-check: \(schedules) schedules from seed \(firstSeed), \(failures.count) failed, "
         + String(format: "%.1f s", Date().timeIntervalSince(started)) + "; \(total.writes) writes, "
         + "\(total.merged) row states merged, \(total.dropped) messages dropped, \(total.duplicated) duplicated, "
-        + "\(total.gaps) gaps, \(total.restarts) restarts, \(total.rows) rows at the ends")
+        + "\(total.gaps) gaps, \(total.restarts) restarts, \(total.rows) rows at the ends, "
+        + "\(total.conflicts) conflicts recorded, \(total.purged) tombstones purged")
     #expect(failures.isEmpty, "\(failures.joined(separator: "\n\n"))")
   }
 
