@@ -132,41 +132,37 @@ struct ConvergenceChecker {
     return try await run(seed: seed, replicas: count, steps: steps, counts: &counts)
   }
 
-  /// Runs one schedule, counting what happened.
+  /// Runs one schedule, counting what happened, on scratch replicas removed afterwards.
   func run(seed: UInt64, replicas count: Int, steps: [SyncStep], counts: inout Counts) async throws -> String?
   {
-    let folder = try TemporaryFolder("sync-check")
+    let chosen = (0..<count).map { backends[$0 % backends.count] }
+    let places = try await ReplicaPlaces(chosen, postgresURL: postgresURL, label: "check-\(seed)")
+    do {
+      let problem = try await run(places: places, steps: steps, counts: &counts)
+      await places.remove()
+      return problem
+    } catch {
+      await places.remove()
+      throw error
+    }
+  }
+
+  /// Runs one schedule on the replicas of `places`.
+  private func run(places: ReplicaPlaces, steps: [SyncStep], counts: inout Counts) async throws -> String? {
     let wall = Mutex<Int64>(1_800_000_000_000_000)
     let tick: @Sendable () -> Int64 = {
       wall.withLock {
         $0 += 1; return $0
       }
     }
-    var urls: [String] = []
-    for index in 0..<count {
-      let backend = backends[index % backends.count]
-      switch backend {
-      case "memory": urls.append("memory:sync-check-\(seed)-\(index)-\(UUID().uuidString)")
-      case "sqlite": urls.append("sqlite://\(folder.file("r\(index).sqlite"))")
-      case "lmdb": urls.append("lmdb://\(folder.file("r\(index)"))")
-      case "plist": urls.append("plist://\(folder.file("r\(index).plist"))?format=binary")
-      case "postgres":
-        guard let postgresURL else { continue }
-        urls.append(
-          Self.postgresStore(
-            postgresURL, schema: "sync_\(seed)_\(index)_\(UInt32.random(in: 0...UInt32.max))"))
-      default: continue
-      }
-    }
+    let urls = places.urls
     var stores: [Store] = []
     var replicas: [SyncReplica] = []
-    for url in urls {
-      let store = try await Store.open(url: url, registry: .builtIn)
-      try await store.prepare(schemas: Self.schemas)
+    for index in urls.indices {
+      let store = try await places.open(index, schemas: Self.schemas)
       stores.append(store)
       replicas.append(SyncReplica(store: store, wall: tick))
     }
-    defer { _ = stores }
     var ids: [String] = []
     for replica in replicas { ids.append(try await replica.replicaID()) }
     var reference = ReferenceMerge()
@@ -222,10 +218,9 @@ struct ConvergenceChecker {
       case .restart(let r):
         guard r < stores.count else { continue }
         counts.restarts += 1
-        if !urls[r].hasPrefix("memory:") {
+        if !places.isVolatile(r) {
           try await stores[r].close()
-          stores[r] = try await Store.open(url: urls[r], registry: .builtIn)
-          try await stores[r].prepare(schemas: Self.schemas)
+          stores[r] = try await places.open(r, schemas: Self.schemas)
         }
         replicas[r] = SyncReplica(store: stores[r], wall: tick)
       }
@@ -264,12 +259,7 @@ struct ConvergenceChecker {
       }
       firstDigest = digest
     }
-    for store in stores { try await store.close() }
     return nil
-  }
-
-  static func postgresStore(_ url: String, schema: String) -> String {
-    url + (url.contains("?") ? "&" : "?") + "schema=\(schema)"
   }
 
   /// Every app row of a store, by entity and id.
