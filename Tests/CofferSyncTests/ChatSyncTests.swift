@@ -20,14 +20,8 @@ import Testing
     guard ReplicaPlaces.available(backend, postgresURL: TestServers.postgresURL) else {
       try Test.cancel("Skipped: this build cannot make a \(backend) replica (enable every trait)")
     }
-    let places = try await ReplicaPlaces(
-      ["sqlite", backend], postgresURL: TestServers.postgresURL, label: "chat")
-    do {
-      try await Self.conversation(places)
-      await places.remove()
-    } catch {
-      await places.remove()
-      throw error
+    try await ReplicaPlaces.using(["sqlite", backend], postgresURL: TestServers.postgresURL, label: "chat") {
+      try await Self.conversation($0)
     }
   }
 

@@ -136,15 +136,12 @@ struct ConvergenceChecker {
   func run(seed: UInt64, replicas count: Int, steps: [SyncStep], counts: inout Counts) async throws -> String?
   {
     let chosen = (0..<count).map { backends[$0 % backends.count] }
-    let places = try await ReplicaPlaces(chosen, postgresURL: postgresURL, label: "check-\(seed)")
-    do {
-      let problem = try await run(places: places, steps: steps, counts: &counts)
-      await places.remove()
-      return problem
-    } catch {
-      await places.remove()
-      throw error
+    var tally = counts
+    let problem = try await ReplicaPlaces.using(chosen, postgresURL: postgresURL, label: "check-\(seed)") {
+      try await run(places: $0, steps: steps, counts: &tally)
     }
+    counts = tally
+    return problem
   }
 
   /// Runs one schedule on the replicas of `places`.

@@ -29,13 +29,8 @@ import Testing
     guard ReplicaPlaces.available(remote, postgresURL: nil) else {
       try Test.cancel("Skipped: this build cannot make a \(remote) replica (enable every trait)")
     }
-    let places = try await ReplicaPlaces(["sqlite", remote], postgresURL: nil, label: "killed")
-    do {
-      try await Self.drill(places)
-      await places.remove()
-    } catch {
-      await places.remove()
-      throw error
+    try await ReplicaPlaces.using(["sqlite", remote], postgresURL: nil, label: "killed") {
+      try await Self.drill($0)
     }
   }
 

@@ -67,6 +67,21 @@ final class ReplicaPlaces {
     }
   }
 
+  /// Runs `body` on new replicas of `backends`, and removes them afterwards, also when it throws.
+  static func using<T>(
+    _ backends: [String], postgresURL: String?, label: String, _ body: (ReplicaPlaces) async throws -> T
+  ) async throws -> T {
+    let places = try await ReplicaPlaces(backends, postgresURL: postgresURL, label: label)
+    do {
+      let result = try await body(places)
+      await places.remove()
+      return result
+    } catch {
+      await places.remove()
+      throw error
+    }
+  }
+
   /// Opens replica `index`'s store and prepares `schemas` in it; ``remove()`` closes it.
   func open(_ index: Int, schemas: [EntitySchema]) async throws -> Store {
     let store = try await Store.open(url: urls[index], registry: .builtIn)
