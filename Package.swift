@@ -292,7 +292,10 @@ let package = Package(
       swiftSettings: upcoming),
     .testTarget(
       name: "CofferSyncTests",
-      dependencies: ["Coffer", "CofferMemory", "CofferStores", "CofferSync", "CofferTestSupport"],
+      dependencies: [
+        "Coffer", "CofferChatExample", "CofferChildProcess", "CofferMemory", "CofferServer", "CofferStores",
+        "CofferSync", "CofferTestSupport", "coffer",
+      ],
       swiftSettings: upcoming),
   ]
 )

@@ -160,30 +160,29 @@ struct ConvergenceChecker {
     return try await run(seed: seed, replicas: count, steps: steps, counts: &counts)
   }
 
-  /// Runs one schedule, counting what happened.
+  /// Runs one schedule, counting what happened, on scratch replicas removed afterwards.
   func run(seed: UInt64, replicas count: Int, steps: [SyncStep], counts: inout Counts) async throws -> String?
   {
-    let folder = try TemporaryFolder("sync-check")
-    let tick = Self.tickingWall()
-    var urls: [String] = []
-    for index in 0..<count {
-      let backend = backends[index % backends.count]
-      guard
-        let url = Self.storeURL(
-          backend, folder: folder, name: "r\(index)", postgresURL: postgresURL,
-          tag: seed &* 16 &+ UInt64(index))
-      else { continue }
-      urls.append(url)
+    let chosen = (0..<count).map { backends[$0 % backends.count] }
+    var tally = counts
+    let problem = try await ReplicaPlaces.using(chosen, postgresURL: postgresURL, label: "check-\(seed)") {
+      try await run(places: $0, steps: steps, counts: &tally)
     }
+    counts = tally
+    return problem
+  }
+
+  /// Runs one schedule on the replicas of `places`.
+  private func run(places: ReplicaPlaces, steps: [SyncStep], counts: inout Counts) async throws -> String? {
+    let tick = Self.tickingWall()
+    let urls = places.urls
     var stores: [Store] = []
     var replicas: [SyncReplica] = []
-    for url in urls {
-      let store = try await Store.open(url: url, registry: .builtIn)
-      try await store.prepare(schemas: Self.schemas)
+    for index in urls.indices {
+      let store = try await places.open(index, schemas: Self.schemas)
       stores.append(store)
       replicas.append(SyncReplica(store: store, wall: tick))
     }
-    defer { _ = stores }
     var ids: [String] = []
     for replica in replicas { ids.append(try await replica.replicaID()) }
     var reference = ReferenceMerge()
@@ -241,10 +240,9 @@ struct ConvergenceChecker {
       case .restart(let r):
         guard r < stores.count else { continue }
         counts.restarts += 1
-        if !urls[r].hasPrefix("memory:") {
+        if !places.isVolatile(r) {
           try await stores[r].close()
-          stores[r] = try await Store.open(url: urls[r], registry: .builtIn)
-          try await stores[r].prepare(schemas: Self.schemas)
+          stores[r] = try await places.open(r, schemas: Self.schemas)
         }
         replicas[r] = SyncReplica(store: stores[r], wall: tick)
       }

@@ -1,3 +1,4 @@
+import CofferTestSupport
 import Foundation
 import Testing
 
@@ -10,14 +11,36 @@ import Testing
   static var environment: [String: String] { ProcessInfo.processInfo.environment }
 
   @Test func randomSchedulesConvergeToTheReferenceMerge() async throws {
-    let schedules = Int(Self.environment["COFFER_SYNC_SCHEDULES"] ?? "") ?? 12
-    let firstSeed = UInt64(Self.environment["COFFER_SYNC_SEED"] ?? "") ?? 46_000
-    let postgres = Self.environment["COFFER_TEST_POSTGRES_URL"]
     var mixes: [[String]] = [
       ["memory", "sqlite", "lmdb"], ["sqlite", "lmdb", "plist", "memory"],
       ["memory", "memory", "lmdb", "sqlite", "plist"],
     ]
-    if postgres != nil { mixes.append(["memory", "postgres", "sqlite"]) }
+    if ReplicaPlaces.available("served-sqlite", postgresURL: nil) {
+      mixes.append(["served-sqlite", "memory", "lmdb", "served-lmdb"])
+    }
+    try await Self.check(mixes, schedules: Self.schedules)
+  }
+
+  /// The mixes with PostgreSQL replicas, direct and served through `coffer+http://`.
+  static let postgresMixes: [[String]] = [
+    ["memory", "postgres", "sqlite"], ["served-postgres", "sqlite", "postgres"],
+    ["postgres", "served-sqlite", "lmdb", "served-postgres"],
+  ]
+
+  @Test func schedulesWithPostgresAndServedReplicasConverge() async throws {
+    guard TestServers.postgresURL != nil else {
+      try Test.cancel("Skipped: \(TestServers.postgresMissing)")
+    }
+    try await Self.check(Self.postgresMixes, schedules: max(6, Self.schedules / 4))
+  }
+
+  static var schedules: Int { Int(environment["COFFER_SYNC_SCHEDULES"] ?? "") ?? 12 }
+
+  /// Runs `schedules` random schedules, each on the next mix of backends, and fails with the
+  /// seed and shrunk schedule of each (at most three) that did not converge.
+  static func check(_ mixes: [[String]], schedules: Int) async throws {
+    let firstSeed = UInt64(Self.environment["COFFER_SYNC_SEED"] ?? "") ?? 46_000
+    let postgres = TestServers.postgresURL
     var failures: [String] = []
     var total = ConvergenceChecker.Counts()
     let started = Date()
@@ -48,7 +71,7 @@ import Testing
       if failures.count >= 3 { break }
     }
     print(
-      "sync-check: \(schedules) schedules from seed \(firstSeed), \(failures.count) failed, "
+      "sync-check: \(schedules) schedules on \(Set(mixes.joined()).sorted().joined(separator: ", ")) from seed \(firstSeed), \(failures.count) failed, "
         + String(format: "%.1f s", Date().timeIntervalSince(started)) + "; \(total.writes) writes, "
         + "\(total.merged) row states merged, \(total.dropped) messages dropped, \(total.duplicated) duplicated, "
         + "\(total.gaps) gaps, \(total.restarts) restarts, \(total.rows) rows at the ends, "

@@ -8,6 +8,7 @@ import Foundation
 /// or `coffer-bench --contention …` for the contention workload (see ``ContentionBenchmark``),
 /// or `coffer-bench --transfers …` for two-row transfers against raw libpq (see ``TransferBenchmark``),
 /// or `coffer-bench --copy …` for the copy benchmark (see ``CopyBenchmark``),
+/// or `coffer-bench --sync …` for initial sync beside the copy, and `--follow` latency (see ``SyncBenchmark``),
 /// or `coffer-bench --migration …` for the migration benchmark (see ``MigrationBenchmark``),
 /// or `coffer-bench --migration-open …` for opening a store with a migration plan (see ``MigrationOpenBenchmark``),
 /// or `coffer-bench --changes-floor …` for what any same-transaction feed adds to a commit (see ``ChangesFloorBenchmark``),
@@ -169,6 +170,10 @@ do {
   }
   if arguments.first == ContentionBenchmark.flag {
     try await ContentionBenchmark.run(Array(arguments.dropFirst()))
+    exit(0)
+  }
+  if arguments.first == SyncBenchmark.flag {
+    try await SyncBenchmark.run(Array(arguments.dropFirst()))
     exit(0)
   }
   if arguments.first == CopyBenchmark.flag {
