@@ -54,151 +54,172 @@ public enum StoredField {
   // MARK: Encoding
 
   // One pair (plain and optional) per stored scalar type, so that the call in the generated
-  // code is a direct call the compiler picks by the property's type.
+  // code is a direct call the compiler picks by the property's type, and inlines.
 
   /// A `Bool` property's value.
-  public static func value(_ value: Bool, _ name: String, in entity: String) throws -> Value {
-    try scalar(value, name, entity)
+  @inlinable public static func value(_ value: Bool, _ name: String, in entity: String) throws -> Value {
+    .bool(value)
   }
   /// An optional `Bool` property's value, or ``Value/null``.
-  public static func value(_ value: Bool?, _ name: String, in entity: String) throws -> Value {
-    try value.map { try scalar($0, name, entity) } ?? .null
+  @inlinable public static func value(_ value: Bool?, _ name: String, in entity: String) throws -> Value {
+    guard let value else { return .null }
+    return .bool(value)
   }
   /// A `String` property's value.
-  public static func value(_ value: String, _ name: String, in entity: String) throws -> Value {
-    try scalar(value, name, entity)
+  @inlinable public static func value(_ value: String, _ name: String, in entity: String) throws -> Value {
+    .string(value)
   }
   /// An optional `String` property's value, or ``Value/null``.
-  public static func value(_ value: String?, _ name: String, in entity: String) throws -> Value {
-    try value.map { try scalar($0, name, entity) } ?? .null
+  @inlinable public static func value(_ value: String?, _ name: String, in entity: String) throws -> Value {
+    guard let value else { return .null }
+    return .string(value)
   }
   /// A `Double` property's value.
-  public static func value(_ value: Double, _ name: String, in entity: String) throws -> Value {
-    try scalar(value, name, entity)
+  @inlinable public static func value(_ value: Double, _ name: String, in entity: String) throws -> Value {
+    .double(value)
   }
   /// An optional `Double` property's value, or ``Value/null``.
-  public static func value(_ value: Double?, _ name: String, in entity: String) throws -> Value {
-    try value.map { try scalar($0, name, entity) } ?? .null
+  @inlinable public static func value(_ value: Double?, _ name: String, in entity: String) throws -> Value {
+    guard let value else { return .null }
+    return .double(value)
   }
   /// A `Float` property's value.
-  public static func value(_ value: Float, _ name: String, in entity: String) throws -> Value {
-    try scalar(value, name, entity)
+  @inlinable public static func value(_ value: Float, _ name: String, in entity: String) throws -> Value {
+    .double(Double(value))
   }
   /// An optional `Float` property's value, or ``Value/null``.
-  public static func value(_ value: Float?, _ name: String, in entity: String) throws -> Value {
-    try value.map { try scalar($0, name, entity) } ?? .null
+  @inlinable public static func value(_ value: Float?, _ name: String, in entity: String) throws -> Value {
+    guard let value else { return .null }
+    return .double(Double(value))
   }
   /// A `Date` property's value.
-  public static func value(_ value: Date, _ name: String, in entity: String) throws -> Value {
-    try scalar(value, name, entity)
+  @inlinable public static func value(_ value: Date, _ name: String, in entity: String) throws -> Value {
+    .date(Value.normalized(value))
   }
   /// An optional `Date` property's value, or ``Value/null``.
-  public static func value(_ value: Date?, _ name: String, in entity: String) throws -> Value {
-    try value.map { try scalar($0, name, entity) } ?? .null
+  @inlinable public static func value(_ value: Date?, _ name: String, in entity: String) throws -> Value {
+    guard let value else { return .null }
+    return .date(Value.normalized(value))
   }
-  /// An `UUID` property's value.
-  public static func value(_ value: UUID, _ name: String, in entity: String) throws -> Value {
-    try scalar(value, name, entity)
+  /// A `UUID` property's value.
+  @inlinable public static func value(_ value: UUID, _ name: String, in entity: String) throws -> Value {
+    .uuid(value)
   }
   /// An optional `UUID` property's value, or ``Value/null``.
-  public static func value(_ value: UUID?, _ name: String, in entity: String) throws -> Value {
-    try value.map { try scalar($0, name, entity) } ?? .null
+  @inlinable public static func value(_ value: UUID?, _ name: String, in entity: String) throws -> Value {
+    guard let value else { return .null }
+    return .uuid(value)
   }
   /// A `Data` property's value.
-  public static func value(_ value: Data, _ name: String, in entity: String) throws -> Value {
-    try scalar(value, name, entity)
+  @inlinable public static func value(_ value: Data, _ name: String, in entity: String) throws -> Value {
+    .bytes(value)
   }
   /// An optional `Data` property's value, or ``Value/null``.
-  public static func value(_ value: Data?, _ name: String, in entity: String) throws -> Value {
-    try value.map { try scalar($0, name, entity) } ?? .null
+  @inlinable public static func value(_ value: Data?, _ name: String, in entity: String) throws -> Value {
+    guard let value else { return .null }
+    return .bytes(value)
   }
-  /// An `URL` property's value.
+  /// A `URL` property's value.
   public static func value(_ value: URL, _ name: String, in entity: String) throws -> Value {
-    try scalar(value, name, entity)
+    .string(value.absoluteString)
   }
   /// An optional `URL` property's value, or ``Value/null``.
   public static func value(_ value: URL?, _ name: String, in entity: String) throws -> Value {
-    try value.map { try scalar($0, name, entity) } ?? .null
+    value.map { .string($0.absoluteString) } ?? .null
   }
   /// An `Int` property's value.
-  public static func value(_ value: Int, _ name: String, in entity: String) throws -> Value {
-    try scalar(value, name, entity)
+  @inlinable public static func value(_ value: Int, _ name: String, in entity: String) throws -> Value {
+    .int(Int64(value))
   }
   /// An optional `Int` property's value, or ``Value/null``.
-  public static func value(_ value: Int?, _ name: String, in entity: String) throws -> Value {
-    try value.map { try scalar($0, name, entity) } ?? .null
+  @inlinable public static func value(_ value: Int?, _ name: String, in entity: String) throws -> Value {
+    guard let value else { return .null }
+    return .int(Int64(value))
   }
   /// An `Int8` property's value.
-  public static func value(_ value: Int8, _ name: String, in entity: String) throws -> Value {
-    try scalar(value, name, entity)
+  @inlinable public static func value(_ value: Int8, _ name: String, in entity: String) throws -> Value {
+    .int(Int64(value))
   }
   /// An optional `Int8` property's value, or ``Value/null``.
-  public static func value(_ value: Int8?, _ name: String, in entity: String) throws -> Value {
-    try value.map { try scalar($0, name, entity) } ?? .null
+  @inlinable public static func value(_ value: Int8?, _ name: String, in entity: String) throws -> Value {
+    guard let value else { return .null }
+    return .int(Int64(value))
   }
   /// An `Int16` property's value.
-  public static func value(_ value: Int16, _ name: String, in entity: String) throws -> Value {
-    try scalar(value, name, entity)
+  @inlinable public static func value(_ value: Int16, _ name: String, in entity: String) throws -> Value {
+    .int(Int64(value))
   }
   /// An optional `Int16` property's value, or ``Value/null``.
-  public static func value(_ value: Int16?, _ name: String, in entity: String) throws -> Value {
-    try value.map { try scalar($0, name, entity) } ?? .null
+  @inlinable public static func value(_ value: Int16?, _ name: String, in entity: String) throws -> Value {
+    guard let value else { return .null }
+    return .int(Int64(value))
   }
   /// An `Int32` property's value.
-  public static func value(_ value: Int32, _ name: String, in entity: String) throws -> Value {
-    try scalar(value, name, entity)
+  @inlinable public static func value(_ value: Int32, _ name: String, in entity: String) throws -> Value {
+    .int(Int64(value))
   }
   /// An optional `Int32` property's value, or ``Value/null``.
-  public static func value(_ value: Int32?, _ name: String, in entity: String) throws -> Value {
-    try value.map { try scalar($0, name, entity) } ?? .null
+  @inlinable public static func value(_ value: Int32?, _ name: String, in entity: String) throws -> Value {
+    guard let value else { return .null }
+    return .int(Int64(value))
   }
   /// An `Int64` property's value.
-  public static func value(_ value: Int64, _ name: String, in entity: String) throws -> Value {
-    try scalar(value, name, entity)
+  @inlinable public static func value(_ value: Int64, _ name: String, in entity: String) throws -> Value {
+    .int(Int64(value))
   }
   /// An optional `Int64` property's value, or ``Value/null``.
-  public static func value(_ value: Int64?, _ name: String, in entity: String) throws -> Value {
-    try value.map { try scalar($0, name, entity) } ?? .null
+  @inlinable public static func value(_ value: Int64?, _ name: String, in entity: String) throws -> Value {
+    guard let value else { return .null }
+    return .int(Int64(value))
   }
   /// An `UInt` property's value.
-  public static func value(_ value: UInt, _ name: String, in entity: String) throws -> Value {
-    try scalar(value, name, entity)
+  @inlinable public static func value(_ value: UInt, _ name: String, in entity: String) throws -> Value {
+    guard let exact = Int64(exactly: value) else { throw outOfRange(name, entity) }
+    return .int(exact)
   }
   /// An optional `UInt` property's value, or ``Value/null``.
-  public static func value(_ value: UInt?, _ name: String, in entity: String) throws -> Value {
-    try value.map { try scalar($0, name, entity) } ?? .null
+  @inlinable public static func value(_ value: UInt?, _ name: String, in entity: String) throws -> Value {
+    guard let value else { return .null }
+    guard let exact = Int64(exactly: value) else { throw outOfRange(name, entity) }
+    return .int(exact)
   }
   /// An `UInt8` property's value.
-  public static func value(_ value: UInt8, _ name: String, in entity: String) throws -> Value {
-    try scalar(value, name, entity)
+  @inlinable public static func value(_ value: UInt8, _ name: String, in entity: String) throws -> Value {
+    .int(Int64(value))
   }
   /// An optional `UInt8` property's value, or ``Value/null``.
-  public static func value(_ value: UInt8?, _ name: String, in entity: String) throws -> Value {
-    try value.map { try scalar($0, name, entity) } ?? .null
+  @inlinable public static func value(_ value: UInt8?, _ name: String, in entity: String) throws -> Value {
+    guard let value else { return .null }
+    return .int(Int64(value))
   }
   /// An `UInt16` property's value.
-  public static func value(_ value: UInt16, _ name: String, in entity: String) throws -> Value {
-    try scalar(value, name, entity)
+  @inlinable public static func value(_ value: UInt16, _ name: String, in entity: String) throws -> Value {
+    .int(Int64(value))
   }
   /// An optional `UInt16` property's value, or ``Value/null``.
-  public static func value(_ value: UInt16?, _ name: String, in entity: String) throws -> Value {
-    try value.map { try scalar($0, name, entity) } ?? .null
+  @inlinable public static func value(_ value: UInt16?, _ name: String, in entity: String) throws -> Value {
+    guard let value else { return .null }
+    return .int(Int64(value))
   }
   /// An `UInt32` property's value.
-  public static func value(_ value: UInt32, _ name: String, in entity: String) throws -> Value {
-    try scalar(value, name, entity)
+  @inlinable public static func value(_ value: UInt32, _ name: String, in entity: String) throws -> Value {
+    .int(Int64(value))
   }
   /// An optional `UInt32` property's value, or ``Value/null``.
-  public static func value(_ value: UInt32?, _ name: String, in entity: String) throws -> Value {
-    try value.map { try scalar($0, name, entity) } ?? .null
+  @inlinable public static func value(_ value: UInt32?, _ name: String, in entity: String) throws -> Value {
+    guard let value else { return .null }
+    return .int(Int64(value))
   }
   /// An `UInt64` property's value.
-  public static func value(_ value: UInt64, _ name: String, in entity: String) throws -> Value {
-    try scalar(value, name, entity)
+  @inlinable public static func value(_ value: UInt64, _ name: String, in entity: String) throws -> Value {
+    guard let exact = Int64(exactly: value) else { throw outOfRange(name, entity) }
+    return .int(exact)
   }
   /// An optional `UInt64` property's value, or ``Value/null``.
-  public static func value(_ value: UInt64?, _ name: String, in entity: String) throws -> Value {
-    try value.map { try scalar($0, name, entity) } ?? .null
+  @inlinable public static func value(_ value: UInt64?, _ name: String, in entity: String) throws -> Value {
+    guard let value else { return .null }
+    guard let exact = Int64(exactly: value) else { throw outOfRange(name, entity) }
+    return .int(exact)
   }
 
   /// An enum's raw value.
@@ -225,6 +246,11 @@ public enum StoredField {
   public static func value<V: Encodable>(_ value: V?, _ name: String, in entity: String) throws -> Value {
     guard let value else { return .null }
     return try StoredEncoding.value(of: value, field: name, entity: entity)
+  }
+
+  /// The error for an unsigned integer above `Int64.max`.
+  @usableFromInline static func outOfRange(_ name: String, _ entity: String) -> CofferError {
+    StoredEncoding.outOfRange(name, entity)
   }
 
   private static func scalar<V: StoredScalar>(_ value: V, _ name: String, _ entity: String) throws -> Value {

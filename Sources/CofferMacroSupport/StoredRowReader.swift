@@ -1,7 +1,7 @@
 @_spi(Backend) import Coffer
 import Foundation
 
-/// Reads a ``Coffer/StoredRow`` for the `init(storedRow:)` that `@Storable` generates, value by
+/// Reads a ``Coffer/StoredRow`` for the `init(_storedRow:)` that `@Storable` generates, value by
 /// value: each scalar through the backend's typed accessor when the row is read in place, as a
 /// ``Coffer/Value`` otherwise. You do not call it yourself.
 ///
@@ -9,14 +9,15 @@ import Foundation
 /// ``Coffer/CofferError/Code/decodingFailed`` (or ``Coffer/CofferError/Code/valueOutOfRange``)
 /// naming the entity, the id and the field.
 public struct StoredRowReader {
-  let row: Row?
+  /// The row's values when the row is a ``Coffer/Row``; `nil` when it is read in place.
+  @usableFromInline let values: [Value]?
   let fields: (any StoredFields)?
   let entity: String
   let idPosition: Int
 
   /// A reader of a stored row of an entity whose id is at `idPosition`.
   public init(_ row: StoredRow, entity: String, idPosition: Int) {
-    self.row = row.row
+    self.values = row.row?.values
     self.fields = row.fields
     self.entity = entity
     self.idPosition = idPosition
@@ -24,78 +25,361 @@ public struct StoredRowReader {
 
   // MARK: Scalars, one pair (plain and optional) per stored scalar type
 
+  // A row's value of the property's exact kind converts inline; anything else (a row read in
+  // place, a null, a value of another kind) takes the non-inlinable path below, which reads
+  // through the backend's typed accessor and makes the errors.
+
   /// A `Bool` property.
-  public func read(_ position: Int, _ name: String) throws -> Bool { try scalar(position, name) }
+  @inlinable public func read(_ position: Int, _ name: String) throws -> Bool {
+    if let values, position < values.count, case .bool(let value) = values[position] { return value }
+    return try plainBool(position, name)
+  }
   /// An optional `Bool` property.
-  public func read(_ position: Int, _ name: String) throws -> Bool? { try optionalScalar(position, name) }
+  @inlinable public func read(_ position: Int, _ name: String) throws -> Bool? {
+    if let values, position < values.count, case .bool(let value) = values[position] { return value }
+    return try optionalBool(position, name)
+  }
   /// A `String` property.
-  public func read(_ position: Int, _ name: String) throws -> String { try scalar(position, name) }
+  @inlinable public func read(_ position: Int, _ name: String) throws -> String {
+    if let values, position < values.count, case .string(let value) = values[position] { return value }
+    return try plainString(position, name)
+  }
   /// An optional `String` property.
-  public func read(_ position: Int, _ name: String) throws -> String? { try optionalScalar(position, name) }
+  @inlinable public func read(_ position: Int, _ name: String) throws -> String? {
+    if let values, position < values.count, case .string(let value) = values[position] { return value }
+    return try optionalString(position, name)
+  }
   /// A `Double` property.
-  public func read(_ position: Int, _ name: String) throws -> Double { try scalar(position, name) }
+  @inlinable public func read(_ position: Int, _ name: String) throws -> Double {
+    if let values, position < values.count, case .double(let value) = values[position] { return value }
+    return try plainDouble(position, name)
+  }
   /// An optional `Double` property.
-  public func read(_ position: Int, _ name: String) throws -> Double? { try optionalScalar(position, name) }
+  @inlinable public func read(_ position: Int, _ name: String) throws -> Double? {
+    if let values, position < values.count, case .double(let value) = values[position] { return value }
+    return try optionalDouble(position, name)
+  }
   /// A `Float` property.
-  public func read(_ position: Int, _ name: String) throws -> Float { try scalar(position, name) }
+  @inlinable public func read(_ position: Int, _ name: String) throws -> Float {
+    if let values, position < values.count, case .double(let value) = values[position] { return Float(value) }
+    return try plainFloat(position, name)
+  }
   /// An optional `Float` property.
-  public func read(_ position: Int, _ name: String) throws -> Float? { try optionalScalar(position, name) }
+  @inlinable public func read(_ position: Int, _ name: String) throws -> Float? {
+    if let values, position < values.count, case .double(let value) = values[position] { return Float(value) }
+    return try optionalFloat(position, name)
+  }
   /// A `Date` property.
-  public func read(_ position: Int, _ name: String) throws -> Date { try scalar(position, name) }
+  @inlinable public func read(_ position: Int, _ name: String) throws -> Date {
+    if let values, position < values.count, case .date(let value) = values[position] { return value }
+    return try plainDate(position, name)
+  }
   /// An optional `Date` property.
-  public func read(_ position: Int, _ name: String) throws -> Date? { try optionalScalar(position, name) }
-  /// A `UUID` property.
-  public func read(_ position: Int, _ name: String) throws -> UUID { try scalar(position, name) }
+  @inlinable public func read(_ position: Int, _ name: String) throws -> Date? {
+    if let values, position < values.count, case .date(let value) = values[position] { return value }
+    return try optionalDate(position, name)
+  }
+  /// An `UUID` property.
+  @inlinable public func read(_ position: Int, _ name: String) throws -> UUID {
+    if let values, position < values.count, case .uuid(let value) = values[position] { return value }
+    return try plainUUID(position, name)
+  }
   /// An optional `UUID` property.
-  public func read(_ position: Int, _ name: String) throws -> UUID? { try optionalScalar(position, name) }
+  @inlinable public func read(_ position: Int, _ name: String) throws -> UUID? {
+    if let values, position < values.count, case .uuid(let value) = values[position] { return value }
+    return try optionalUUID(position, name)
+  }
   /// A `Data` property.
-  public func read(_ position: Int, _ name: String) throws -> Data { try scalar(position, name) }
+  @inlinable public func read(_ position: Int, _ name: String) throws -> Data {
+    if let values, position < values.count, case .bytes(let value) = values[position] { return value }
+    return try plainData(position, name)
+  }
   /// An optional `Data` property.
-  public func read(_ position: Int, _ name: String) throws -> Data? { try optionalScalar(position, name) }
-  /// A `URL` property.
+  @inlinable public func read(_ position: Int, _ name: String) throws -> Data? {
+    if let values, position < values.count, case .bytes(let value) = values[position] { return value }
+    return try optionalData(position, name)
+  }
+  /// An `URL` property.
   public func read(_ position: Int, _ name: String) throws -> URL { try scalar(position, name) }
   /// An optional `URL` property.
   public func read(_ position: Int, _ name: String) throws -> URL? { try optionalScalar(position, name) }
   /// An `Int` property.
-  public func read(_ position: Int, _ name: String) throws -> Int { try scalar(position, name) }
+  @inlinable public func read(_ position: Int, _ name: String) throws -> Int {
+    if let values, position < values.count, case .int(let value) = values[position],
+      let exact = Int(exactly: value)
+    {
+      return exact
+    }
+    return try plainInt(position, name)
+  }
   /// An optional `Int` property.
-  public func read(_ position: Int, _ name: String) throws -> Int? { try optionalScalar(position, name) }
+  @inlinable public func read(_ position: Int, _ name: String) throws -> Int? {
+    if let values, position < values.count, case .int(let value) = values[position],
+      let exact = Int(exactly: value)
+    {
+      return exact
+    }
+    return try optionalInt(position, name)
+  }
   /// An `Int8` property.
-  public func read(_ position: Int, _ name: String) throws -> Int8 { try scalar(position, name) }
+  @inlinable public func read(_ position: Int, _ name: String) throws -> Int8 {
+    if let values, position < values.count, case .int(let value) = values[position],
+      let exact = Int8(exactly: value)
+    {
+      return exact
+    }
+    return try plainInt8(position, name)
+  }
   /// An optional `Int8` property.
-  public func read(_ position: Int, _ name: String) throws -> Int8? { try optionalScalar(position, name) }
+  @inlinable public func read(_ position: Int, _ name: String) throws -> Int8? {
+    if let values, position < values.count, case .int(let value) = values[position],
+      let exact = Int8(exactly: value)
+    {
+      return exact
+    }
+    return try optionalInt8(position, name)
+  }
   /// An `Int16` property.
-  public func read(_ position: Int, _ name: String) throws -> Int16 { try scalar(position, name) }
+  @inlinable public func read(_ position: Int, _ name: String) throws -> Int16 {
+    if let values, position < values.count, case .int(let value) = values[position],
+      let exact = Int16(exactly: value)
+    {
+      return exact
+    }
+    return try plainInt16(position, name)
+  }
   /// An optional `Int16` property.
-  public func read(_ position: Int, _ name: String) throws -> Int16? { try optionalScalar(position, name) }
+  @inlinable public func read(_ position: Int, _ name: String) throws -> Int16? {
+    if let values, position < values.count, case .int(let value) = values[position],
+      let exact = Int16(exactly: value)
+    {
+      return exact
+    }
+    return try optionalInt16(position, name)
+  }
   /// An `Int32` property.
-  public func read(_ position: Int, _ name: String) throws -> Int32 { try scalar(position, name) }
+  @inlinable public func read(_ position: Int, _ name: String) throws -> Int32 {
+    if let values, position < values.count, case .int(let value) = values[position],
+      let exact = Int32(exactly: value)
+    {
+      return exact
+    }
+    return try plainInt32(position, name)
+  }
   /// An optional `Int32` property.
-  public func read(_ position: Int, _ name: String) throws -> Int32? { try optionalScalar(position, name) }
+  @inlinable public func read(_ position: Int, _ name: String) throws -> Int32? {
+    if let values, position < values.count, case .int(let value) = values[position],
+      let exact = Int32(exactly: value)
+    {
+      return exact
+    }
+    return try optionalInt32(position, name)
+  }
   /// An `Int64` property.
-  public func read(_ position: Int, _ name: String) throws -> Int64 { try scalar(position, name) }
+  @inlinable public func read(_ position: Int, _ name: String) throws -> Int64 {
+    if let values, position < values.count, case .int(let value) = values[position] { return value }
+    return try plainInt64(position, name)
+  }
   /// An optional `Int64` property.
-  public func read(_ position: Int, _ name: String) throws -> Int64? { try optionalScalar(position, name) }
-  /// A `UInt` property.
-  public func read(_ position: Int, _ name: String) throws -> UInt { try scalar(position, name) }
+  @inlinable public func read(_ position: Int, _ name: String) throws -> Int64? {
+    if let values, position < values.count, case .int(let value) = values[position] { return value }
+    return try optionalInt64(position, name)
+  }
+  /// An `UInt` property.
+  @inlinable public func read(_ position: Int, _ name: String) throws -> UInt {
+    if let values, position < values.count, case .int(let value) = values[position],
+      let exact = UInt(exactly: value)
+    {
+      return exact
+    }
+    return try plainUInt(position, name)
+  }
   /// An optional `UInt` property.
-  public func read(_ position: Int, _ name: String) throws -> UInt? { try optionalScalar(position, name) }
-  /// A `UInt8` property.
-  public func read(_ position: Int, _ name: String) throws -> UInt8 { try scalar(position, name) }
+  @inlinable public func read(_ position: Int, _ name: String) throws -> UInt? {
+    if let values, position < values.count, case .int(let value) = values[position],
+      let exact = UInt(exactly: value)
+    {
+      return exact
+    }
+    return try optionalUInt(position, name)
+  }
+  /// An `UInt8` property.
+  @inlinable public func read(_ position: Int, _ name: String) throws -> UInt8 {
+    if let values, position < values.count, case .int(let value) = values[position],
+      let exact = UInt8(exactly: value)
+    {
+      return exact
+    }
+    return try plainUInt8(position, name)
+  }
   /// An optional `UInt8` property.
-  public func read(_ position: Int, _ name: String) throws -> UInt8? { try optionalScalar(position, name) }
-  /// A `UInt16` property.
-  public func read(_ position: Int, _ name: String) throws -> UInt16 { try scalar(position, name) }
+  @inlinable public func read(_ position: Int, _ name: String) throws -> UInt8? {
+    if let values, position < values.count, case .int(let value) = values[position],
+      let exact = UInt8(exactly: value)
+    {
+      return exact
+    }
+    return try optionalUInt8(position, name)
+  }
+  /// An `UInt16` property.
+  @inlinable public func read(_ position: Int, _ name: String) throws -> UInt16 {
+    if let values, position < values.count, case .int(let value) = values[position],
+      let exact = UInt16(exactly: value)
+    {
+      return exact
+    }
+    return try plainUInt16(position, name)
+  }
   /// An optional `UInt16` property.
-  public func read(_ position: Int, _ name: String) throws -> UInt16? { try optionalScalar(position, name) }
-  /// A `UInt32` property.
-  public func read(_ position: Int, _ name: String) throws -> UInt32 { try scalar(position, name) }
+  @inlinable public func read(_ position: Int, _ name: String) throws -> UInt16? {
+    if let values, position < values.count, case .int(let value) = values[position],
+      let exact = UInt16(exactly: value)
+    {
+      return exact
+    }
+    return try optionalUInt16(position, name)
+  }
+  /// An `UInt32` property.
+  @inlinable public func read(_ position: Int, _ name: String) throws -> UInt32 {
+    if let values, position < values.count, case .int(let value) = values[position],
+      let exact = UInt32(exactly: value)
+    {
+      return exact
+    }
+    return try plainUInt32(position, name)
+  }
   /// An optional `UInt32` property.
-  public func read(_ position: Int, _ name: String) throws -> UInt32? { try optionalScalar(position, name) }
-  /// A `UInt64` property.
-  public func read(_ position: Int, _ name: String) throws -> UInt64 { try scalar(position, name) }
+  @inlinable public func read(_ position: Int, _ name: String) throws -> UInt32? {
+    if let values, position < values.count, case .int(let value) = values[position],
+      let exact = UInt32(exactly: value)
+    {
+      return exact
+    }
+    return try optionalUInt32(position, name)
+  }
+  /// An `UInt64` property.
+  @inlinable public func read(_ position: Int, _ name: String) throws -> UInt64 {
+    if let values, position < values.count, case .int(let value) = values[position],
+      let exact = UInt64(exactly: value)
+    {
+      return exact
+    }
+    return try plainUInt64(position, name)
+  }
   /// An optional `UInt64` property.
-  public func read(_ position: Int, _ name: String) throws -> UInt64? { try optionalScalar(position, name) }
+  @inlinable public func read(_ position: Int, _ name: String) throws -> UInt64? {
+    if let values, position < values.count, case .int(let value) = values[position],
+      let exact = UInt64(exactly: value)
+    {
+      return exact
+    }
+    return try optionalUInt64(position, name)
+  }
+
+  // MARK: The paths that are not inlined
+
+  @usableFromInline func plainBool(_ position: Int, _ name: String) throws -> Bool {
+    try scalar(position, name)
+  }
+  @usableFromInline func optionalBool(_ position: Int, _ name: String) throws -> Bool? {
+    try optionalScalar(position, name)
+  }
+  @usableFromInline func plainString(_ position: Int, _ name: String) throws -> String {
+    try scalar(position, name)
+  }
+  @usableFromInline func optionalString(_ position: Int, _ name: String) throws -> String? {
+    try optionalScalar(position, name)
+  }
+  @usableFromInline func plainDouble(_ position: Int, _ name: String) throws -> Double {
+    try scalar(position, name)
+  }
+  @usableFromInline func optionalDouble(_ position: Int, _ name: String) throws -> Double? {
+    try optionalScalar(position, name)
+  }
+  @usableFromInline func plainFloat(_ position: Int, _ name: String) throws -> Float {
+    try scalar(position, name)
+  }
+  @usableFromInline func optionalFloat(_ position: Int, _ name: String) throws -> Float? {
+    try optionalScalar(position, name)
+  }
+  @usableFromInline func plainDate(_ position: Int, _ name: String) throws -> Date {
+    try scalar(position, name)
+  }
+  @usableFromInline func optionalDate(_ position: Int, _ name: String) throws -> Date? {
+    try optionalScalar(position, name)
+  }
+  @usableFromInline func plainUUID(_ position: Int, _ name: String) throws -> UUID {
+    try scalar(position, name)
+  }
+  @usableFromInline func optionalUUID(_ position: Int, _ name: String) throws -> UUID? {
+    try optionalScalar(position, name)
+  }
+  @usableFromInline func plainData(_ position: Int, _ name: String) throws -> Data {
+    try scalar(position, name)
+  }
+  @usableFromInline func optionalData(_ position: Int, _ name: String) throws -> Data? {
+    try optionalScalar(position, name)
+  }
+  @usableFromInline func plainInt(_ position: Int, _ name: String) throws -> Int {
+    try scalar(position, name)
+  }
+  @usableFromInline func optionalInt(_ position: Int, _ name: String) throws -> Int? {
+    try optionalScalar(position, name)
+  }
+  @usableFromInline func plainInt8(_ position: Int, _ name: String) throws -> Int8 {
+    try scalar(position, name)
+  }
+  @usableFromInline func optionalInt8(_ position: Int, _ name: String) throws -> Int8? {
+    try optionalScalar(position, name)
+  }
+  @usableFromInline func plainInt16(_ position: Int, _ name: String) throws -> Int16 {
+    try scalar(position, name)
+  }
+  @usableFromInline func optionalInt16(_ position: Int, _ name: String) throws -> Int16? {
+    try optionalScalar(position, name)
+  }
+  @usableFromInline func plainInt32(_ position: Int, _ name: String) throws -> Int32 {
+    try scalar(position, name)
+  }
+  @usableFromInline func optionalInt32(_ position: Int, _ name: String) throws -> Int32? {
+    try optionalScalar(position, name)
+  }
+  @usableFromInline func plainInt64(_ position: Int, _ name: String) throws -> Int64 {
+    try scalar(position, name)
+  }
+  @usableFromInline func optionalInt64(_ position: Int, _ name: String) throws -> Int64? {
+    try optionalScalar(position, name)
+  }
+  @usableFromInline func plainUInt(_ position: Int, _ name: String) throws -> UInt {
+    try scalar(position, name)
+  }
+  @usableFromInline func optionalUInt(_ position: Int, _ name: String) throws -> UInt? {
+    try optionalScalar(position, name)
+  }
+  @usableFromInline func plainUInt8(_ position: Int, _ name: String) throws -> UInt8 {
+    try scalar(position, name)
+  }
+  @usableFromInline func optionalUInt8(_ position: Int, _ name: String) throws -> UInt8? {
+    try optionalScalar(position, name)
+  }
+  @usableFromInline func plainUInt16(_ position: Int, _ name: String) throws -> UInt16 {
+    try scalar(position, name)
+  }
+  @usableFromInline func optionalUInt16(_ position: Int, _ name: String) throws -> UInt16? {
+    try optionalScalar(position, name)
+  }
+  @usableFromInline func plainUInt32(_ position: Int, _ name: String) throws -> UInt32 {
+    try scalar(position, name)
+  }
+  @usableFromInline func optionalUInt32(_ position: Int, _ name: String) throws -> UInt32? {
+    try optionalScalar(position, name)
+  }
+  @usableFromInline func plainUInt64(_ position: Int, _ name: String) throws -> UInt64 {
+    try scalar(position, name)
+  }
+  @usableFromInline func optionalUInt64(_ position: Int, _ name: String) throws -> UInt64? {
+    try optionalScalar(position, name)
+  }
 
   // MARK: Enums and everything else
 
@@ -151,9 +435,9 @@ public struct StoredRowReader {
 
   /// The stored value at a position, or a missing-field error.
   private func stored(_ position: Int, _ name: String) throws -> Value {
-    if let row {
-      guard position < row.values.count else { throw missing(name) }
-      return row.values[position]
+    if let values {
+      guard position < values.count else { throw missing(name) }
+      return values[position]
     }
     guard let fields, position < fields.count else { throw missing(name) }
     return try fields.value(at: position)
@@ -161,7 +445,7 @@ public struct StoredRowReader {
 
   /// The id's description, for errors.
   private var idText: String? {
-    if let row { return idPosition < row.values.count ? row.values[idPosition].description : nil }
+    if let values { return idPosition < values.count ? values[idPosition].description : nil }
     guard let fields, idPosition < fields.count, let id = try? fields.value(at: idPosition) else {
       return nil
     }

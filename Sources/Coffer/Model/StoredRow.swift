@@ -1,58 +1,49 @@
-/// A stored row as ``Storable/init(storedRow:)`` reads it: the values of a ``Row``, or a
+/// A stored row as `Storable.init(_storedRow:)` reads it: the values of a ``Row``, or a
 /// backend's row read in place, without building a ``Row`` first.
 ///
 /// Only the initializer `@Storable` generates reads one, through the `CofferMacros` product; to
 /// decode a ``Row`` yourself, wrap it with ``init(_:)-(Row)``. A stored row read in place is
 /// valid only during the call it is passed to: never keep one.
 public struct StoredRow {
-  let source: Source
-
-  enum Source {
-    case values(Row)
-    case fields(any StoredFields)
-  }
+  /// The row's values, when the row is a ``Row``: generated initializers read these inline.
+  @usableFromInline package let rowValues: Row?
+  /// The backend's fields, when the row is read in place.
+  private(set) var inPlace: (any StoredFields)? = nil
 
   /// The stored row of a row's values, in the order of the entity's fields.
-  public init(_ row: Row) { source = .values(row) }
+  @inlinable public init(_ row: Row) { rowValues = row }
 
   /// A backend's row read in place; the row itself when the fields hand over a ``Row``.
   @_spi(Backend) public init(_ fields: any StoredFields) {
     if let row = fields.row {
-      source = .values(row)
+      rowValues = row
     } else {
-      source = .fields(fields)
+      rowValues = nil
+      inPlace = fields
     }
   }
 
   /// The row's values, when it is a ``Row``.
-  @_spi(Backend) public var row: Row? {
-    if case .values(let row) = source { return row }
-    return nil
-  }
+  @_spi(Backend) public var row: Row? { rowValues }
 
   /// The backend's fields, when the row is read in place.
-  @_spi(Backend) public var fields: (any StoredFields)? {
-    if case .fields(let fields) = source { return fields }
-    return nil
-  }
+  @_spi(Backend) public var fields: (any StoredFields)? { inPlace }
 
   /// The value at a position, for the typed reads that index rows by id.
   ///
   /// - Throws: ``CofferError/Code/corruptStore`` when the backend cannot read a stored value.
   @usableFromInline func value(at position: Int) throws -> Value {
-    switch source {
-    case .values(let row): row.values[position]
-    case .fields(let fields): try fields.value(at: position)
-    }
+    if let rowValues { return rowValues.values[position] }
+    guard let inPlace else { return .null }
+    return try inPlace.value(at: position)
   }
 
   /// Every value, as a ``Row``.
   ///
   /// - Throws: ``CofferError/Code/corruptStore`` when the backend cannot read a stored value.
   @_spi(Backend) public func values() throws -> Row {
-    switch source {
-    case .values(let row): row
-    case .fields(let fields): try Row(fields)
-    }
+    if let rowValues { return rowValues }
+    guard let inPlace else { return Row([]) }
+    return try Row(inPlace)
   }
 }
