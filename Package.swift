@@ -29,6 +29,8 @@ let package = Package(
     .library(name: "CofferConfiguration", targets: ["CofferConfiguration"]),
     .library(name: "CofferConformance", targets: ["CofferConformance"]),
     .library(name: "CofferSync", targets: ["CofferSync"]),
+    // Copy, export and import, verify and inspect, for tools and operators.
+    .library(name: "CofferTools", targets: ["CofferTools"]),
     .executable(name: "coffer", targets: ["coffer"]),
   ],
   traits: [
@@ -143,6 +145,9 @@ let package = Package(
     // Offline-first sync between any two stores over their change feeds (issue 46): a library of
     // its own, so `import Coffer` does not show it; nothing beyond the core.
     .target(name: "CofferSync", dependencies: ["Coffer"], swiftSettings: upcoming),
+    // The data tools `coffer` runs (copy, export, import, verify, inspect), outside the core so
+    // that `import Coffer` shows only what an app uses.
+    .target(name: "CofferTools", dependencies: ["Coffer"], swiftSettings: upcoming),
     .target(
       name: "CofferConfiguration",
       dependencies: ["Coffer", .product(name: "Configuration", package: "swift-configuration")],
@@ -171,7 +176,8 @@ let package = Package(
     .target(
       name: "CofferConformance",
       dependencies: [
-        "Coffer", "CofferChildProcess", "CofferMacroSupport", .product(name: "Logging", package: "swift-log"),
+        "Coffer", "CofferChildProcess", "CofferMacroSupport", "CofferTools",
+        .product(name: "Logging", package: "swift-log"),
         // Recording backends, which the secrets checks search for stored values.
         .product(name: "MetricsTestKit", package: "swift-metrics"),
         .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
@@ -190,7 +196,7 @@ let package = Package(
       name: "coffer",
       dependencies: [
         "Coffer", "CofferStores", "CofferConformance", "CofferConfiguration", "CofferChatExample",
-        "CofferSync",
+        "CofferSync", "CofferTools",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .target(name: "CofferServer", condition: .when(traits: ["Server"])),
         .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Server"])),
@@ -211,7 +217,8 @@ let package = Package(
     .target(
       name: "CofferTestSupport", dependencies: ["Coffer", "CofferChildProcess"], path: "Tests/Support",
       swiftSettings: upcoming),
-    .testTarget(name: "CofferTests", dependencies: ["Coffer", "CofferMemory"], swiftSettings: upcoming),
+    .testTarget(
+      name: "CofferTests", dependencies: ["Coffer", "CofferMemory", "CofferTools"], swiftSettings: upcoming),
     .testTarget(
       name: "CofferChildProcessTests", dependencies: ["CofferChildProcess"], swiftSettings: upcoming),
     .testTarget(
@@ -224,7 +231,8 @@ let package = Package(
     .testTarget(
       name: "CofferConformanceTests",
       dependencies: [
-        "Coffer", "CofferMemory", "CofferStores", "CofferConformance", "CofferTestSupport", "coffer",
+        "Coffer", "CofferMemory", "CofferStores", "CofferConformance", "CofferTestSupport", "CofferTools",
+        "coffer",
       ],
       swiftSettings: upcoming),
     .testTarget(
@@ -234,7 +242,7 @@ let package = Package(
       name: "CofferSQLiteTests",
       dependencies: [
         "Coffer", "CofferChildProcess", "CofferSQLite", "CofferStores", "CofferConformance",
-        "CofferTestSupport", "coffer", "coffer-dev",
+        "CofferTestSupport", "CofferTools", "coffer", "coffer-dev",
       ],
       swiftSettings: upcoming),
     .testTarget(
@@ -269,7 +277,7 @@ let package = Package(
       name: "CofferCLITests",
       dependencies: [
         "coffer", "coffer-dev", "Coffer", "CofferChildProcess", "CofferMemory", "CofferChatExample",
-        "CofferStores", "CofferMacros", "CofferConformance", "CofferSoak", "CofferTestSupport",
+        "CofferStores", "CofferMacros", "CofferConformance", "CofferSoak", "CofferTestSupport", "CofferTools",
       ],
       swiftSettings: upcoming),
     .testTarget(

@@ -44,6 +44,7 @@ let package = Package(
         .product(name: "CofferStores", package: "Coffer"),
         .product(name: "CofferServer", package: "Coffer"),
         .product(name: "CofferSync", package: "Coffer"),
+        .product(name: "CofferTools", package: "Coffer"),
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "GRDB", package: "GRDB.swift"),

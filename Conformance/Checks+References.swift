@@ -1,4 +1,5 @@
 @_spi(Backend) import Coffer
+import CofferTools
 import Foundation
 
 /// Threads 1...count titled `t1`, `t2`, ….

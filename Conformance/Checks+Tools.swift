@@ -1,4 +1,5 @@
 @_spi(Backend) import Coffer
+import CofferTools
 import Foundation
 
 /// Fills a new scratch store with ``EveryKindFixture`` and `extra` ordinary rows.

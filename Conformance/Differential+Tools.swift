@@ -1,4 +1,5 @@
 @_spi(Backend) import Coffer
+import CofferTools
 import Foundation
 
 extension DifferentialRunner {

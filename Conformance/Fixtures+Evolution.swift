@@ -17,7 +17,7 @@ struct PersonV1: Equatable {
 // What `@Storable` generates for PersonV1, written out; ConformanceModelExpansionTests checks it.
 // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
 extension PersonV1: Storable, KeyPathStorable {
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -26,7 +26,7 @@ extension PersonV1: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -36,7 +36,7 @@ extension PersonV1: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")
@@ -69,7 +69,7 @@ struct PersonAddsOptional: Equatable {
 // What `@Storable` generates for PersonAddsOptional, written out; ConformanceModelExpansionTests checks it.
 // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
 extension PersonAddsOptional: Storable, KeyPathStorable {
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -79,7 +79,7 @@ extension PersonAddsOptional: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -90,7 +90,7 @@ extension PersonAddsOptional: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")
@@ -127,7 +127,7 @@ struct PersonAddsDefault: Equatable {
 // What `@Storable` generates for PersonAddsDefault, written out; ConformanceModelExpansionTests checks it.
 // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
 extension PersonAddsDefault: Storable, KeyPathStorable {
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -137,7 +137,7 @@ extension PersonAddsDefault: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -148,7 +148,7 @@ extension PersonAddsDefault: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")
@@ -184,7 +184,7 @@ struct PersonAddsRequired: Equatable {
 // What `@Storable` generates for PersonAddsRequired, written out; ConformanceModelExpansionTests checks it.
 // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
 extension PersonAddsRequired: Storable, KeyPathStorable {
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -194,7 +194,7 @@ extension PersonAddsRequired: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -205,7 +205,7 @@ extension PersonAddsRequired: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")
@@ -239,7 +239,7 @@ struct PersonDropsAge: Equatable {
 // What `@Storable` generates for PersonDropsAge, written out; ConformanceModelExpansionTests checks it.
 // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
 extension PersonDropsAge: Storable, KeyPathStorable {
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -247,7 +247,7 @@ extension PersonDropsAge: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -256,7 +256,7 @@ extension PersonDropsAge: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")
@@ -285,7 +285,7 @@ struct PersonRetypesAge: Equatable {
 // What `@Storable` generates for PersonRetypesAge, written out; ConformanceModelExpansionTests checks it.
 // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
 extension PersonRetypesAge: Storable, KeyPathStorable {
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -294,7 +294,7 @@ extension PersonRetypesAge: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -304,7 +304,7 @@ extension PersonRetypesAge: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")
@@ -339,7 +339,7 @@ extension BadgeV1: Storable, KeyPathStorable {
     [.unique("code")]
   }
 
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -347,7 +347,7 @@ extension BadgeV1: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -356,7 +356,7 @@ extension BadgeV1: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.code = try reader.read(1, "code")
@@ -389,7 +389,7 @@ extension BadgeRequiresCode: Storable, KeyPathStorable {
     [.unique("code")]
   }
 
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -397,7 +397,7 @@ extension BadgeRequiresCode: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -406,7 +406,7 @@ extension BadgeRequiresCode: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.code = try reader.read(1, "code")
@@ -434,7 +434,7 @@ struct LabelV1: Equatable {
 // What `@Storable` generates for LabelV1, written out; ConformanceModelExpansionTests checks it.
 // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
 extension LabelV1: Storable, KeyPathStorable {
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -442,7 +442,7 @@ extension LabelV1: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -451,7 +451,7 @@ extension LabelV1: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.text = try reader.read(1, "text")
@@ -483,7 +483,7 @@ extension LabelUniqueText: Storable, KeyPathStorable {
     [.unique("text")]
   }
 
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -491,7 +491,7 @@ extension LabelUniqueText: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -500,7 +500,7 @@ extension LabelUniqueText: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.text = try reader.read(1, "text")
@@ -528,7 +528,7 @@ struct NamedLabelV1: Equatable {
 // What `@Storable` generates for NamedLabelV1, written out; ConformanceModelExpansionTests checks it.
 // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
 extension NamedLabelV1: Storable, KeyPathStorable {
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -536,7 +536,7 @@ extension NamedLabelV1: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -545,7 +545,7 @@ extension NamedLabelV1: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.text = try reader.read(1, "text")
@@ -577,7 +577,7 @@ extension NamedLabelUniqueText: Storable, KeyPathStorable {
     [.unique("text")]
   }
 
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -585,7 +585,7 @@ extension NamedLabelUniqueText: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -594,7 +594,7 @@ extension NamedLabelUniqueText: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.text = try reader.read(1, "text")
@@ -622,7 +622,7 @@ struct BlobV1: Equatable {
 // What `@Storable` generates for BlobV1, written out; ConformanceModelExpansionTests checks it.
 // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
 extension BlobV1: Storable, KeyPathStorable {
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -630,7 +630,7 @@ extension BlobV1: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -639,7 +639,7 @@ extension BlobV1: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.blob = try reader.read(1, "blob")
@@ -668,7 +668,7 @@ struct BlobAddsNote: Equatable {
 // What `@Storable` generates for BlobAddsNote, written out; ConformanceModelExpansionTests checks it.
 // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
 extension BlobAddsNote: Storable, KeyPathStorable {
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -677,7 +677,7 @@ extension BlobAddsNote: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -687,7 +687,7 @@ extension BlobAddsNote: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.blob = try reader.read(1, "blob")

@@ -19,7 +19,7 @@ extension RefThread: Storable, KeyPathStorable {
     "RefThread"
   }
 
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -27,7 +27,7 @@ extension RefThread: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -36,7 +36,7 @@ extension RefThread: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.title = try reader.read(1, "title")
@@ -75,7 +75,7 @@ extension RefMessage: Storable, KeyPathStorable {
     ]
   }
 
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -85,7 +85,7 @@ extension RefMessage: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -96,7 +96,7 @@ extension RefMessage: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.threadID = try reader.read(1, "threadID")
@@ -140,7 +140,7 @@ extension RefNote: Storable, KeyPathStorable {
     ]
   }
 
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -149,7 +149,7 @@ extension RefNote: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -159,7 +159,7 @@ extension RefNote: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.threadID = try reader.read(1, "threadID")
@@ -199,7 +199,7 @@ extension RefPin: Storable, KeyPathStorable {
     ]
   }
 
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -207,7 +207,7 @@ extension RefPin: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -216,7 +216,7 @@ extension RefPin: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.threadID = try reader.read(1, "threadID")
@@ -253,7 +253,7 @@ extension RefLoose: Storable, KeyPathStorable {
     ]
   }
 
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -261,7 +261,7 @@ extension RefLoose: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -270,7 +270,7 @@ extension RefLoose: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.threadID = try reader.read(1, "threadID")
@@ -307,7 +307,7 @@ extension RefAttachment: Storable, KeyPathStorable {
     ]
   }
 
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -315,7 +315,7 @@ extension RefAttachment: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -324,7 +324,7 @@ extension RefAttachment: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.messageID = try reader.read(1, "messageID")
@@ -362,7 +362,7 @@ extension RefNode: Storable, KeyPathStorable {
     ]
   }
 
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -371,7 +371,7 @@ extension RefNode: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -381,7 +381,7 @@ extension RefNode: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.parentID = try reader.read(1, "parentID")
@@ -415,7 +415,7 @@ extension RefLabel: Storable, KeyPathStorable {
     "RefLabel"
   }
 
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -423,7 +423,7 @@ extension RefLabel: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -432,7 +432,7 @@ extension RefLabel: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")
@@ -471,7 +471,7 @@ extension RefLabeling: Storable, KeyPathStorable {
     ]
   }
 
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -480,7 +480,7 @@ extension RefLabeling: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -490,7 +490,7 @@ extension RefLabeling: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.messageID = try reader.read(1, "messageID")

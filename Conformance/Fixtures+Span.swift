@@ -34,7 +34,7 @@ extension Span: Storable, KeyPathStorable {
     "Span"
   }
 
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -47,7 +47,7 @@ extension Span: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -61,7 +61,7 @@ extension Span: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.start = try reader.read(1, "start")

@@ -44,7 +44,7 @@ extension Item: Storable, KeyPathStorable {
     "Item"
   }
 
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -55,7 +55,7 @@ extension Item: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -67,7 +67,7 @@ extension Item: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")
@@ -112,7 +112,7 @@ extension Account: Storable, KeyPathStorable {
     [.unique("email")]
   }
 
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -121,7 +121,7 @@ extension Account: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -131,7 +131,7 @@ extension Account: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.email = try reader.read(1, "email")
@@ -165,7 +165,7 @@ extension Tag: Storable, KeyPathStorable {
     "Tag"
   }
 
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -173,7 +173,7 @@ extension Tag: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -182,7 +182,7 @@ extension Tag: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.count = try reader.read(1, "count")
@@ -213,7 +213,7 @@ extension Token: Storable, KeyPathStorable {
     "Token"
   }
 
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -221,7 +221,7 @@ extension Token: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -230,7 +230,7 @@ extension Token: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.count = try reader.read(1, "count")
@@ -279,7 +279,7 @@ extension Cell: Storable, KeyPathStorable {
     "Cell"
   }
 
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -292,7 +292,7 @@ extension Cell: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -306,7 +306,7 @@ extension Cell: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.text = try reader.read(1, "text")
@@ -352,7 +352,7 @@ extension Counter: Storable, KeyPathStorable {
     "Counter"
   }
 
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -360,7 +360,7 @@ extension Counter: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -369,7 +369,7 @@ extension Counter: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.big = try reader.read(1, "big")
@@ -400,7 +400,7 @@ extension Versioned: Storable, KeyPathStorable {
     "Versioned"
   }
 
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -408,7 +408,7 @@ extension Versioned: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -417,7 +417,7 @@ extension Versioned: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.version = try reader.read(1, "version")
@@ -490,7 +490,7 @@ extension Sample: Storable, KeyPathStorable {
     return defaults
   }
 
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -508,7 +508,7 @@ extension Sample: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -527,7 +527,7 @@ extension Sample: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.flag = try reader.read(1, "flag")
@@ -597,7 +597,7 @@ extension OddNames: Storable, KeyPathStorable {
     "select"
   }
 
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("select", \Self.id, in: entity),
@@ -606,7 +606,7 @@ extension OddNames: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -616,7 +616,7 @@ extension OddNames: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "select")
     self.value = try reader.read(1, "from \"where\" 'group'")
@@ -647,7 +647,7 @@ struct LowerOrder: Equatable {
 // What `@Storable` generates for LowerOrder, written out; ConformanceModelExpansionTests checks it.
 // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
 extension LowerOrder: Storable, KeyPathStorable {
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -655,7 +655,7 @@ extension LowerOrder: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -664,7 +664,7 @@ extension LowerOrder: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.total = try reader.read(1, "total")
@@ -692,7 +692,7 @@ struct UpperOrder: Equatable {
 // What `@Storable` generates for UpperOrder, written out; ConformanceModelExpansionTests checks it.
 // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
 extension UpperOrder: Storable, KeyPathStorable {
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -700,7 +700,7 @@ extension UpperOrder: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -709,7 +709,7 @@ extension UpperOrder: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.label = try reader.read(1, "label")
@@ -741,7 +741,7 @@ extension CaseFields: Storable, KeyPathStorable {
     "CaseFields"
   }
 
-  public static func storedFields() throws -> [Coffer.Field]? {
+  public static func _storedFields() throws -> [Coffer.Field]? {
     let entity = Self.entityName
     return try [
       CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -750,7 +750,7 @@ extension CaseFields: Storable, KeyPathStorable {
     ]
   }
 
-  public func storedRow() throws -> Coffer.Row {
+  public func _storedRow() throws -> Coffer.Row {
     let entity = Self.entityName
     return Coffer.Row(
       try [
@@ -760,7 +760,7 @@ extension CaseFields: Storable, KeyPathStorable {
       ])
   }
 
-  public init(storedRow row: Coffer.StoredRow) throws {
+  public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.name = try reader.read(1, "name")

@@ -18,7 +18,11 @@ let package = Package(
   dependencies: [.package(name: "Coffer", path: "..", traits: [])],
   targets: [
     .target(name: "FuzzDriver"),
-    .target(name: "FuzzSupport", dependencies: [.product(name: "Coffer", package: "Coffer")]),
+    .target(
+      name: "FuzzSupport",
+      dependencies: [
+        .product(name: "Coffer", package: "Coffer"), .product(name: "CofferTools", package: "Coffer"),
+      ]),
     .target(
       name: "FuzzPlist",
       dependencies: [
@@ -39,7 +43,7 @@ let package = Package(
       name: "fuzz-jsonl-import",
       dependencies: [
         "FuzzDriver", .product(name: "Coffer", package: "Coffer"),
-        .product(name: "CofferMemory", package: "Coffer"),
+        .product(name: "CofferMemory", package: "Coffer"), .product(name: "CofferTools", package: "Coffer"),
       ],
       swiftSettings: fuzzSettings),
     .executableTarget(
@@ -80,7 +84,10 @@ let package = Package(
       swiftSettings: fuzzSettings),
     .executableTarget(
       name: "fuzz-jsonl-line",
-      dependencies: ["FuzzDriver", "FuzzSupport", .product(name: "Coffer", package: "Coffer")],
+      dependencies: [
+        "FuzzDriver", "FuzzSupport", .product(name: "Coffer", package: "Coffer"),
+        .product(name: "CofferTools", package: "Coffer"),
+      ],
       swiftSettings: fuzzSettings),
   ]
 )

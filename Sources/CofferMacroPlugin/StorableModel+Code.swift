@@ -76,7 +76,7 @@ extension StorableModel {
       "    CofferMacroSupport.StoredField.field(\(property.storedNameLiteral), \\Self.\(escaped(property.name)), in: entity),"
     }
     return """
-      public static func storedFields() throws -> [Coffer.Field]? {
+      public static func _storedFields() throws -> [Coffer.Field]? {
         let entity = Self.entityName
         return try [
       \(fields.joined(separator: "\n"))
@@ -90,7 +90,7 @@ extension StorableModel {
       "    CofferMacroSupport.StoredField.value(self.\(escaped(property.name)), \(property.storedNameLiteral), in: entity),"
     }
     return """
-      public func storedRow() throws -> Coffer.Row {
+      public func _storedRow() throws -> Coffer.Row {
         let entity = Self.entityName
         return Coffer.Row(try [
       \(values.joined(separator: "\n"))
@@ -105,7 +105,7 @@ extension StorableModel {
       "  self.\(escaped(property.name)) = try reader.read(\(position), \(property.storedNameLiteral))"
     }
     return """
-      public init(storedRow row: Coffer.StoredRow) throws {
+      public init(_storedRow row: Coffer.StoredRow) throws {
         let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: \(idPosition))
       \(reads.joined(separator: "\n"))
       }

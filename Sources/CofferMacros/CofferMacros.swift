@@ -36,7 +36,7 @@
   extension, conformances: Storable, KeyPathStorable,
   names: named(entityName), named(idField), named(indexes), named(references), named(fieldDefaults),
   named(id),
-  named(storedFields), named(storedRow), named(init(storedRow:)),
+  named(_storedFields), named(_storedRow), named(init(_storedRow:)),
   named(storedFieldName))
 @attached(member, names: named(CodingKeys))
 public macro Storable(entity: String? = nil, id: String? = nil) =

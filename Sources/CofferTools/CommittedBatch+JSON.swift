@@ -1,3 +1,5 @@
+@_spi(Backend) import Coffer
+
 extension CommittedBatch {
   /// The batch as one line of JSON (no line break), values in the forms of the export format
   /// (see <doc:Tools>): what `coffer changes` prints.

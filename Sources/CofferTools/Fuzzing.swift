@@ -1,3 +1,5 @@
+@_spi(Backend) import Coffer
+
 /// Entry points for the libFuzzer targets in `Fuzz/`: reading one line of a JSON Lines export
 /// the way ``StoreImporter`` does, without a store.
 ///

@@ -1,3 +1,4 @@
+@_spi(Backend) import Coffer
 import Foundation
 
 /// Reads one line of an export (see ``JSONLines``): which kind of line it is, and a row line's

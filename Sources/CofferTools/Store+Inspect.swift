@@ -1,3 +1,5 @@
+@_spi(Backend) import Coffer
+
 /// What a store holds, described without the app's types: ``Store/inspect()``, and what
 /// `coffer inspect` prints.
 public struct StoreInspection: Sendable, Hashable, Codable {

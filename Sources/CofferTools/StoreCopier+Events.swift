@@ -1,3 +1,5 @@
+@_spi(Backend) import Coffer
+
 /// What a copy run through ``StoreCopier/events()`` tells, in order: its progress, then the
 /// report it ended with.
 public enum CopyEvent: Sendable {

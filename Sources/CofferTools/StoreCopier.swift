@@ -1,3 +1,4 @@
+@_spi(Backend) import Coffer
 import Foundation
 
 /// Copies every entity of one store into another — any backend to any backend — with its exact

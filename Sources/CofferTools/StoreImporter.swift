@@ -1,3 +1,4 @@
+@_spi(Backend) import Coffer
 import Foundation
 
 /// Reads an export (``Store/exportJSONLines(entities:write:)``) into a store, a line at a time,

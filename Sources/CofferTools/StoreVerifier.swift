@@ -1,3 +1,5 @@
+@_spi(Backend) import Coffer
+
 /// What ``Store/verify()`` found: the entities it read and every problem, empty when the store
 /// is whole.
 public struct VerifyReport: Sendable, Hashable, Codable {

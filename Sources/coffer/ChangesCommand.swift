@@ -1,5 +1,6 @@
 import ArgumentParser
 import Coffer
+import CofferTools
 import Foundation
 
 extension CofferCommand {

@@ -1,5 +1,6 @@
 import ArgumentParser
 @_spi(Backend) import Coffer
+import CofferTools
 import Foundation
 
 extension CofferCommand {

@@ -1,4 +1,5 @@
 import Coffer
+import CofferTools
 import Foundation
 
 /// Progress as one JSON object a line, for `--progress json`: what a script or another program

@@ -2,6 +2,7 @@
 @_spi(Backend) import CofferConformance
 import CofferStores
 import CofferTestSupport
+import CofferTools
 import Foundation
 import Testing
 

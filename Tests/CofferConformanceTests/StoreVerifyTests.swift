@@ -1,6 +1,7 @@
 @_spi(Backend) import Coffer
 @_spi(Backend) import CofferConformance
 import CofferMemory
+import CofferTools
 import Foundation
 import Testing
 

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 import Foundation
 import Testing
 

@@ -6,7 +6,7 @@ import Testing
 
 @testable import CofferLMDB
 
-/// A model read in place (`@Storable`'s `init(storedFields:)`), beside `Note`, which is read
+/// A model read in place (`@Storable`'s `init(_storedRow:)`), beside `Note`, which is read
 /// through Codable.
 @Storable struct Memo: Equatable {
   var id: Int64

@@ -35,7 +35,7 @@ import Testing
             return defaults
           }
 
-          public static func storedFields() throws -> [Coffer.Field]? {
+          public static func _storedFields() throws -> [Coffer.Field]? {
             let entity = Self.entityName
             return try [
               CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -45,7 +45,7 @@ import Testing
             ]
           }
 
-          public func storedRow() throws -> Coffer.Row {
+          public func _storedRow() throws -> Coffer.Row {
             let entity = Self.entityName
             return Coffer.Row(try [
               CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
@@ -55,7 +55,7 @@ import Testing
             ])
           }
 
-          public init(storedRow row: Coffer.StoredRow) throws {
+          public init(_storedRow row: Coffer.StoredRow) throws {
             let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
             self.id = try reader.read(0, "id")
             self.threadID = try reader.read(1, "threadID")
@@ -131,7 +131,7 @@ import Testing
             email
           }
 
-          public static func storedFields() throws -> [Coffer.Field]? {
+          public static func _storedFields() throws -> [Coffer.Field]? {
             let entity = Self.entityName
             return try [
               CofferMacroSupport.StoredField.field("mail", \Self.email, in: entity),
@@ -140,7 +140,7 @@ import Testing
             ]
           }
 
-          public func storedRow() throws -> Coffer.Row {
+          public func _storedRow() throws -> Coffer.Row {
             let entity = Self.entityName
             return Coffer.Row(try [
               CofferMacroSupport.StoredField.value(self.email, "mail", in: entity),
@@ -149,7 +149,7 @@ import Testing
             ])
           }
 
-          public init(storedRow row: Coffer.StoredRow) throws {
+          public init(_storedRow row: Coffer.StoredRow) throws {
             let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
             self.email = try reader.read(0, "mail")
             self.handle = try reader.read(1, "handle")
@@ -202,7 +202,7 @@ import Testing
             "Message"
           }
 
-          public static func storedFields() throws -> [Coffer.Field]? {
+          public static func _storedFields() throws -> [Coffer.Field]? {
             let entity = Self.entityName
             return try [
               CofferMacroSupport.StoredField.field("id", \Self.id, in: entity),
@@ -210,7 +210,7 @@ import Testing
             ]
           }
 
-          public func storedRow() throws -> Coffer.Row {
+          public func _storedRow() throws -> Coffer.Row {
             let entity = Self.entityName
             return Coffer.Row(try [
               CofferMacroSupport.StoredField.value(self.id, "id", in: entity),
@@ -218,7 +218,7 @@ import Testing
             ])
           }
 
-          public init(storedRow row: Coffer.StoredRow) throws {
+          public init(_storedRow row: Coffer.StoredRow) throws {
             let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
             self.id = try reader.read(0, "id")
             self.text = try reader.read(1, "body")

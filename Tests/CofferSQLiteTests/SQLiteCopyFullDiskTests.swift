@@ -3,6 +3,7 @@ import CofferChildProcess
 @_spi(Backend) import CofferConformance
 import CofferStores
 import CofferTestSupport
+import CofferTools
 import Foundation
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @_spi(Backend) @testable import Coffer
+@testable import CofferTools
 
 /// The pieces of the export format and the digest that must never change between releases.
 @Suite struct ExportFormatTests {

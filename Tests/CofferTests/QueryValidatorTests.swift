@@ -119,7 +119,7 @@ import Testing
     var caught = false
     do {
       throw CofferError(.duplicateID, "dup", entity: "Note", id: "1")
-    } catch CofferError.duplicateID {
+    } catch CofferError.Code.duplicateID {
       caught = true
     } catch {}
     #expect(caught)

@@ -1,5 +1,6 @@
 import Coffer
 import CofferStores
+import CofferTools
 import Foundation
 
 /// The copy benchmark: `StoreCopier` copying the workload's chat messages from one store to

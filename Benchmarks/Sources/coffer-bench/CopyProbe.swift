@@ -1,5 +1,6 @@
 import Coffer
 import CofferStores
+import CofferTools
 import Foundation
 import Synchronization
 

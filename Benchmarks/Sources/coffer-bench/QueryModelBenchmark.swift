@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 import CofferMacros
 import CofferStores
 import Foundation

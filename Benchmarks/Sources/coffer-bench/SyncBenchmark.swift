@@ -2,6 +2,7 @@
 import CofferServer
 import CofferStores
 import CofferSync
+import CofferTools
 import Foundation
 
 /// Sync's figures (issue 46): the initial sync of a store into an empty one against

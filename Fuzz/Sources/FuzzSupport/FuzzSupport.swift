@@ -1,4 +1,5 @@
-@_spi(Fuzzing) import Coffer
+import Coffer
+@_spi(Fuzzing) import CofferTools
 import Foundation
 
 /// Prepares a direct fuzz target before libFuzzer runs it; each target calls this from

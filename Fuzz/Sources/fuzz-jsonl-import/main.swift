@@ -1,5 +1,6 @@
 @_spi(Backend) import Coffer
 import CofferMemory
+import CofferTools
 import Foundation
 import FuzzDriver
 

@@ -1,4 +1,5 @@
-@_spi(Fuzzing) import Coffer
+import Coffer
+@_spi(Fuzzing) import CofferTools
 import Foundation
 import FuzzDriver
 import FuzzSupport

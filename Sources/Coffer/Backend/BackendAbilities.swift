@@ -114,7 +114,7 @@
 }
 
 /// A backend that can say what its storage is and check the engine's own structures, for
-/// `coffer inspect` and ``Store/verify()``.
+/// `coffer inspect` and `Store.verify()`.
 @_spi(Backend) public protocol StorageInspecting: StorageBackend {
   /// What the store's storage is: the format version it is written in and the bytes it takes
   /// on disk (or on the server), where the backend can tell. Cheap: it reads no rows.
@@ -128,7 +128,7 @@
   /// Guarantees: it changes nothing, and may take as long as reading the whole store. The
   /// checks every backend shares (each row readable and of its schema, ids and unique indexes
   /// holding, counts and index order agreeing with a full scan) are made by
-  /// ``Store/verify()`` on top of it, once for every backend; this adds only what is
+  /// `Store.verify()` on top of it, once for every backend; this adds only what is
   /// particular to the engine.
   func checkStorage() async throws -> [IntegrityProblem]
 }
@@ -156,7 +156,7 @@ extension StorageBackend {
 
   /// ``CachedMemoryReleasing/releaseCachedMemory()`` when the backend has the ability; nothing
   /// otherwise.
-  func releaseCachedMemoryIfAny() {
+  package func releaseCachedMemoryIfAny() {
     (self as? any CachedMemoryReleasing)?.releaseCachedMemory()
   }
 
@@ -183,7 +183,7 @@ extension StorageBackend {
   /// The names of the abilities the backend adopts, for reports: `snapshots`, `migrations`,
   /// `engineAggregates`, `inPlaceModify`, `commitMarker`, `storageInspection`,
   /// `cachedMemoryRelease`.
-  var abilityNames: [String] {
+  package var abilityNames: [String] {
     var names: [String] = []
     if self is any SnapshotReading { names.append("snapshots") }
     if self is any SchemaEditing { names.append("migrations") }

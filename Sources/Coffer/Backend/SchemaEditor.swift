@@ -112,7 +112,7 @@ public struct MigrationRecord: Sendable, Hashable, Codable {
   public var rowsTouched: Int
 
   /// A record.
-  public init(name: String, position: Int, appliedAt: Date, rowsTouched: Int) {
+  @_spi(Backend) public init(name: String, position: Int, appliedAt: Date, rowsTouched: Int) {
     self.name = name
     self.position = position
     self.appliedAt = appliedAt
@@ -123,7 +123,7 @@ public struct MigrationRecord: Sendable, Hashable, Codable {
 extension MigrationRecord {
   /// The record as one line of JSON, the form every backend stores: dates in milliseconds
   /// since 1970, keys sorted, so a record reads back equal on every backend.
-  public func encoded() throws -> Data {
+  @_spi(Backend) public func encoded() throws -> Data {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys]
     encoder.dateEncodingStrategy = .millisecondsSince1970
@@ -133,7 +133,7 @@ extension MigrationRecord {
   /// A record stored by ``encoded()``.
   ///
   /// - Throws: ``CofferError/Code/corruptStore`` when the bytes are not a record.
-  public init(encoded data: Data, store: String?) throws {
+  @_spi(Backend) public init(encoded data: Data, store: String?) throws {
     let decoder = JSONDecoder()
     decoder.dateDecodingStrategy = .millisecondsSince1970
     do {

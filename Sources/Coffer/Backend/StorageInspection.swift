@@ -31,7 +31,7 @@ public struct StorageDescription: Sendable, Hashable, Codable {
   }
 }
 
-/// One thing wrong in a store, found by ``Store/verify()`` or a backend's
+/// One thing wrong in a store, found by `Store.verify()` or a backend's
 /// ``StorageInspecting/checkStorage()``: where it is and what it is, in words a person can act on.
 /// It names entities, fields and ids, never another stored value.
 public struct IntegrityProblem: Sendable, Hashable, Codable, CustomStringConvertible {

@@ -16,7 +16,7 @@
   /// A codec for `T`'s schema that uses the generated row code when `choice` is
   /// ``RowCodecChoice/generated`` and `T` has it, and `Codable` otherwise.
   package init(using choice: RowCodecChoice) throws {
-    if choice == .generated, let fields = try T.storedFields() {
+    if choice == .generated, let fields = try T._storedFields() {
       self.schema = try EntitySchema(for: T.self)
       self.usesGeneratedCode = schema.fields.map(\.name) == fields.map(\.name)
     } else {
@@ -29,7 +29,7 @@
   /// is used only when the schema's fields are the ones `T` declares, in the same order.
   package init(schema: EntitySchema) {
     self.schema = schema
-    let declared = (try? T.storedFields())?.map(\.name)
+    let declared = (try? T._storedFields())?.map(\.name)
     self.usesGeneratedCode = declared == schema.fields.map(\.name)
   }
 
@@ -41,7 +41,7 @@
   ///   ``CofferError/Code/invalidSchema`` for a key the schema does not have.
   @inlinable
   package func encode(_ value: T) throws -> Row {
-    if usesGeneratedCode { return try value.storedRow() }
+    if usesGeneratedCode { return try value._storedRow() }
     return try encodeThroughCodable(value)
   }
 
@@ -54,7 +54,7 @@
   ///   the row does not fit the type.
   @inlinable
   package func decode(_ row: Row) throws -> T {
-    if usesGeneratedCode { return try T(storedRow: StoredRow(row)) }
+    if usesGeneratedCode { return try T(_storedRow: StoredRow(row)) }
     return try decodeThroughCodable(row)
   }
 
@@ -65,7 +65,7 @@
   ///   cannot read a stored value.
   @inlinable
   package func decode(_ row: StoredRow) throws -> T {
-    if usesGeneratedCode { return try T(storedRow: row) }
+    if usesGeneratedCode { return try T(_storedRow: row) }
     return try decodeThroughCodable(row)
   }
 

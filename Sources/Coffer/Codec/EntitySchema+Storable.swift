@@ -1,11 +1,11 @@
 extension EntitySchema {
   /// The schema of a ``Storable`` type: from the fields it declares itself
-  /// (``Storable/storedFields()``, which `@Storable` generates) or, when it declares none,
+  /// (`Storable._storedFields()`, which `@Storable` generates) or, when it declares none,
   /// derived from its `Decodable` conformance (``init(probing:)``).
   ///
   /// - Throws: ``CofferError/Code/invalidSchema`` with a message naming the field and the fix.
   public init<T: Storable>(for type: T.Type) throws {
-    if let fields = try T.storedFields() {
+    if let fields = try T._storedFields() {
       try self.init(storable: T.self, fields: fields)
     } else {
       try self.init(probing: T.self)
@@ -13,7 +13,7 @@ extension EntitySchema {
   }
 
   /// Derives the schema of a ``Storable`` type from its `Decodable` conformance, ignoring any
-  /// ``Storable/storedFields()`` it declares.
+  /// `Storable._storedFields()` it declares.
   ///
   /// The type is decoded once from a probing decoder that records, in order, each key the type
   /// asks for, the Swift type it asks for, and whether it asks with `decodeIfPresent` (an
@@ -22,7 +22,7 @@ extension EntitySchema {
   /// - Throws: ``CofferError/Code/invalidSchema`` when the type cannot be probed — for example an
   ///   enum property whose placeholder raw value is rejected and that is not `CaseIterable` — with
   ///   a message naming the field and the fix.
-  public init<T: Storable>(probing type: T.Type) throws {
+  @_spi(Backend) public init<T: Storable>(probing type: T.Type) throws {
     let recorder = ProbeRecorder(entity: T.entityName)
     do {
       _ = try T(from: ProbeDecoder(recorder: recorder, permissive: false))

@@ -6,7 +6,7 @@
 /// ```swift
 /// do {
 ///   try await store.insert(message)
-/// } catch CofferError.duplicateID {
+/// } catch CofferError.Code.duplicateID {
 ///   try await store.update(message)
 /// }
 /// ```
@@ -197,58 +197,9 @@ public struct CofferError: Error, Sendable, CustomStringConvertible {
   }
 }
 
-extension CofferError {
-  /// ``Code/duplicateID``, for `catch CofferError.duplicateID`.
-  public static let duplicateID = Code.duplicateID
-  /// ``Code/notFound``, for `catch CofferError.notFound`.
-  public static let notFound = Code.notFound
-  /// ``Code/uniqueViolation``, for `catch CofferError.uniqueViolation`.
-  public static let uniqueViolation = Code.uniqueViolation
-  /// ``Code/referenceViolation``, for `catch CofferError.referenceViolation`.
-  public static let referenceViolation = Code.referenceViolation
-  /// ``Code/invalidValue``, for `catch CofferError.invalidValue`.
-  public static let invalidValue = Code.invalidValue
-  /// ``Code/valueOutOfRange``, for `catch CofferError.valueOutOfRange`.
-  public static let valueOutOfRange = Code.valueOutOfRange
-  /// ``Code/schemaMismatch``, for `catch CofferError.schemaMismatch`.
-  public static let schemaMismatch = Code.schemaMismatch
-  /// ``Code/invalidQuery``, for `catch CofferError.invalidQuery`.
-  public static let invalidQuery = Code.invalidQuery
-  /// ``Code/invalidURL``, for `catch CofferError.invalidURL`.
-  public static let invalidURL = Code.invalidURL
-  /// ``Code/unknownScheme``, for `catch CofferError.unknownScheme`.
-  public static let unknownScheme = Code.unknownScheme
-  /// ``Code/corruptStore``, for `catch CofferError.corruptStore`.
-  public static let corruptStore = Code.corruptStore
-  /// ``Code/changeVetoed``, for `catch CofferError.changeVetoed`.
-  public static let changeVetoed = Code.changeVetoed
-  /// ``Code/closed``, for `catch CofferError.closed`.
-  public static let closed = Code.closed
-  /// ``Code/unavailable``, for `catch CofferError.unavailable`.
-  public static let unavailable = Code.unavailable
-  /// ``Code/accessDenied``, for `catch CofferError.accessDenied`.
-  public static let accessDenied = Code.accessDenied
-  /// ``Code/timedOut``, for `catch CofferError.timedOut`.
-  public static let timedOut = Code.timedOut
-  /// ``Code/conflict``, for `catch CofferError.conflict`.
-  public static let conflict = Code.conflict
-  /// ``Code/outcomeUnknown``, for `catch CofferError.outcomeUnknown`.
-  public static let outcomeUnknown = Code.outcomeUnknown
-  /// ``Code/notEmpty``, for `catch CofferError.notEmpty`.
-  public static let notEmpty = Code.notEmpty
-  /// ``Code/invalidInput``, for `catch CofferError.invalidInput`.
-  public static let invalidInput = Code.invalidInput
-  /// ``Code/migrationFailed``, for `catch CofferError.migrationFailed`.
-  public static let migrationFailed = Code.migrationFailed
-  /// ``Code/unknownMigration``, for `catch CofferError.unknownMigration`.
-  public static let unknownMigration = Code.unknownMigration
-  /// ``Code/changesTrimmed``, for `catch CofferError.changesTrimmed`.
-  public static let changesTrimmed = Code.changesTrimmed
-}
-
 extension CofferError.Code {
   /// Matches an error whose ``CofferError/code`` is this code, so that `catch` clauses can
-  /// name a code: `catch CofferError.notFound { … }`.
+  /// name a code: `catch CofferError.Code.notFound { … }`.
   public static func ~= (code: CofferError.Code, error: any Error) -> Bool {
     (error as? CofferError)?.code == code
   }

@@ -163,7 +163,7 @@ public struct EntitySchema: Sendable, Hashable, Codable {
   public func field(named name: String) -> Field? { position(of: name).map { fields[$0] } }
 
   /// The unique constraints: the indexes with ``Index/isUnique`` set.
-  public var uniqueIndexes: [Index] { indexes.filter(\.isUnique) }
+  @_spi(Backend) public var uniqueIndexes: [Index] { indexes.filter(\.isUnique) }
 
   /// The indexes that order rows by their fields' values (unique or not): every index but the
   /// text indexes, which a backend keeps as words (or not at all) and never as a B-tree of values.

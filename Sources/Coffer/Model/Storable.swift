@@ -22,17 +22,16 @@
 /// stored as a document.
 ///
 /// With the `CofferMacros` product, `@Storable` writes the conformance instead: the schema and a
-/// row codec are generated at compile time (``storedFields()``, ``storedRow()``,
-/// ``init(storedRow:)``), giving the same schema and rows as the `Codable` derivation, faster.
+/// row codec are generated at compile time, giving the same schema and rows as the `Codable`
+/// derivation, faster. The macro implements three underscored requirements for that
+/// (`_storedFields()`, `_storedRow()`, `init(_storedRow:)`); they are not for you to call or
+/// write, and their defaults derive everything from `Codable`.
 ///
 /// ## Topics
 /// - ``entityName``
 /// - ``idField``
 /// - ``indexes``
 /// - ``fieldDefaults``
-/// - ``storedFields()``
-/// - ``storedRow()``
-/// - ``init(storedRow:)``
 public protocol Storable: Codable, Sendable, Identifiable where ID: StorableID {
   /// The entity's stored name. Defaults to the type's name; set it to rename the type without
   /// moving its data, or to give two versions of a type one entity.
@@ -52,16 +51,16 @@ public protocol Storable: Codable, Sendable, Identifiable where ID: StorableID {
   /// generates this), or `nil` (the default) to derive the schema and the row codec from the
   /// type's `Codable` conformance. Defaults, the id and indexes still come from the properties
   /// above.
-  static func storedFields() throws -> [Field]?
+  static func _storedFields() throws -> [Field]?
 
-  /// The value as a row in the order of ``storedFields()``. Only called when that is not `nil`;
+  /// The value as a row in the order of `_storedFields()`. Only called when that is not `nil`;
   /// the default encodes through `Codable`.
-  func storedRow() throws -> Row
+  func _storedRow() throws -> Row
 
-  /// The value a stored row in the order of ``storedFields()`` stands for: a ``Row``'s values,
-  /// or a backend's row read in place. Only called when ``storedFields()`` is not `nil`; the
+  /// The value a stored row in the order of `_storedFields()` stands for: a ``Row``'s values,
+  /// or a backend's row read in place. Only called when `_storedFields()` is not `nil`; the
   /// default decodes through `Codable`.
-  init(storedRow row: StoredRow) throws
+  init(_storedRow row: StoredRow) throws
 }
 
 extension Storable {
@@ -76,13 +75,13 @@ extension Storable {
   /// No defaults.
   public static var fieldDefaults: [String: Value] { [:] }
   /// `nil`: the schema and rows are derived from `Codable`.
-  public static func storedFields() throws -> [Field]? { nil }
+  public static func _storedFields() throws -> [Field]? { nil }
   /// Encodes through `Codable`, with the schema derived from `Codable`.
-  public func storedRow() throws -> Row {
+  public func _storedRow() throws -> Row {
     try RowEncoder(schema: EntitySchema(probing: Self.self)).encode(self)
   }
   /// Decodes through `Codable`, with the schema derived from `Codable`.
-  public init(storedRow row: StoredRow) throws {
+  public init(_storedRow row: StoredRow) throws {
     self = try RowDecoder(schema: EntitySchema(probing: Self.self)).decode(Self.self, from: row.values())
   }
 }

@@ -102,7 +102,7 @@ public struct AggregateGroup<Key: Sendable, Result: Sendable>: Sendable {
   public var value: Result
 
   /// A group with its key and value.
-  public init(key: Key, value: Result) {
+  @_spi(Backend) public init(key: Key, value: Result) {
     self.key = key
     self.value = value
   }

@@ -113,7 +113,7 @@ public struct ChangeSummary: Sendable, Hashable {
   public var deleted: Int
 
   /// A summary.
-  public init(inserted: Int = 0, updated: Int = 0, deleted: Int = 0) {
+  @_spi(Backend) public init(inserted: Int = 0, updated: Int = 0, deleted: Int = 0) {
     self.inserted = inserted
     self.updated = updated
     self.deleted = deleted

@@ -11,9 +11,9 @@
 /// fail with ``CofferError/Code/invalidQuery`` when it runs.
 public struct KeyPathFilter<Root: KeyPathStorable>: Sendable {
   /// The untyped filter, with stored field names.
-  public let filter: Filter
+  package let filter: Filter
   /// Why the filter cannot run, when one of its key paths reads no stored field.
-  public let error: CofferError?
+  package let error: CofferError?
 
   /// A filter that names no fields.
   init(_ filter: Filter) {

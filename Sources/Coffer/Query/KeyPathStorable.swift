@@ -19,7 +19,7 @@ public protocol KeyPathStorable: Storable {
 
 extension KeyPathStorable {
   /// The field a key path reads, for the ``FieldRef`` API, or `nil` when it reads no stored field.
-  public static func field(_ keyPath: PartialKeyPath<Self>) -> FieldRef? {
+  package static func field(_ keyPath: PartialKeyPath<Self>) -> FieldRef? {
     storedFieldName(for: keyPath).map(FieldRef.init)
   }
 

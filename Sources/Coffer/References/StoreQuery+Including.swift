@@ -18,19 +18,19 @@
 /// ```
 public struct IncludingQuery<Parent: Storable, Child: Storable>: Sendable {
   /// How many parents' children one call reads.
-  public static var chunkSize: Int { 500 }
+  @_spi(Backend) public static var chunkSize: Int { 500 }
   /// Up to this many parents, a query with a per-parent limit reads each parent's children
   /// with a call of its own, limited in the store, instead of every child of every parent.
-  public static var parentsQueriedOneByOne: Int { 8 }
+  @_spi(Backend) public static var parentsQueriedOneByOne: Int { 8 }
 
   /// The parents' query.
-  public let parents: StoreQuery<Parent>
+  let parents: StoreQuery<Parent>
   /// The children's stored field that holds a parent's id.
-  public let field: String
+  let field: String
   /// The children's order within each parent (ties by id ascending).
-  public let sort: [Sort]
+  let sort: [Sort]
   /// At most this many children per parent, or all when `nil`.
-  public let limit: Int?
+  let limit: Int?
   /// Which children are read at all (``Filter/all`` for every child of a parent).
   let childFilter: Filter
   let error: CofferError?
@@ -47,9 +47,9 @@ public struct IncludingQuery<Parent: Storable, Child: Storable>: Sendable {
     self.error = error
   }
 
-  /// Each parent the query selects, in its order, with its children in ``sort`` order.
+  /// Each parent the query selects, in its order, with its children in the order the children's query gives.
   ///
-  /// A per-parent ``limit`` is applied in the store: per chunk of parents on a backend that
+  /// A per-parent limit is applied in the store: per chunk of parents on a backend that
   /// adopts ``LimitPerValueReading``, else (and for a few parents) with one limited call per
   /// parent.
   ///

@@ -14,9 +14,9 @@
 /// property are all nil has a `nil` sum, minimum, maximum and average.
 public struct GroupedStoreQuery<T: KeyPathStorable, Key: Sendable>: Sendable {
   /// The query whose values are grouped (its filter selects them).
-  public let query: StoreQuery<T>
+  let query: StoreQuery<T>
   /// The stored name of the field the values are grouped by.
-  public let field: String
+  let field: String
   /// The key of a stored value, `nil` when it is not of the key's type.
   private let key: @Sendable (Value) -> Key?
 

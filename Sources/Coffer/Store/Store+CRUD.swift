@@ -173,7 +173,7 @@ extension Store {
 
   /// Runs a backend call, adding this store's name to a ``CofferError``.
   @inlinable
-  func rethrowing<R>(_ body: () async throws -> R) async throws -> R {
+  package func rethrowing<R>(_ body: () async throws -> R) async throws -> R {
     do {
       return try await body()
     } catch let error as CofferError {

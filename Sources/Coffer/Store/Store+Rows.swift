@@ -23,7 +23,8 @@ extension Store {
   /// Unless `enforcingReferences` is false (a tool copying a whole store, entity by entity),
   /// the batch is expanded to keep references whole (see ``ReferenceExpansion``).
   @discardableResult
-  func apply(_ changes: ChangeSet, preconditionsChecked: Bool, enforcingReferences: Bool = true) async throws
+  package func apply(_ changes: ChangeSet, preconditionsChecked: Bool, enforcingReferences: Bool = true)
+    async throws
     -> ChangeSummary
   {
     if changes.isEmpty { return ChangeSummary() }
@@ -214,7 +215,7 @@ extension Store {
   }
 
   @inlinable
-  func rethrowing<R>(_ body: () throws -> R) throws -> R {
+  package func rethrowing<R>(_ body: () throws -> R) throws -> R {
     do {
       return try body()
     } catch let error as CofferError {

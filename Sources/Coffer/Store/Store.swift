@@ -56,7 +56,7 @@ public final class Store: Sendable {
   @usableFromInline let turns: ReadTurns
   /// What this store counts and traces; `nil` when no metrics factory and no tracer was
   /// bootstrapped or bound to the task when it was made (see ``StoreTelemetry``).
-  @usableFromInline let telemetry: StoreTelemetry?
+  @usableFromInline package let telemetry: StoreTelemetry?
 
   /// A store over a backend, logging to `logger` (nothing when `nil`).
   @_spi(Backend) public init(backend: any StorageBackend, logger: Logger? = nil) {

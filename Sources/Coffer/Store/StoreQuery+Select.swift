@@ -93,9 +93,9 @@ extension Projection where T: KeyPathStorable {
 /// A ``StoreQuery`` that reads only some fields; see ``StoreQuery/select(_:)``.
 public struct SelectedQuery<T: Storable>: Sendable {
   /// The query whose values are read.
-  public let base: StoreQuery<T>
+  let base: StoreQuery<T>
   /// The stored names of the fields read, in order.
-  public let fields: [String]
+  let fields: [String]
   /// Why the query cannot run: a key path in it reads no stored field.
   let error: CofferError?
 

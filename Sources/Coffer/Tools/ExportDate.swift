@@ -1,9 +1,9 @@
 /// Dates in an export: ISO 8601 in UTC with six fractional digits
 /// (`2026-11-25T17:58:14.123456Z`), exact to the microsecond like every stored date. Years
 /// outside 0000…9999 take a sign and as many digits as they need (`+12345-01-01T…`).
-enum ExportDate {
+package enum ExportDate {
   /// The text of a number of microseconds since 1970.
-  static func text(microseconds: Int64) -> String {
+  package static func text(microseconds: Int64) -> String {
     let (seconds, fraction) = floorDivision(microseconds, 1_000_000)
     let (days, secondOfDay) = floorDivision(seconds, 86_400)
     let (year, month, day) = civil(fromDays: days)
@@ -23,7 +23,7 @@ enum ExportDate {
 
   /// The microseconds since 1970 of a text in the form ``text(microseconds:)`` writes, or `nil`
   /// for any other text (another form, an invalid calendar date, or out of range).
-  static func microseconds(text: String) -> Int64? {
+  package static func microseconds(text: String) -> Int64? {
     var bytes = Array(text.utf8)[...]
     var sign: Int64 = 1
     if let first = bytes.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") {
@@ -80,7 +80,7 @@ enum ExportDate {
 
   /// Year, month and day of a count of days since 1970-01-01 in the proleptic Gregorian
   /// calendar, counted in 400-year eras of 146,097 days with years starting in March.
-  static func civil(fromDays days: Int64) -> (Int64, Int64, Int64) {
+  package static func civil(fromDays days: Int64) -> (Int64, Int64, Int64) {
     let shifted = days + 719_468  // days since 0000-03-01
     let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
     let dayOfEra = shifted - era * 146_097
@@ -94,7 +94,7 @@ enum ExportDate {
 
   /// The count of days since 1970-01-01 of a proleptic Gregorian date: the inverse of
   /// ``civil(fromDays:)``.
-  static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
+  package static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
     let marchYear = month <= 2 ? year - 1 : year
     let era = (marchYear >= 0 ? marchYear : marchYear - 399) / 400
     let yearOfEra = marchYear - era * 400

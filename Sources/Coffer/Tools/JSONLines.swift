@@ -17,15 +17,15 @@ import Foundation
 /// (byte for byte) as JSON values; `double` as a JSON number (`-0.0` keeps its sign) or the
 /// string `"inf"` / `"-inf"`; `bytes` and `document` as base64; `date` as ISO 8601 in UTC to
 /// the microsecond; `uuid` as its text; null as `null`.
-enum JSONLines {
+package enum JSONLines {
   /// The format version this release writes and reads.
-  static let version = 1
+  package static let version = 1
 
   /// The first line of an export.
-  static var opening: String { #"{"coffer":"export","version":\#(version)}"# + "\n" }
+  package static var opening: String { #"{"coffer":"export","version":\#(version)}"# + "\n" }
 
   /// The header line of an entity.
-  static func header(_ schema: EntitySchema, rows: Int) throws -> String {
+  package static func header(_ schema: EntitySchema, rows: Int) throws -> String {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
     let schemaText = String(decoding: try encoder.encode(schema), as: UTF8.self)
@@ -33,7 +33,7 @@ enum JSONLines {
   }
 
   /// The closing line, with every entity's digest.
-  static func closing(_ digest: StoreDigest) -> String {
+  package static func closing(_ digest: StoreDigest) -> String {
     var text = #"{"end":{"entities":["#
     for (index, entity) in digest.entities.enumerated() {
       if index > 0 { text += "," }
@@ -45,7 +45,7 @@ enum JSONLines {
   }
 
   /// Appends the line of a row.
-  static func appendRow(_ row: Row, of schema: EntitySchema, to text: inout String) {
+  package static func appendRow(_ row: Row, of schema: EntitySchema, to text: inout String) {
     text += #"{"row":{"#
     for (position, field) in schema.fields.enumerated() {
       if position > 0 { text += "," }
@@ -57,7 +57,7 @@ enum JSONLines {
   }
 
   /// Appends a value in its export form.
-  static func appendValue(_ value: Value, to text: inout String) {
+  package static func appendValue(_ value: Value, to text: inout String) {
     switch value {
     case .null: text += "null"
     case .bool(let flag): text += flag ? "true" : "false"
@@ -78,7 +78,7 @@ enum JSONLines {
 
   /// Appends a JSON string: quotes, backslashes and control characters escaped, everything
   /// else as it is.
-  static func appendString(_ string: String, to text: inout String) {
+  package static func appendString(_ string: String, to text: inout String) {
     text += "\""
     var plainStart = string.utf8.startIndex
     for index in string.utf8.indices {
@@ -99,49 +99,5 @@ enum JSONLines {
     }
     text += string[plainStart...]
     text += "\""
-  }
-}
-
-extension Store {
-  /// Writes the store's data as JSON Lines (the format is described in `Docs/Tools.md`): an
-  /// opening line, then per entity a header with its exact schema and row count followed by
-  /// its rows in id order, then a closing line with every entity's digest.
-  ///
-  /// Reads one snapshot when the backend has ``SnapshotReading``, a page of rows
-  /// at a time, and hands `write` whole lines — about a page of rows per call — so memory stays
-  /// flat however large the store. Every kind round-trips exactly through
-  /// ``StoreImporter``.
-  ///
-  /// - Parameters:
-  ///   - entities: The entities to export, or `nil` for all of them.
-  ///   - write: Receives the text, in order; an error it throws stops the export.
-  /// - Returns: The digest of what was exported.
-  /// - Throws: ``CofferError/Code/unknownEntity`` for a named entity the store does not hold,
-  ///   the backend's error, or what `write` threw.
-  @discardableResult
-  public func exportJSONLines(entities: [String]? = nil, write: (String) async throws -> Void) async throws
-    -> StoreDigest
-  {
-    let schemas = try await storedSchemas(named: entities)
-    return try await withRowReader { reader in
-      try await write(JSONLines.opening)
-      var digests: [EntityDigest] = []
-      for schema in schemas {
-        try await write(try JSONLines.header(schema, rows: try await reader.count(of: schema)))
-        var digester = RowDigester(schema: schema)
-        try await reader.pages(of: schema, pageSize: 1_000) { rows in
-          var text = ""
-          for row in rows {
-            digester.add(row)
-            JSONLines.appendRow(row, of: schema, to: &text)
-          }
-          try await write(text)
-        }
-        digests.append(digester.digest)
-      }
-      let digest = StoreDigest(entities: digests)
-      try await write(JSONLines.closing(digest))
-      return digest
-    }
   }
 }

@@ -1,24 +1,24 @@
 /// How the data tools read a store: through one snapshot when the backend has
 /// ``SnapshotReading`` (so that a copy, an export and their digests describe one
 /// state), through the backend otherwise — an entity at a time, in id order, a page at a time.
-struct RowReader: Sendable {
-  let read: @Sendable (Query, (any StoredFields) throws -> Void) async throws -> Void
-  let count: @Sendable (Query) async throws -> Int
+package struct RowReader: Sendable {
+  package let read: @Sendable (Query, (any StoredFields) throws -> Void) async throws -> Void
+  package let count: @Sendable (Query) async throws -> Int
   /// Gives back memory the read left behind (``CachedMemoryReleasing/releaseCachedMemory()``): called
   /// every ``releaseInterval`` rows or so, and when a read of a whole entity ends.
-  var release: @Sendable () -> Void = {}
+  package var release: @Sendable () -> Void = {}
 
   /// How many rows a whole-entity read hands over between calls to ``release``.
-  static let releaseInterval = 32_768
+  package static let releaseInterval = 32_768
 
   /// Calls ``release`` once every ``releaseInterval`` rows counted.
-  struct ReleaseSchedule {
+  package struct ReleaseSchedule {
     let release: @Sendable () -> Void
     private var rows = 0
 
-    init(_ release: @escaping @Sendable () -> Void) { self.release = release }
+    package init(_ release: @escaping @Sendable () -> Void) { self.release = release }
 
-    mutating func count(_ more: Int) {
+    package mutating func count(_ more: Int) {
       rows += more
       if rows >= RowReader.releaseInterval {
         release()
@@ -29,13 +29,13 @@ struct RowReader: Sendable {
 
   /// About the most bytes of values a page holds: rows with large values come in pages of
   /// fewer rows, so memory stays bounded whatever the rows hold.
-  static let pageBytes = 16 << 20
+  package static let pageBytes = 16 << 20
 
   /// Reads every row of an entity with an id after `start` (all of them when it is `nil`) in
   /// id order, handing `body` one page of at most `pageSize` rows at a time, each cut short
   /// once its values pass ``pageBytes``: keyset paging, so a page costs the same wherever it
   /// falls. The next page is read while `body` works on this one, so memory holds two pages.
-  func pages(
+  package func pages(
     of schema: EntitySchema, after start: Value? = nil, pageSize: Int, _ body: ([Row]) async throws -> Void
   ) async throws {
     var page = try await self.page(of: schema, after: start, limit: pageSize)
@@ -52,7 +52,7 @@ struct RowReader: Sendable {
   }
 
   /// Rows read for one page, and about how many bytes their values take.
-  struct Page: Sendable {
+  package struct Page: Sendable {
     var rows: [Row] = []
     var bytes = 0
     /// Whether the page stopped at ``RowReader/pageBytes`` before its row limit.
@@ -85,7 +85,7 @@ struct RowReader: Sendable {
   }
 
   /// About how many bytes a row's values take.
-  static func size(of row: Row) -> Int {
+  package static func size(of row: Row) -> Int {
     var bytes = 0
     for value in row.values {
       switch value {
@@ -99,7 +99,7 @@ struct RowReader: Sendable {
 
   /// Reads what a query selects, as ``read`` does, calling ``release`` every
   /// ``releaseInterval`` rows and at the end: for the reads of a whole entity.
-  func readReleasing(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
+  package func readReleasing(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
     var schedule = ReleaseSchedule(release)
     try await read(query) { fields in
       try visit(fields)
@@ -109,10 +109,10 @@ struct RowReader: Sendable {
   }
 
   /// The number of rows of an entity.
-  func count(of schema: EntitySchema) async throws -> Int { try await count(Self.all(of: schema)) }
+  package func count(of schema: EntitySchema) async throws -> Int { try await count(Self.all(of: schema)) }
 
   /// The digests of some entities.
-  func digest(of schemas: [EntitySchema]) async throws -> StoreDigest {
+  package func digest(of schemas: [EntitySchema]) async throws -> StoreDigest {
     var digests: [EntityDigest] = []
     for schema in schemas {
       var digester = RowDigester(schema: schema)
@@ -123,7 +123,7 @@ struct RowReader: Sendable {
   }
 
   /// A query for every row of an entity, in its stored layout.
-  static func all(of schema: EntitySchema) -> Query {
+  package static func all(of schema: EntitySchema) -> Query {
     var query = Query(entity: schema.name)
     query.layout = schema
     return query
@@ -133,7 +133,7 @@ struct RowReader: Sendable {
 extension Store {
   /// Runs `body` with a reader of one state of the store when its backend keeps snapshots, of
   /// the store as it goes otherwise; errors name the store.
-  func withRowReader<R>(_ body: (RowReader) async throws -> R) async throws -> R {
+  package func withRowReader<R>(_ body: (RowReader) async throws -> R) async throws -> R {
     let backend = self.backend
     if let reading = backend as? any SnapshotReading {
       return try await rethrowing {

@@ -2,7 +2,7 @@
 ///
 /// Written out here rather than taken from `Hasher`, whose seed changes with every process: a
 /// digest must come out the same in every process, on every machine and in every release.
-struct SipHasher {
+package struct SipHasher {
   private var v0: UInt64
   private var v1: UInt64
   private var v2: UInt64
@@ -13,7 +13,7 @@ struct SipHasher {
   private var length = 0
 
   /// A hasher keyed with two 64-bit words; `wide` selects the 128-bit variant of the algorithm.
-  init(key0: UInt64, key1: UInt64, wide: Bool = true) {
+  package init(key0: UInt64, key1: UInt64, wide: Bool = true) {
     v0 = key0 ^ 0x736f_6d65_7073_6575
     v1 = key1 ^ 0x646f_7261_6e64_6f6d
     v2 = key0 ^ 0x6c79_6765_6e65_7261
@@ -45,7 +45,7 @@ struct SipHasher {
 
   /// Adds one byte.
   @inline(__always)
-  mutating func combine(_ byte: UInt8) {
+  package mutating func combine(_ byte: UInt8) {
     tail |= UInt64(byte) << (UInt64(tailCount) * 8)
     tailCount += 1
     length += 1
@@ -60,7 +60,7 @@ struct SipHasher {
   /// completed from the word's low bytes, and its high bytes wait in their place, so the
   /// stream is hashed a word at a time wherever it stands.
   @inline(__always)
-  mutating func combine(_ word: UInt64) {
+  package mutating func combine(_ word: UInt64) {
     length += 8
     if tailCount == 0 {
       compress(word)
@@ -72,7 +72,7 @@ struct SipHasher {
   }
 
   /// Adds a run of bytes.
-  mutating func combine(bytes: UnsafeRawBufferPointer) {
+  package mutating func combine(bytes: UnsafeRawBufferPointer) {
     var index = 0
     while bytes.count - index >= 8 {
       combine(bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self).littleEndian)
@@ -85,7 +85,7 @@ struct SipHasher {
   }
 
   /// The 64-bit hash of everything combined (for a hasher made with `wide: false`).
-  consuming func finalize64() -> UInt64 {
+  package consuming func finalize64() -> UInt64 {
     compress(tail | (UInt64(truncatingIfNeeded: length) << 56))
     v2 ^= 0xff
     for _ in 0..<4 { round() }
@@ -93,7 +93,7 @@ struct SipHasher {
   }
 
   /// The 128-bit hash of everything combined (for a hasher made with `wide: true`).
-  consuming func finalize128() -> (UInt64, UInt64) {
+  package consuming func finalize128() -> (UInt64, UInt64) {
     compress(tail | (UInt64(truncatingIfNeeded: length) << 56))
     v2 ^= 0xee
     for _ in 0..<4 { round() }

@@ -20,7 +20,7 @@ public struct EntityDigest: Sendable, Hashable, Codable, CustomStringConvertible
   public var rowsHash: String
 
   /// Makes a digest from its parts, e.g. one read back from a file.
-  public init(entity: String, schema: EntitySchema, count: Int, rowsHash: String) {
+  @_spi(Backend) public init(entity: String, schema: EntitySchema, count: Int, rowsHash: String) {
     self.entity = entity
     self.schema = schema
     self.count = count
@@ -40,7 +40,9 @@ public struct StoreDigest: Sendable, Hashable, Codable {
   public var entities: [EntityDigest]
 
   /// A store digest from entity digests (sorted here by name).
-  public init(entities: [EntityDigest]) { self.entities = entities.sorted { $0.entity < $1.entity } }
+  @_spi(Backend) public init(entities: [EntityDigest]) {
+    self.entities = entities.sorted { $0.entity < $1.entity }
+  }
 
   /// The digest of one entity, or `nil` when the store does not hold it.
   public subscript(entity: String) -> EntityDigest? { entities.first { $0.entity == entity } }
@@ -94,7 +96,7 @@ extension Store {
   /// The stored schemas of the named entities (all of them when `names` is `nil`), sorted by
   /// name, each made readable on the backend: prepared with the schema it is stored in, which
   /// changes nothing stored.
-  func storedSchemas(named names: [String]?) async throws -> [EntitySchema] {
+  package func storedSchemas(named names: [String]?) async throws -> [EntitySchema] {
     let stored = try await storedSchemas()
     guard let names else {
       try await prepare(schemas: stored)
@@ -116,8 +118,8 @@ extension Store {
 }
 
 /// Sums the hashes of one entity's rows: see ``EntityDigest``.
-struct RowDigester {
-  let schema: EntitySchema
+package struct RowDigester {
+  package let schema: EntitySchema
   /// Field positions in the order of their names' UTF-8 bytes, and each name's bytes.
   private let order: [(position: Int, name: [UInt8])]
   private var count = 0
@@ -125,10 +127,10 @@ struct RowDigester {
   private var high: UInt64 = 0
 
   /// The key of every row hash: fixed, so digests compare across processes and releases.
-  static let key0: UInt64 = 0x436f_6666_6572_2044
-  static let key1: UInt64 = 0x6967_6573_7420_7631
+  package static let key0: UInt64 = 0x436f_6666_6572_2044
+  package static let key1: UInt64 = 0x6967_6573_7420_7631
 
-  init(schema: EntitySchema) {
+  package init(schema: EntitySchema) {
     self.schema = schema
     order = schema.fields.enumerated()
       .map { (position: $0.offset, name: Array($0.element.name.utf8)) }
@@ -136,23 +138,23 @@ struct RowDigester {
   }
 
   /// Adds one row read in place.
-  mutating func add(_ fields: any StoredFields) throws {
+  package mutating func add(_ fields: any StoredFields) throws {
     if let row = fields.row { return add(row) }
     try add { try fields.value(at: $0) }
   }
 
   /// Adds one row.
-  mutating func add(_ row: Row) { add { row[$0] } }
+  package mutating func add(_ row: Row) { add { row[$0] } }
 
   /// Adds every row `other` added (the digest is a sum, so rows can be digested in parts).
-  mutating func merge(_ other: RowDigester) {
+  package mutating func merge(_ other: RowDigester) {
     count += other.count
     low &+= other.low
     high &+= other.high
   }
 
   /// A digester of the same entity with only `rows` added, to ``merge(_:)`` later.
-  func part(_ rows: [Row]) -> RowDigester {
+  package func part(_ rows: [Row]) -> RowDigester {
     var part = self
     (part.count, part.low, part.high) = (0, 0, 0)
     for row in rows { part.add(row) }
@@ -178,12 +180,12 @@ struct RowDigester {
   }
 
   /// The digest of the rows added so far.
-  var digest: EntityDigest {
+  package var digest: EntityDigest {
     EntityDigest(entity: schema.name, schema: schema, count: count, rowsHash: Self.hex(high) + Self.hex(low))
   }
 
   /// A value's canonical encoding: a kind tag, then its payload.
-  static func encode(_ value: Value, into hasher: inout SipHasher) {
+  package static func encode(_ value: Value, into hasher: inout SipHasher) {
     switch value {
     case .null: hasher.combine(0 as UInt8)
     case .bool(let flag):
