@@ -91,7 +91,9 @@ final class PostgresSchemaEditor: SchemaEditor {
   }
 
   func create(_ schema: EntitySchema) throws {
-    if try catalogRecords()[schema.name] != nil { throw taken(schema.name) }
+    if try catalogRecords()[schema.name] != nil {
+      throw CofferError.entityAlreadyStored(schema.name, store: store)
+    }
     try flush()
     let table = try link.wait(while: "creating \(schema.name)", entity: schema.name) {
       [backend, connection] in
@@ -219,7 +221,9 @@ final class PostgresSchemaEditor: SchemaEditor {
     let old = try table(entity)
     try flush()
     try old.schema.checkRelabel(as: schema, store: store)
-    if schema.name != entity, try catalogRecords()[schema.name] != nil { throw taken(schema.name) }
+    if schema.name != entity, try catalogRecords()[schema.name] != nil {
+      throw CofferError.entityAlreadyStored(schema.name, store: store)
+    }
     let new = try link.wait(while: "relabeling \(entity)", entity: entity) { [backend, connection] in
       try await backend.relabel(old, as: schema, moving: false, on: connection)
     }
@@ -308,12 +312,6 @@ final class PostgresSchemaEditor: SchemaEditor {
     ledger.changed(entity, to: table, removed: true)
   }
 
-  private func taken(_ entity: String) -> CofferError {
-    CofferError(
-      .invalidSchema,
-      "The store already has an entity '\(entity)'. Drop or relabel it first, or choose another name.",
-      store: store, entity: entity)
-  }
 }
 
 extension PostgresSchemaEditor: ChangeRecordingEditor {

@@ -71,7 +71,7 @@ final class SQLiteSchemaEditor: SchemaEditor {
 
   func create(_ schema: EntitySchema) throws {
     try checkOpen()
-    if try stored(schema.name) != nil { throw taken(schema.name) }
+    if try stored(schema.name) != nil { throw CofferError.entityAlreadyStored(schema.name, store: store) }
     try SQLiteCatalog.create(on: connection)
     hasCatalog = true
     let table = try backend.createEntity(schema, on: connection, deferringPlainIndexes: true)
@@ -140,7 +140,7 @@ final class SQLiteSchemaEditor: SchemaEditor {
     let old = try table(entity)
     try old.schema.checkRelabel(as: schema, store: store)
     if schema.name != entity, try stored(schema.name) != nil {
-      throw taken(schema.name)
+      throw CofferError.entityAlreadyStored(schema.name, store: store)
     }
     var tableName = old.tableName
     if schema.name != entity {
@@ -350,12 +350,6 @@ final class SQLiteSchemaEditor: SchemaEditor {
     }
   }
 
-  private func taken(_ entity: String) -> CofferError {
-    CofferError(
-      .invalidSchema,
-      "The store already has an entity '\(entity)'. Drop or relabel it first, or choose another name.",
-      store: store, entity: entity)
-  }
 }
 
 extension SQLiteSchemaEditor: ChangeRecordingEditor {

@@ -31,6 +31,31 @@ package enum StatementLogCheck {
     return capture.lines
   }
 
+  /// What is wrong with the lines a run logged with `logStatements=on`, each said as a sentence;
+  /// empty when every statement's shape, duration and store are there, the insert, the reads,
+  /// the table's creation and the commit among them, and no line holds ``marker``.
+  package static func problems(in lines: [Line]) -> [String] {
+    var problems: [String] = []
+    let statements = lines.filter { $0.message == "Ran a statement" }
+    let shapes = statements.compactMap { $0.metadata["coffer.sql"].map { "\($0)" } }
+    if shapes.count != statements.count { problems.append("a statement line without its shape") }
+    if !shapes.contains(where: { $0.contains("INSERT") }) { problems.append("the insert is not logged") }
+    if !shapes.contains(where: { $0.hasPrefix("SELECT") }) { problems.append("the reads are not logged") }
+    if !shapes.contains(where: { $0.contains("CREATE TABLE") }) {
+      problems.append("the table's creation is not logged")
+    }
+    if !shapes.contains("COMMIT") { problems.append("the commit is not logged") }
+    for line in statements {
+      let milliseconds = line.metadata["coffer.milliseconds"].flatMap { Double("\($0)") }
+      if milliseconds.map({ $0 >= 0 }) != true {
+        problems.append("no duration in milliseconds: \(line.text)")
+      }
+      if line.metadata["coffer.store"] == nil { problems.append("no store name: \(line.text)") }
+    }
+    for line in lines where line.text.contains(marker) { problems.append("a value in the log: \(line.text)") }
+    return problems
+  }
+
   /// One logged line.
   package struct Line: Sendable {
     package var message: String

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Backend) import Coffer
 @_spi(Fuzzing) import CofferSQLite
 import Foundation
 import FuzzDriver

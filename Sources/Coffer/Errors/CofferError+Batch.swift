@@ -28,4 +28,13 @@
         + "but \(fields.count == 1 ? "that field is" : "those fields are") unique. Nothing in the batch was applied.",
       store: store, entity: entity, id: id, field: fields.joined(separator: ","))
   }
+
+  /// The error every schema editor gives for creating an entity, or relabelling one, under a
+  /// name the store already holds.
+  public static func entityAlreadyStored(_ entity: String, store: String?) -> CofferError {
+    CofferError(
+      .invalidSchema,
+      "The store already has an entity '\(entity)'. Drop or relabel it first, or choose another name.",
+      store: store, entity: entity)
+  }
 }

@@ -53,9 +53,7 @@ final class InMemorySchemaEditor: ChangeRecordingEditor {
 
   func create(_ schema: EntitySchema) throws {
     guard tables.tables[schema.name] == nil else {
-      throw CofferError(
-        .invalidSchema, "The store already has an entity '\(schema.name)'.", store: tables.storeName,
-        entity: schema.name)
+      throw CofferError.entityAlreadyStored(schema.name, store: tables.storeName)
     }
     tables.tables[schema.name] = InMemoryTable(schema: schema)
     changed = true
@@ -76,9 +74,7 @@ final class InMemorySchemaEditor: ChangeRecordingEditor {
     var table = try stored(entity)
     try table.schema.checkRelabel(as: schema, store: tables.storeName)
     if schema.name != entity, tables.tables[schema.name] != nil {
-      throw CofferError(
-        .invalidSchema, "The store already has an entity '\(schema.name)'.", store: tables.storeName,
-        entity: schema.name)
+      throw CofferError.entityAlreadyStored(schema.name, store: tables.storeName)
     }
     table.schema = schema
     tables.tables[entity] = nil
