@@ -83,8 +83,14 @@ extension PostgresBackend {
   @_spi(Backend) public func readChanges(after sequence: UInt64, limit: Int) async throws -> [RecordedChanges]
   {
     try checkOpen()
+    // With reads on standbys, what a reader does after reading batches (an observer's query)
+    // must see them: the log position read after them raises the standbys' floor, as a commit
+    // marker does.
+    let writes = pool.writesEnded.withLock { $0 }
     do {
-      return try await pool.withConnection(while: "reading the change feed", reading: true) { connection in
+      let (batches, position) = try await pool.withConnection(
+        while: "reading the change feed", reading: true
+      ) { connection in
         guard try await changeFeedIsOn(on: connection) else { throw CofferError.changeFeedOff(store: name) }
         var binds = PostgresBindings(capacity: 2)
         binds.append(.int(Int64(clamping: sequence)), as: .int)
@@ -123,8 +129,12 @@ extension PostgresBackend {
         if sequence < trimmed {
           throw CofferError.changesTrimmed(after: sequence, trimmedThrough: trimmed, store: name)
         }
-        return batches
+        var position: UInt64?
+        if standbyReads != nil, !batches.isEmpty { position = try await logPosition(on: connection) }
+        return (batches, position)
       }
+      if let position { standbyReads?.saw(position, after: writes) }
+      return batches
     } catch let error as CofferError {
       throw error
     } catch {

@@ -223,6 +223,16 @@ public final class PostgresBackend: Service {
     try await close()
   }
 
+  /// The primary's write-ahead log position, read on `connection`.
+  func logPosition(on connection: PostgresConnection) async throws -> UInt64? {
+    let rows = try await PostgresStatements.rows(
+      PostgresStandbyReads.positionSQL, PostgresBindings(), on: connection, logger: logger)
+    guard let cell = rows.first?.first(where: { _ in true }),
+      case .int(let position) = try PostgresValues.read(cell.bytes, as: .int)
+    else { return nil }
+    return UInt64(bitPattern: position)
+  }
+
   /// The server's write-ahead log position (`pg_current_wal_lsn()`), which moves with every
   /// commit that wrote anything — by any connection, to any database of the server. It moves
   /// with other databases' writes and the server's own upkeep too: an observer then runs its
@@ -234,13 +244,7 @@ public final class PostgresBackend: Service {
     let writes = pool.writesEnded.withLock { $0 }
     do {
       let marker = try await pool.withConnection(while: "reading the log position", reading: true) {
-        connection in
-        let rows = try await PostgresStatements.rows(
-          PostgresStandbyReads.positionSQL, PostgresBindings(), on: connection, logger: logger)
-        guard let cell = rows.first?.first(where: { _ in true }),
-          case .int(let position) = try PostgresValues.read(cell.bytes, as: .int)
-        else { return UInt64?.none }
-        return UInt64(bitPattern: position)
+        try await logPosition(on: $0)
       }
       if let marker { standbyReads?.saw(marker, after: writes) }
       return marker

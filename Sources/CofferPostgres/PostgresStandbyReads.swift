@@ -11,10 +11,11 @@ import PostgresNIO
 ///   (``trustFor``);
 /// - it has replayed the WAL up to the store's *floor*: a position of the primary's log read
 ///   after every call of this store that may have written had ended (its batches, schema
-///   changes) and after every commit marker an observer of the store read. Until a look has
-///   read such a position since the last write ended, every read goes to the primary. So a read
-///   after a commit through the store sees that commit: read-your-writes, and an observer's
-///   query after a marker moved sees what moved it;
+///   changes), after every commit marker an observer of the store read, and after every read of
+///   the change feed that found batches. Until a look has read such a position since the last
+///   write ended, every read goes to the primary. So a read after a commit through the store
+///   sees that commit: read-your-writes, and an observer's query after a marker moved, or after
+///   the feed brought a batch (committed by this store or another), sees what moved it;
 /// - it is no further behind than ``PostgresBackend/Configuration/maxStandbyLag``: the primary
 ///   was not yet past its replay position that long ago, as far as the looks saw.
 ///

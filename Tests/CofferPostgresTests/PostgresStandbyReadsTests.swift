@@ -164,6 +164,48 @@ struct PostgresStandbyReadsTests {
     }
   }
 
+  @Test(
+    "after the change feed brings another handle's batch, the store's next read sees it, with the standby behind"
+  )
+  func readAfterTheFeed() async throws {
+    // The standby replays each commit 2 s after the primary made it, and the lag bound is far
+    // above that: only the floor can keep a read off the standby.
+    try await StandbyClusters.with([.init(applyDelayMilliseconds: 2000)]) { clusters in
+      let backend = try await PostgresBackend(
+        configuration: clusters.configuration("reads=standby&maxStandbyLag=120"))
+      let store = Store(backend: backend)
+      var primaryOnly = try PostgresBackend.Configuration(
+        url: StoreURL("postgres://coffer@\(clusters.hosts[0])/coffer?tls=disable"), environment: [:])
+      primaryOnly.password = clusters.password
+      let writer = Store(backend: try await PostgresBackend(configuration: primaryOnly))
+      try await store.prepare([StandbyItem.self])
+      try await store.recordChanges()
+      try await store.insert(StandbyItem(id: 1, value: 1))
+      // Until the standby has replayed the store's own writes and serves its reads.
+      _ = try await readUntil(store, backend, ids: 1...1, within: .seconds(30)) {
+        $0[clusters.hosts[1], default: 0] > 0
+      }
+      var position = try await store.lastChangePosition()
+      var missed: [Int64] = []
+      for id in Int64(2)...6 {
+        try await writer.insert(StandbyItem(id: id, value: id))
+        var arrived = false
+        while !arrived {
+          for try await batch in store.changes(after: position) {
+            position = batch.position
+            arrived = arrived || batch.changes.contains { $0.id == .int(id) }
+          }
+        }
+        if try await store.get(StandbyItem.self, id: id) == nil { missed.append(id) }
+      }
+      let served = backend.readsServed()
+      try await store.close()
+      try await writer.close()
+      #expect(missed.isEmpty, "reads after the feed brought these rows did not find them: \(missed)")
+      #expect(served[clusters.hosts[1], default: 0] > 0, "no read went to the standby: \(served)")
+    }
+  }
+
   @Test("a standby further behind than maxStandbyLag serves no read; the one in step does")
   func laggingStandbyIsLeftOut() async throws {
     try await StandbyClusters.with([.init(), .init(applyDelayMilliseconds: 3000)]) { clusters in
