@@ -413,11 +413,13 @@
     }
   }
 
-  function resetPaging() {
+  // Back to the first page; `recount` is false when only the order changed, which leaves the
+  // number of rows as it is (a count of a large entity costs the server about a scan).
+  function resetPaging(recount = true) {
     state.cursors = [null];
     state.page = 0;
     loadPage();
-    countRows();
+    if (recount) countRows();
   }
 
   // The filter of the builder, and the search box's full-text search when there is one.
@@ -501,7 +503,7 @@
         if (!current) state.sort = [{ field: field.name, ascending: true }];
         else if (current.ascending) state.sort = [{ field: field.name, ascending: false }];
         else state.sort = [];
-        resetPaging();
+        resetPaging(false);
       },
     });
   }
