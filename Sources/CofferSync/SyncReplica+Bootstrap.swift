@@ -47,9 +47,12 @@ extension SyncReplica {
           page.fingerprint = SyncRecords.fingerprint(schema)
           if includingRows {
             try await pages(of: schema, pageSize: pageSize, read: read) { rows in
-              page.rows = rows.filter {
-                !stamped.contains(SyncRowState.key(entity: schema.name, id: $0[schema.idPosition]))
-              }
+              page.rows =
+                stamped.isEmpty
+                ? rows
+                : rows.filter {
+                  !stamped.contains(SyncRowState.key(entity: schema.name, id: $0[schema.idPosition]))
+                }
               if !page.rows.isEmpty { try await send(page) }
             }
           }
