@@ -1,9 +1,10 @@
 @_spi(Backend) import Coffer
 import CofferStores
-import CofferSync
 import CofferTestSupport
 import Foundation
 import Synchronization
+
+@testable import CofferSync
 
 /// A seeded random generator (SplitMix64): the same seed gives the same schedule.
 struct SeededGenerator: RandomNumberGenerator {
@@ -31,6 +32,9 @@ enum SyncStep: Hashable, CustomStringConvertible {
   case deliver(from: Int, to: Int, pick: UInt64, ackFate: Int)
   /// A replica stops and starts again: its store closed and opened, its sync state read anew.
   case restart(replica: Int)
+  /// The receiver, when it has merged nothing from the sender, takes a bootstrap from it in pages
+  /// of 3 rows, cut off after `cut` pages (0: not cut off). Only in genesis schedules.
+  case bootstrap(from: Int, to: Int, cut: Int)
 
   var description: String {
     switch self {
@@ -40,6 +44,7 @@ enum SyncStep: Hashable, CustomStringConvertible {
     case .deliver(let from, let to, let pick, let ackFate):
       "deliver(r\(from)→r\(to), pick \(pick), ack \(ackFate))"
     case .restart(let replica): "restart(r\(replica))"
+    case .bootstrap(let from, let to, let cut): "bootstrap(r\(from)→r\(to), cut \(cut))"
     }
   }
 }
@@ -114,9 +119,12 @@ struct ConvergenceChecker {
   /// The backends replicas are made on, in turn.
   var backends: [String]
   var postgresURL: String?
+  /// Genesis schedules: replicas use the implicit genesis stamp, the first two hold rows before
+  /// they first take part in sync (see ``presync(replica:)``), and schedules have bootstraps.
+  var genesis = false
 
-  /// A random schedule for a seed.
-  static func schedule(seed: UInt64, replicas: Int, length: Int) -> [SyncStep] {
+  /// A random schedule for a seed; with `bootstraps`, some sends are bootstraps instead.
+  static func schedule(seed: UInt64, replicas: Int, length: Int, bootstraps: Bool = false) -> [SyncStep] {
     var random = SeededGenerator(seed: seed)
     var steps: [SyncStep] = []
     for _ in 0..<length {
@@ -130,7 +138,13 @@ struct ConvergenceChecker {
           .write(
             replica: a, kind: Int.random(in: 0..<13, using: &random), pick: random.next(), salt: random.next()
           ))
-      case 35..<65: steps.append(.send(from: a, to: b, fate: Int.random(in: 0..<10, using: &random)))
+      case 35..<65:
+        let fate = Int.random(in: 0..<10, using: &random)
+        if bootstraps && roll >= 61 {
+          steps.append(.bootstrap(from: a, to: b, cut: fate < 6 ? 0 : fate - 5))
+        } else {
+          steps.append(.send(from: a, to: b, fate: fate))
+        }
       case 65..<96:
         steps.append(
           .deliver(from: a, to: b, pick: random.next(), ackFate: Int.random(in: 0..<10, using: &random)))
@@ -149,6 +163,7 @@ struct ConvergenceChecker {
     var duplicated = 0
     var gaps = 0
     var restarts = 0
+    var bootstraps = 0
     var purged = 0
     /// Rows held back or nullified at the end, over all replicas.
     var conflicts = 0
@@ -178,14 +193,24 @@ struct ConvergenceChecker {
     let urls = places.urls
     var stores: [Store] = []
     var replicas: [SyncReplica] = []
+    let mode: SyncReplica.Genesis = genesis ? .implicit : .stamped
+    var presync: [Int: [String: [Value: [Value]]]] = [:]
     for index in urls.indices {
       let store = try await places.open(index, schemas: Self.schemas)
       stores.append(store)
-      replicas.append(SyncReplica(store: store, wall: tick))
+      if genesis, let rows = Self.presync(replica: index) {
+        try await store.apply(rows)
+        presync[index] = try await Self.snapshot(store)
+      }
+      replicas.append(SyncReplica(store: store, wall: tick, genesis: mode))
     }
     var ids: [String] = []
-    for replica in replicas { ids.append(try await replica.replicaID()) }
     var reference = ReferenceMerge()
+    for (index, replica) in replicas.enumerated() {
+      ids.append(try await replica.replicaID())
+      // The rows a replica held before sync, written at its genesis stamp (taken just now).
+      if let rows = presync[index] { reference.record(before: [:], after: rows, time: tick()) }
+    }
     var inFlight: [Int: [SyncMessage]] = [:]
     var believed: [Int: ChangePosition?] = [:]
     func link(_ from: Int, _ to: Int) -> Int { from * 16 + to }
@@ -196,6 +221,7 @@ struct ConvergenceChecker {
         guard r < stores.count else { continue }
         let before = try await Self.snapshot(stores[r])
         let write = Self.write(kind: kind, pick: pick, salt: salt, existing: before)
+        let implicit = try await Self.implicitRows(of: replicas[r], among: before)
         do {
           try await stores[r].apply(write)
         } catch let error as CofferError
@@ -205,7 +231,8 @@ struct ConvergenceChecker {
         }
         let after = try await Self.snapshot(stores[r])
         counts.writes += 1
-        reference.record(before: before, after: after, time: tick())
+        reference.record(
+          before: before, after: after, time: tick(), whole: implicit, named: Self.named(by: write))
         try await replicas[r].stamp()
       case .send(let from, let to, let fate):
         guard from < stores.count, to < stores.count else { continue }
@@ -244,7 +271,26 @@ struct ConvergenceChecker {
           try await stores[r].close()
           stores[r] = try await places.open(r, schemas: Self.schemas)
         }
-        replicas[r] = SyncReplica(store: stores[r], wall: tick)
+        replicas[r] = SyncReplica(store: stores[r], wall: tick, genesis: mode)
+      case .bootstrap(let from, let to, let cut):
+        guard from < stores.count, to < stores.count,
+          try await replicas[to].position(of: ids[from]) == nil
+        else { continue }
+        // As `Synchronizer` does: no rows to a replica that holds all of the sender's genesis.
+        let (source, target) = (replicas[from], replicas[to])
+        let stamp = try await source.genesisStamp()
+        var rows = true
+        if let stamp { rows = try await target.genesisHeld() != stamp }
+        let pages = BootstrapPages()
+        do {
+          try await source.bootstrap(pageSize: 3, includingRows: rows) { page in
+            if cut > 0, await pages.next() >= cut { throw BootstrapPages.Cut() }
+            _ = try await target.receive(bootstrap: page)
+          }
+          counts.bootstraps += 1
+        } catch is BootstrapPages.Cut {
+          continue
+        }
       }
     }
     if let problem = try await Self.quiesce(replicas, ids: ids) { return problem }
@@ -304,6 +350,58 @@ struct ConvergenceChecker {
       firstDigest = digest
     }
     return nil
+  }
+
+  /// What the first two replicas of a genesis schedule hold before they first take part in
+  /// sync: items (some ids on both), a label each, and pins that refer to them, two of them (one
+  /// on each replica) with the same unique slot.
+  static func presync(replica: Int) -> ChangeSet? {
+    guard replica < 2 else { return nil }
+    let base = Int64(replica * 4)
+    let label = Value.string("l\(replica)")
+    var operations: [ChangeSet.Operation] = (base..<(base + 6)).map { id in
+      .insert(
+        entity: "Item",
+        row: Row(
+          [.int(id), .string("g\(replica)"), .int(id * 10), .double(1.5), .bool(replica == 0)]
+            + Array(repeating: Value.null, count: 4)))
+    }
+    operations.append(.insert(entity: "Label", row: Row([label, .string("c\(replica)")])))
+    operations.append(
+      .insert(
+        entity: "Pin", row: Row([.int(Int64(20 + replica)), .int(base), label, .null, .int(1), .string("g")]))
+    )
+    operations.append(
+      .insert(
+        entity: "Pin",
+        row: Row([.int(Int64(30 + replica)), .int(base + 1), .null, label, .null, .string("k")])))
+    return ChangeSet(operations)
+  }
+
+  /// The rows among `rows` a replica stores without a sync state of their own (they have the
+  /// implicit genesis state), by entity and id.
+  static func implicitRows(of replica: SyncReplica, among rows: [String: [Value: [Value]]]) async throws
+    -> Set<String>
+  {
+    guard try await replica.genesisStamp() != nil else { return [] }
+    var keys: [String] = []
+    for (entity, byID) in rows { keys += byID.keys.map { SyncRowState.key(entity: entity, id: $0) } }
+    let known = try await replica.syncStates(keys)
+    return Set(keys.filter { known[$0] == nil })
+  }
+
+  /// The rows a write names by id (inserted, updated or upserted), by entity and id.
+  static func named(by write: ChangeSet) -> Set<String> {
+    var keys: Set<String> = []
+    for operation in write.operations {
+      switch operation {
+      case .insert(let entity, let row), .update(let entity, let row), .upsert(let entity, let row):
+        guard let schema = schemas.first(where: { $0.name == entity }) else { continue }
+        keys.insert(SyncRowState.key(entity: entity, id: row[schema.idPosition]))
+      default: continue
+      }
+    }
+    return keys
   }
 
   /// A wall clock for tests: one microsecond later at every reading, so no two readings tie.
@@ -482,10 +580,20 @@ struct ReferenceMerge {
   var fields: [String: [Value: [Int: Cell]]] = [:]
   var deleted: [String: [Value: Int64]] = [:]
 
-  mutating func record(before: [String: [Value: [Value]]], after: [String: [Value: [Value]]], time: Int64) {
+  ///
+  /// A row in `whole` (it had the implicit genesis state on its replica, keyed as sync keys
+  /// rows) that the write changed or named (`named`) counts as written whole, every field: the
+  /// documented outcome of the first change of such a row.
+  mutating func record(
+    before: [String: [Value: [Value]]], after: [String: [Value: [Value]]], time: Int64,
+    whole: Set<String> = [],
+    named: Set<String> = []
+  ) {
     for (entity, rows) in after {
       for (id, values) in rows {
-        let old = before[entity]?[id]
+        var old = before[entity]?[id]
+        let key = SyncRowState.key(entity: entity, id: id)
+        if old != nil, whole.contains(key), named.contains(key) || old != values { old = nil }
         for (position, value) in values.enumerated() where old == nil || old?[position] != value {
           fields[entity, default: [:]][id, default: [:]][position] = Cell(value: value, time: time)
         }
@@ -572,5 +680,18 @@ struct ReferenceMerge {
       }
     }
     return notes.prefix(5).joined(separator: "; ")
+  }
+}
+
+/// Counts the pages a bootstrap step delivered, to cut it off.
+actor BootstrapPages {
+  /// Thrown to cut a bootstrap off.
+  struct Cut: Error {}
+  private var count = 0
+
+  /// The number of this page, from 0.
+  func next() -> Int {
+    count += 1
+    return count - 1
   }
 }
