@@ -26,6 +26,7 @@ extension SyncReplica {
       var existed: [String: Bool] = [:]
       var end = start
       var batches = 0
+      var skipped = 0
       var reading = true
       while reading {
         reading = false
@@ -33,6 +34,7 @@ extension SyncReplica {
         while let next = ownBatches[end] {
           end = next
           batches += 1
+          skipped += 1
         }
         for try await batch in store.changes(after: ChangePosition(sequence: end)) {
           end = batch.position.sequence
@@ -51,7 +53,9 @@ extension SyncReplica {
           }
         }
       }
-      if batches == 0 || (keys.isEmpty && batches < 64) { return stamped }
+      // A short stretch with nothing to stamp is not worth a write, unless it skipped batches
+      // (which only this actor knows it may skip).
+      if batches == 0 || (keys.isEmpty && batches < 64 && skipped == 0) { return stamped }
       let (operations, count, preconditions) = try await restamp(keys, existed: existed)
       let records = try SyncRecords.schemas()
       let previous = SyncRecords.setting("stamped", number: Int64(start))
