@@ -320,6 +320,40 @@ enum SyncBenchmark {
         "",
       ]
     }
-    return lines
+    return lines + design
   }
+
+  /// How the initial sync measured above works (the design; no figures).
+  static let design = [
+    "## How an initial sync works: the genesis stamp and the bootstrap",
+    "",
+    "Before, turning sync on stamped every row of the source (a sync state written beside each row, and",
+    "a feed entry for it), and the new replica merged those states a message at a time, reading the",
+    "records and rows each merge touched: per-row work on both sides, several times a copy's. Now a",
+    "replica made with `SyncReplica.Genesis.implicit`:",
+    "",
+    "1. **Genesis stamp.** The first time it takes part in sync it takes one clock reading and records it",
+    "   with its feed position (one small batch). Every row stored without a sync state has the implicit",
+    "   state \"each field's stored value, set at the genesis stamp\". Merges, merge plans and snapshots",
+    "   read that state where a record is missing; stamping gives a row a state of its own when the feed",
+    "   names it (its first change stamps every field: its old values are gone), and a row held back,",
+    "   nullified or deleted by a merge gets its state written.",
+    "2. **Bootstrap.** A peer that has merged nothing from it cannot find those rows in its feed, so",
+    "   `Synchronizer` runs a bootstrap: the source notes its feed position, then reads each entity in id",
+    "   order inside one snapshot (page by page through `coffer+http://`), rows without a state in pages of",
+    "   `bootstrapPageSize` (the next page read while the target writes this one), then the entity's",
+    "   states. An empty target inserts each page of rows in one batch with no state written and takes the",
+    "   source's genesis stamp; the batch expects no state of the entity and no stored row, so anything",
+    "   the app or another merge wrote meanwhile sends the page through the ordinary merge. The last page",
+    "   records the position the bootstrap started at, and the feed follows from there (batches committed",
+    "   while it read come again; merging them twice changes nothing).",
+    "3. **Afterwards** the target's stamping skips its own bootstrap batches (it knows which they are),",
+    "   the target relays the bootstrapped rows through its feed to peers that merged from it before,",
+    "   and two replicas holding every row of the same genesis stamp exchange only states when they",
+    "   first meet — so the pull back to the source here sends no rows.",
+    "",
+    "The convergence checker runs schedules with rows on two replicas before sync and bootstraps cut off",
+    "halfway; the article `Sync` in the CofferSync documentation has the whole design.",
+    "",
+  ]
 }
