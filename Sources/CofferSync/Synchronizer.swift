@@ -5,6 +5,10 @@ import Synchronization
 /// the remote one's back, over their change feeds, in messages of ``SyncReplica/messageLimit``
 /// row states, each merged once (see <doc:Sync>).
 ///
+/// A replica that has merged nothing yet from one whose rows carry the implicit genesis stamp
+/// (``SyncReplica/Genesis/implicit``) first takes a bootstrap from it: its rows in pages of
+/// ``bootstrapPageSize``, read in one snapshot, then its feed from there.
+///
 /// ```swift
 /// let sync = Synchronizer(local: SyncReplica(store: device), remote: SyncReplica(store: server))
 /// let report = try await sync.sync()
@@ -47,7 +51,9 @@ public struct Synchronizer: Sendable {
   }
 
   /// One round: checks that both replicas have the same schemas (preparing on each side the
-  /// entities only the other has), then pushes, then pulls, until neither feed holds more.
+  /// entities only the other has), then pushes, then pulls, until neither feed holds more; a side
+  /// that has merged nothing from a replica with a genesis stamp takes a bootstrap first (each
+  /// page counts as a message).
   ///
   /// - Throws: ``CofferError/Code/schemaMismatch`` when an entity has other fields on each side.
   @discardableResult
