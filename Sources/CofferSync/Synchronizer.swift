@@ -19,8 +19,9 @@ public struct Synchronizer: Sendable {
   /// The replica it syncs with.
   public let remote: SyncReplica
   /// Most rows per page of a bootstrap (see <doc:Sync>, "Bootstrap"): per read of the sender
-  /// and per batch of the receiver.
-  public var bootstrapPageSize = 10_000
+  /// and per batch of the receiver, as many as `StoreCopier` writes in one batch (each batch is
+  /// one durable commit).
+  public var bootstrapPageSize = 50_000
 
   /// A synchronizer between two replicas.
   public init(local: SyncReplica, remote: SyncReplica) {
