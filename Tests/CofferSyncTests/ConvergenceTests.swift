@@ -74,6 +74,8 @@ import Testing
       total.gaps += counts.gaps
       total.restarts += counts.restarts
       total.bootstraps += counts.bootstraps
+      total.undecided += counts.undecided
+      total.agreementOnly += counts.agreementOnly
       total.purged += counts.purged
       total.conflicts += counts.conflicts
       guard let problem = outcome else { continue }
@@ -89,7 +91,10 @@ import Testing
         + String(format: "%.1f s", Date().timeIntervalSince(started)) + "; \(total.writes) writes, "
         + "\(total.merged) row states merged, \(total.dropped) messages dropped, \(total.duplicated) duplicated, "
         + "\(total.gaps) gaps, \(total.restarts) restarts, "
-        + (genesis ? "genesis rows on 2 replicas, \(total.bootstraps) bootstraps done, " : "")
+        + (genesis
+          ? "genesis rows on 2 replicas, \(total.bootstraps) bootstraps done, \(total.undecided) rows deleted "
+            + "with the implicit state left out of the reference comparison, \(total.agreementOnly) schedules "
+            + "checked for agreement only, " : "")
         + "\(total.rows) rows at the ends, "
         + "\(total.conflicts) conflicts recorded, \(total.purged) tombstones purged")
     #expect(failures.isEmpty, "\(failures.joined(separator: "\n\n"))")
