@@ -102,27 +102,59 @@ extension SyncReplica {
 
   /// Every row of an entity in id order, a page at a time, the next page read while `body`
   /// works on this one.
+  ///
+  /// A page also stops once its values pass about ``bootstrapPageBytes``, so rows with large
+  /// values come in pages of fewer rows.
   func pages(
     of schema: EntitySchema, pageSize: Int, read: @escaping BootstrapRead,
     _ body: ([Row]) async throws -> Void
   ) async throws {
-    @Sendable func page(after last: Value?) async throws -> [Row] {
+    @Sendable func fetch(after last: Value?) async throws -> (rows: [Row], more: Bool) {
       var query = Query(entity: schema.name, sort: [Sort(schema.idField.name)], limit: pageSize)
       if let last { query.filter = .compare(field: schema.idField.name, op: .greater, value: last) }
       query.layout = schema
       var rows: [Row] = []
       rows.reserveCapacity(min(pageSize, 16_384))
-      try await read(query) { rows.append(try Row($0)) }
-      return rows
+      var bytes = 0
+      do {
+        try await read(query) { fields in
+          let row = try Row(fields)
+          rows.append(row)
+          bytes += Self.size(of: row)
+          if bytes >= Self.bootstrapPageBytes, rows.count < pageSize { throw PageFull() }
+        }
+      } catch is PageFull {
+        return (rows, true)
+      }
+      return (rows, rows.count == pageSize)
     }
-    var rows = try await page(after: nil)
-    while let tail = rows.last {
-      let more = rows.count == pageSize
+    var page = try await fetch(after: nil)
+    while let tail = page.rows.last {
       let after = tail[schema.idPosition]
-      async let next = more ? page(after: after) : []
-      try await body(rows)
-      rows = try await next
+      let more = page.more
+      async let next = more ? fetch(after: after) : ([], false)
+      try await body(page.rows)
+      page = try await next
     }
+  }
+
+  /// About the most bytes of values a bootstrap page holds.
+  static let bootstrapPageBytes = 16 << 20
+
+  /// Thrown from a read's visitor to stop it when a page is full.
+  private struct PageFull: Error {}
+
+  /// About how many bytes a row's values take.
+  static func size(of row: Row) -> Int {
+    var bytes = 0
+    for value in row.values {
+      switch value {
+      case .string(let text): bytes += 16 + text.utf8.count
+      case .bytes(let data), .document(let data): bytes += 16 + data.count
+      default: bytes += 16
+      }
+    }
+    return bytes
   }
 
   /// The sync states an entity's rows have.

@@ -201,6 +201,24 @@ import Testing
     }
   }
 
+  @Test func rowsWithLargeValuesComeInSmallerPages() async throws {
+    let blob = try EntitySchema(
+      name: "Blob", fields: [Field("id", .int), Field("data", .bytes)], idField: "id")
+    try await ReplicaPlaces.using(["sqlite", "memory"], postgresURL: nil, label: "bootstrap") { places in
+      let source = try await places.open(0, schemas: [blob])
+      let target = try await places.open(1, schemas: [blob])
+      let rows = (0..<6).map { Row([.int(Int64($0)), .bytes(Data(repeating: UInt8($0), count: 6 << 20))]) }
+      try await source.apply(ChangeSet(rows.map { .insert(entity: "Blob", row: $0) }))
+      let report = try await Synchronizer(
+        local: SyncReplica(store: source, genesis: .implicit),
+        remote: SyncReplica(store: target, genesis: .implicit)
+      ).sync()
+      // 16 MiB a page at most: three rows, then three.
+      #expect(report.pushedMessages == 2 && report.pushedRows == 6)
+      #expect(try await target.fetchRows(Query(entity: "Blob", sort: [Sort("id")])) == rows)
+    }
+  }
+
   @Test func aStampedReplicaKeepsAStatePerRowItTakes() async throws {
     try await ReplicaPlaces.using(["lmdb", "sqlite"], postgresURL: nil, label: "bootstrap") { places in
       let source = try await places.open(0, schemas: Self.schemas)
