@@ -35,15 +35,27 @@ extension CofferCommand {
           + "fields. Applies to each store the first time it syncs."))
     var implicitGenesis = false
 
+    @Option(
+      name: .long,
+      help: ArgumentHelp(
+        "Most rows per page when a store takes the other's rows in bulk (a page also holds at most about 16 MiB).",
+        valueName: "N"))
+    var batchSize = 50_000
+
+    func validate() throws {
+      guard batchSize > 0 else { throw ValidationError("--batch-size must be at least 1.") }
+    }
+
     @OptionGroup var observing: ObservingOptions
 
     func run() async throws {
       let here = try await StoreArgument.openExisting(local, role: "local store", logger: observing.logger)
       let there = try await StoreArgument.open(remote, role: "remote store", logger: observing.logger)
       let genesis: SyncReplica.Genesis = implicitGenesis ? .implicit : .stamped
-      let synchronizer = Synchronizer(
+      var synchronizer = Synchronizer(
         local: SyncReplica(store: here, genesis: genesis), remote: SyncReplica(store: there, genesis: genesis)
       )
+      synchronizer.bootstrapPageSize = batchSize
       let started = ContinuousClock.now
       let progress: @Sendable (Synchronizer.Progress) -> Void = { step in
         Terminal.say(

@@ -52,7 +52,7 @@ import Testing
   /// the local side only.
   static func drill(_ places: ReplicaPlaces, genesis: Bool = false) async throws {
     let sides = [try await places.open(0, schemas: [note]), try await places.open(1, schemas: [note])]
-    let flags = genesis ? ["--implicit-genesis"] : []
+    let flags = genesis ? ["--implicit-genesis", "--batch-size", "10000"] : []
     // Each side's rows: id → the version last written (titles say "side id vN").
     var written: [[Int64: Int]] = [[:], [:]]
     var midway = 0
