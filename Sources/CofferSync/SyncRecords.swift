@@ -67,6 +67,45 @@ enum SyncRecords {
 
   static func peerKey(_ replica: String) -> String { "peer:" + replica }
 
+  /// The setting that holds the genesis stamp of the rows stored without a sync state.
+  static let genesisKey = "genesis"
+  /// The setting that holds the genesis stamp whose rows this store has all of (or their later
+  /// states): the store's own, or one a finished bootstrap brought.
+  static let completeGenesisKey = "genesis:complete"
+
+  /// The setting a bootstrap from `replica` writes in every batch: `text` says what the batch
+  /// holds (``bootstrapRows``: rows taken as they are, with the genesis stamp; ``bootstrapStates``:
+  /// merged states), `number` the sender's feed position the bootstrap reaches, `counter` the
+  /// batch's number.
+  static func bootstrapKey(_ replica: String) -> String { "bootstrap:" + replica }
+  static let bootstrapRows = "rows"
+  static let bootstrapStates = "states"
+
+  /// A clock kept in a setting: its replica as text, physical part as number, logical as counter.
+  static func setting(_ key: String, clock: SyncClock) -> Row {
+    setting(key, text: clock.replica, number: clock.physical, counter: clock.logical)
+  }
+
+  /// The clock a setting holds, `nil` if it holds none.
+  static func clock(from row: Row) -> SyncClock? {
+    guard row.count >= 4, case .string(let replica) = row[1], case .int(let physical) = row[2],
+      case .int(let logical) = row[3]
+    else { return nil }
+    return SyncClock(physical: physical, logical: logical, replica: replica)
+  }
+
+  /// Whether a feed batch is a bootstrap batch that took rows as they are: its app rows are
+  /// sync's own writes, carrying the genesis stamp.
+  static func isBootstrapRows(_ changes: [RowChange]) -> Bool {
+    changes.contains { change in
+      guard change.entity == stateEntity, case .string(let key) = change.id, key.hasPrefix("bootstrap:")
+      else {
+        return false
+      }
+      return change.value(of: "text") == .string(bootstrapRows)
+    }
+  }
+
   /// What identifies an entity's schema for sync: its fields' names, kinds and optionality, and
   /// its id field. Two replicas sync an entity only when these agree.
   static func fingerprint(_ schema: EntitySchema) -> String {

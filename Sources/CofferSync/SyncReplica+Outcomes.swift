@@ -16,8 +16,11 @@ extension SyncReplica {
       candidates[state.key] = MergeCandidate(
         state: state, schema: schema, row: stored[state.key], conflict: recorded[state.key])
     }
+    // Rows with the implicit genesis state that the plan may change: their states are written.
+    var implicit: Set<String> = []
     _ = try await include(
-      recorded.values.map { (entity: $0.entity, id: $0.id) }, in: &candidates, conflicts: recorded)
+      recorded.values.map { (entity: $0.entity, id: $0.id) }, in: &candidates, conflicts: recorded,
+      implicit: &implicit)
     var present: [String: Bool] = [:]
     var preconditions: [ChangeSet.Precondition] = []
     var claimsAsked: Set<String> = []
@@ -49,9 +52,15 @@ extension SyncReplica {
         guard candidate.row != nil, !kept, referrersAsked.insert(key).inserted else { continue }
         wanted += try await referrers(of: candidate)
       }
-      if !(try await include(wanted, in: &candidates, conflicts: recorded)) {
+      if !(try await include(wanted, in: &candidates, conflicts: recorded, implicit: &implicit)) {
         var plan = MergePlan.make(candidates, outcomes: outcomes, order: referenceOrder())
         plan.preconditions += preconditions
+        // A row held back, nullified or deleted here keeps its state, also one it had implicitly.
+        for key in implicit.sorted() {
+          guard let candidate = candidates[key] else { continue }
+          plan.conflicts.append(
+            .upsert(entity: SyncRecords.rowsEntity, row: SyncRecords.row(for: candidate.state)))
+        }
         return plan
       }
     }
@@ -73,11 +82,11 @@ extension SyncReplica {
   }
 
   /// Adds rows to the candidates with their states, stored rows and conflicts; whether any was
-  /// new. A stored row without a sync state yet (the app wrote it after the last stamping) is
-  /// left as it is.
+  /// new. A stored row without a sync state yet is left as it is when the app wrote it after the
+  /// last stamping, and has its implicit state when the replica has a genesis stamp.
   private func include(
     _ wanted: [(entity: String, id: Value)], in candidates: inout [String: MergeCandidate],
-    conflicts: [String: SyncConflict]
+    conflicts: [String: SyncConflict], implicit: inout Set<String>
   ) async throws -> Bool {
     var fresh: [String: (entity: String, id: Value)] = [:]
     for row in wanted {
@@ -85,7 +94,13 @@ extension SyncReplica {
       if candidates[key] == nil { fresh[key] = row }
     }
     if fresh.isEmpty { return false }
-    let states = try await syncStates(fresh.keys.sorted())
+    var read: [String: Row] = [:]
+    let recorded = try await syncStates(fresh.keys.sorted())
+    var states = recorded
+    if genesis != nil {
+      states = try await statesWithGenesis(fresh.keys.sorted().compactMap { fresh[$0] }, stored: &read)
+      implicit.formUnion(states.keys.filter { recorded[$0] == nil })
+    }
     var ids: [String: [Value]] = [:]
     for (key, row) in fresh where states[key] != nil { ids[row.entity, default: []].append(row.id) }
     var added = false

@@ -45,7 +45,7 @@ extension SyncReplica {
     return UInt64(max(0, number))
   }
 
-  private func unknown(_ entity: String) -> CofferError {
+  func unknown(_ entity: String) -> CofferError {
     CofferError(
       .unknownEntity,
       "Entity '\(entity)' is synced by the other replica but not prepared in this one. Prepare it (or let the "
@@ -61,40 +61,70 @@ extension SyncReplica {
     if to <= current { return .duplicate }
     if from > current && !message.isSnapshot { return .gap }
 
-    var known = try await syncStates(message.states.map(\.key))
+    var rows: [String: Row] = [:]
+    let known = try await statesWithGenesis(message.states.map { ($0.entity, $0.id) }, stored: &rows)
     try await checkPurges(message, known: known, merged: current == 0 ? nil : current)
-    var changed: [SyncRowState] = []
+    var extra: [ChangeSet.Operation] = []
+    let changedCount = try await changes(merging: message.states, known: known, rows: rows)
+    if changedCount.changed || to - (stored ?? 0) >= 64 || message.isSnapshot {
+      extra.append(
+        .upsert(
+          entity: SyncRecords.stateEntity,
+          row: SyncRecords.setting(SyncRecords.peerKey(message.source), number: Int64(to))))
+    }
+    let count = try await applyMerge(changedCount, extra: extra)
+    accepted[message.source] = max(accepted[message.source] ?? 0, to)
+    return .merged(count)
+  }
+
+  /// What merging some states changes: the merged states that differ from what this replica
+  /// knew, and the rows they touch as stored now.
+  struct MergeChanges {
+    var states: [SyncRowState] = []
+    var rows: [String: Row] = [:]
+    var changed: Bool { !states.isEmpty }
+  }
+
+  /// Merges `states` with what this replica knows of them (`known`, and `rows` as stored, by
+  /// key), keeping those whose merged state differs.
+  func changes(merging states: [SyncRowState], known: [String: SyncRowState], rows: [String: Row])
+    async throws -> MergeChanges
+  {
+    var known = known
+    var result = MergeChanges()
     var ids: [String: [Value]] = [:]
-    for state in message.states {
+    for state in states {
       guard try await schema(of: state.entity) != nil else { throw unknown(state.entity) }
       if let latest = state.latest { clock?.observe(latest) }
       let mine = known[state.key]
       let merged = try mine.map { try resolved($0, state) } ?? state
       if merged == mine { continue }
       known[state.key] = merged
-      changed.append(merged)
-      ids[state.entity, default: []].append(state.id)
+      result.states.append(merged)
+      if rows[state.key] == nil { ids[state.entity, default: []].append(state.id) }
     }
-    var rows: [String: Row] = [:]
+    result.rows = rows
     for (entity, list) in ids {
       guard let schema = schemas[entity] else { continue }
-      rows.merge(try await storedRows(of: schema, ids: list)) { first, _ in first }
+      result.rows.merge(try await storedRows(of: schema, ids: list)) { first, _ in first }
     }
-    let plan = try await mergePlan(changed, stored: rows, recorded: try await recordedConflicts())
+    return result
+  }
+
+  /// Writes merged states, the rows they give and `extra` in one batch; how many states it wrote.
+  func applyMerge(_ changes: MergeChanges, extra: [ChangeSet.Operation]) async throws -> Int {
+    // A state merged twice in one message keeps its last merge.
+    var latest: [String: Int] = [:]
+    for (index, state) in changes.states.enumerated() { latest[state.key] = index }
+    let changed = changes.states.enumerated().filter { latest[$0.element.key] == $0.offset }.map(\.element)
+    let plan = try await mergePlan(changed, stored: changes.rows, recorded: try await recordedConflicts())
     var operations = changed.map {
       ChangeSet.Operation.upsert(entity: SyncRecords.rowsEntity, row: SyncRecords.row(for: $0))
     }
-    operations += plan.rows + plan.conflicts
-    if !changed.isEmpty || to - (stored ?? 0) >= 64 || message.isSnapshot {
-      operations.append(
-        .upsert(
-          entity: SyncRecords.stateEntity,
-          row: SyncRecords.setting(SyncRecords.peerKey(message.source), number: Int64(to))))
-    }
+    operations += plan.rows + plan.conflicts + extra
     if !operations.isEmpty {
       try await commit(operations, preconditions: plan.preconditions)
     }
-    accepted[message.source] = max(accepted[message.source] ?? 0, to)
-    return .merged(changed.count)
+    return changes.states.count
   }
 }

@@ -7,17 +7,26 @@ extension SyncReplica {
   ///
   /// When the feed no longer holds the batch after `position` (it was trimmed), the message is a
   /// snapshot: every row state this replica keeps, up to the feed's last position.
+  ///
+  /// From the beginning (`position` is `nil`) on a replica whose store holds rows with the
+  /// genesis stamp, the message is a snapshot too: those rows are in no feed.
   public func message(after position: ChangePosition?) async throws -> SyncMessage {
     try await stamp()
     guard let identity else { throw notReady() }
+    if position == nil, genesis != nil { return try await snapshot(after: nil, source: identity) }
     var states: [SyncRowState] = []
     var places: [String: Int] = [:]
     var end = position
     do {
       for try await batch in store.changes(after: position) {
         end = batch.position
+        // A bootstrap's rows went in without states: they are sent with the genesis stamp.
+        let bootstrap = genesis != nil && SyncRecords.isBootstrapRows(batch.changes)
         for change in batch.changes {
-          guard let state = try SyncRecords.state(from: change, store: name) else { continue }
+          guard
+            let state = try SyncRecords.state(from: change, store: name)
+              ?? (bootstrap ? genesisState(of: change) : nil)
+          else { continue }
           // A later record of the same row holds everything an earlier one did.
           if let place = places[state.key] {
             states[place] = state
@@ -40,6 +49,13 @@ extension SyncReplica {
     let end = try await store.lastChangePosition()
     var states: [SyncRowState] = []
     for row in try await allRecords() { states.append(try SyncRecords.state(from: row, store: name)) }
+    if let genesis {
+      for schema in schemas.values.sorted(by: { $0.name < $1.name }) {
+        try await unstampedRows(of: schema) { rows in
+          states += rows.map { Self.genesisState(of: $0, schema: schema, stamp: genesis) }
+        }
+      }
+    }
     // Referenced rows before the rows that refer to them.
     let order = referenceOrder()
     states.sort { (order[$0.entity] ?? 0) < (order[$1.entity] ?? 0) }
@@ -58,6 +74,43 @@ extension SyncReplica {
       let page = try await store.fetchRows(query)
       rows += page
       if page.count < 1000 { return rows }
+    }
+  }
+
+  /// The state with the genesis stamp of an app row a bootstrap batch inserted, `nil` for
+  /// another change.
+  func genesisState(of change: RowChange) -> SyncRowState? {
+    guard let genesis, change.kind != .delete, !SyncRecords.isInternal(change.entity),
+      let schema = schemas[change.entity]
+    else { return nil }
+    var values: [Value] = []
+    for field in schema.fields {
+      guard let value = change.value(of: field.name) else { return nil }
+      values.append(value)
+    }
+    return Self.genesisState(of: Row(values), schema: schema, stamp: genesis)
+  }
+
+  /// Every row of an entity stored without a sync state, in id order, a page at a time; each
+  /// page's sync states are read after its rows (a state is written with its row, so a row read
+  /// without one has none).
+  func unstampedRows(of schema: EntitySchema, pageSize: Int = 1000, _ body: ([Row]) async throws -> Void)
+    async throws
+  {
+    var last: Value?
+    while true {
+      var query = Query(entity: schema.name, sort: [Sort(schema.idField.name)], limit: pageSize)
+      if let last { query.filter = .compare(field: schema.idField.name, op: .greater, value: last) }
+      let page = try await store.fetchRows(query)
+      guard let tail = page.last else { return }
+      last = tail[schema.idPosition]
+      let known = try await syncStates(
+        page.map { SyncRowState.key(entity: schema.name, id: $0[schema.idPosition]) })
+      let rows = page.filter {
+        known[SyncRowState.key(entity: schema.name, id: $0[schema.idPosition])] == nil
+      }
+      if !rows.isEmpty { try await body(rows) }
+      if page.count < pageSize { return }
     }
   }
 

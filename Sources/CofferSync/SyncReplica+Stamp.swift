@@ -21,20 +21,42 @@ extension SyncReplica {
       let start = stampedThrough ?? 0
       var keys: [(entity: String, id: Value)] = []
       var seen: Set<String> = []
+      // Whether each row was stored before the first change of this window (only needed with a
+      // genesis stamp: such a row without a sync state had the implicit one).
+      var existed: [String: Bool] = [:]
       var end = start
       var batches = 0
-      for try await batch in store.changes(after: ChangePosition(sequence: start)) {
-        end = batch.position.sequence
-        batches += 1
-        for change in batch.changes where !SyncRecords.isInternal(change.entity) {
-          if seen.insert(SyncRowState.key(entity: change.entity, id: change.id)).inserted {
-            keys.append((change.entity, change.id))
+      var skipped = 0
+      var reading = true
+      while reading {
+        reading = false
+        // Bootstrap batches this actor wrote are skipped unread.
+        while let next = ownBatches[end] {
+          end = next
+          batches += 1
+          skipped += 1
+        }
+        for try await batch in store.changes(after: ChangePosition(sequence: end)) {
+          end = batch.position.sequence
+          batches += 1
+          // A bootstrap's rows are sync's own writes, with the genesis stamp: not the app's.
+          let bootstrap = SyncRecords.isBootstrapRows(batch.changes)
+          for change in batch.changes where !SyncRecords.isInternal(change.entity) {
+            let key = SyncRowState.key(entity: change.entity, id: change.id)
+            if existed[key] == nil { existed[key] = bootstrap || change.kind != .insert }
+            if !bootstrap, seen.insert(key).inserted { keys.append((change.entity, change.id)) }
+          }
+          if keys.count >= messageLimit || batches >= 1024 { break }
+          if ownBatches[end] != nil {
+            reading = true
+            break
           }
         }
-        if keys.count >= messageLimit || batches >= 1024 { break }
       }
-      if batches == 0 || (keys.isEmpty && batches < 64) { return stamped }
-      let (operations, count, preconditions) = try await restamp(keys)
+      // A short stretch with nothing to stamp is not worth a write, unless it skipped batches
+      // (which only this actor knows it may skip).
+      if batches == 0 || (keys.isEmpty && batches < 64 && skipped == 0) { return stamped }
+      let (operations, count, preconditions) = try await restamp(keys, existed: existed)
       let records = try SyncRecords.schemas()
       let previous = SyncRecords.setting("stamped", number: Int64(start))
       try await commit(
@@ -43,6 +65,7 @@ extension SyncReplica {
         ],
         preconditions: [.unchanged(previous, in: records.state)] + preconditions)
       stampedThrough = end
+      ownBatches = ownBatches.filter { $0.key >= end }
       stamped += count
       if keys.count < messageLimit && batches < 1024 { return stamped }
     }
@@ -51,7 +74,11 @@ extension SyncReplica {
   /// The record writes that stamp these rows as they are stored now; while some rows have a
   /// conflict, also the writes that settle them again (an app's change may end a conflict or
   /// start one), with what those writes expect.
-  func restamp(_ keys: [(entity: String, id: Value)]) async throws
+  ///
+  /// With a genesis stamp, a row without a sync state that `existed` before its first change here
+  /// had the implicit one, whose values are gone: every field of it is stamped, and if it is
+  /// gone now it gets a tombstone.
+  func restamp(_ keys: [(entity: String, id: Value)], existed: [String: Bool] = [:]) async throws
     -> ([ChangeSet.Operation], Int, [ChangeSet.Precondition])
   {
     var byEntity: [String: [Value]] = [:]
@@ -70,6 +97,12 @@ extension SyncReplica {
       rows.merge(current) { first, _ in first }
       for id in ids {
         let key = SyncRowState.key(entity: entity, id: id)
+        if known[key] == nil, genesis != nil, existed[key] == true, current[key] == nil {
+          // A row with the implicit state, deleted: a tombstone (its values are gone with it). One
+          // still stored is stamped below as a new row, every field.
+          stamped.append(SyncRowState(entity: entity, id: id, deleted: try tick()))
+          continue
+        }
         if let state = try restamped(
           current[key], schema: schema, id: id, old: known[key], conflict: recorded[key])
         {

@@ -24,6 +24,16 @@ public actor SyncReplica {
   let wall: @Sendable () -> Int64
   /// The policies this replica resolves conflicts by, per entity (last writer wins for the rest).
   let policies: [String: SyncPolicy]
+  /// Whether rows that predate sync here carry the implicit genesis stamp (see ``init(store:wall:policies:genesis:)``).
+  let usesGenesis: Bool
+  /// The genesis stamp of the rows this store holds without a sync state of their own, `nil`
+  /// when every stored row has one.
+  var genesis: SyncClock?
+  /// The genesis stamp whose rows this store has all of (see ``SyncRecords/completeGenesisKey``).
+  var completeGenesis: SyncClock?
+  /// Stretches of this store's feed that hold only bootstrap batches this actor wrote: the feed
+  /// after each key up to its value. Stamping skips them unread.
+  var ownBatches: [UInt64: UInt64] = [:]
   var name: String? { store.backend.name }
   var identity: String?
   var clock: HybridClock?
@@ -36,16 +46,40 @@ public actor SyncReplica {
   /// Each peer's position merged here, also those not yet written (a window that changed
   /// nothing is not recorded at once).
   var accepted: [String: UInt64] = [:]
+  /// Bootstrap batches written by this actor, numbered so that each one changes its setting.
+  var bootstrapBatches = 0
 
   /// A replica of `store`; `wall` gives the time in microseconds since 1970 (tests pass a
   /// clock of their own).
   ///
   /// Give `policies` to one replica only, the server: it alone resolves conflicts by them, and
   /// the others take its outcomes as ordinary changes (see ``SyncPolicy``).
-  public init(store: Store, wall: (@Sendable () -> Int64)? = nil, policies: [String: SyncPolicy] = [:]) {
+  ///
+  /// With `genesis` set to ``Genesis/implicit``, the rows the store holds when it first takes part
+  /// in sync are not stamped one by one: they all carry one implicit *genesis* stamp, and a first
+  /// sync into an empty replica copies them in bulk (see <doc:Sync>, "Bootstrap"). The default,
+  /// ``Genesis/stamped``, writes a sync state for every row.
+  public init(
+    store: Store, wall: (@Sendable () -> Int64)? = nil, policies: [String: SyncPolicy] = [:],
+    genesis: Genesis = .stamped
+  ) {
     self.store = store
     self.wall = wall ?? HybridClock.systemWall
     self.policies = policies
+    self.usesGenesis = genesis == .implicit
+  }
+
+  /// How a replica treats the rows its store holds before it first syncs, and those a bootstrap
+  /// brings it.
+  public enum Genesis: Sendable, Hashable {
+    /// Every row gets a sync state of its own when the store first takes part in sync (one write
+    /// per row), and a bootstrap into this replica writes one per row it brings.
+    case stamped
+    /// Rows without a sync state carry one implicit genesis stamp: turning sync on writes one
+    /// record, and an empty replica takes a bootstrap's rows as they are. The first change the
+    /// app makes to such a row stamps every field of it (the replica no longer knows which
+    /// fields the change touched).
+    case implicit
   }
 
   /// The replica's id, made the first time the store takes part in sync.
@@ -89,14 +123,20 @@ public actor SyncReplica {
           preconditions: [.absent(.string("replica"), in: records.state)]))
       try await reload()
     }
-    if stampedThrough == nil { try await stampExisting() }
+    if stampedThrough == nil {
+      if usesGenesis { try await markGenesis() } else { try await stampExisting() }
+    }
   }
 
   /// Reads the replica's settings from the store.
   func reload() async throws {
     let records = try SyncRecords.schemas()
     let rows = try await store.backend.get(
-      entity: records.state, ids: [.string("replica"), .string("clock"), .string("stamped")])
+      entity: records.state,
+      ids: [
+        .string("replica"), .string("clock"), .string("stamped"), .string(SyncRecords.genesisKey),
+        .string(SyncRecords.completeGenesisKey),
+      ])
     var byKey: [String: Row] = [:]
     for row in rows { if case .string(let key) = row[0] { byKey[key] = row } }
     if case .string(let id)? = byKey["replica"]?[1] { identity = id }
@@ -106,6 +146,8 @@ public actor SyncReplica {
       clock = HybridClock(replica: identity, physical: physical, logical: counter, wall: wall)
       clockRow = row
     }
+    genesis = byKey[SyncRecords.genesisKey].flatMap(SyncRecords.clock(from:))
+    completeGenesis = byKey[SyncRecords.completeGenesisKey].flatMap(SyncRecords.clock(from:))
     if case .int(let number)? = byKey["stamped"]?[2] {
       stampedThrough = UInt64(max(0, number))
     } else {

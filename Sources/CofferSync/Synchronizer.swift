@@ -1,8 +1,13 @@
 @_spi(Backend) import Coffer
+import Synchronization
 
 /// Keeps two replicas in step: pushes the local replica's changes to the remote one and pulls
 /// the remote one's back, over their change feeds, in messages of ``SyncReplica/messageLimit``
 /// row states, each merged once (see <doc:Sync>).
+///
+/// A replica that has merged nothing yet from one whose rows carry the implicit genesis stamp
+/// (``SyncReplica/Genesis/implicit``) first takes a bootstrap from it: its rows in pages of
+/// ``bootstrapPageSize``, read in one snapshot, then its feed from there.
 ///
 /// ```swift
 /// let sync = Synchronizer(local: SyncReplica(store: device), remote: SyncReplica(store: server))
@@ -13,6 +18,10 @@ public struct Synchronizer: Sendable {
   public let local: SyncReplica
   /// The replica it syncs with.
   public let remote: SyncReplica
+  /// Most rows per page of a bootstrap (see <doc:Sync>, "Bootstrap"): per read of the sender
+  /// and per batch of the receiver, as many as `StoreCopier` writes in one batch (each batch is
+  /// one durable commit).
+  public var bootstrapPageSize = 50_000
 
   /// A synchronizer between two replicas.
   public init(local: SyncReplica, remote: SyncReplica) {
@@ -43,7 +52,9 @@ public struct Synchronizer: Sendable {
   }
 
   /// One round: checks that both replicas have the same schemas (preparing on each side the
-  /// entities only the other has), then pushes, then pulls, until neither feed holds more.
+  /// entities only the other has), then pushes, then pulls, until neither feed holds more; a side
+  /// that has merged nothing from a replica with a genesis stamp takes a bootstrap first (each
+  /// page counts as a message).
   ///
   /// - Throws: ``CofferError/Code/schemaMismatch`` when an entity has other fields on each side.
   @discardableResult
@@ -64,6 +75,21 @@ public struct Synchronizer: Sendable {
     progress: (@Sendable (Progress) -> Void)?
   ) async throws {
     var cursor = try await target.position(of: id)
+    if cursor == nil, let stamp = try await source.genesisStamp() {
+      // The source's rows with the genesis stamp are in no feed: the target takes them in bulk,
+      // unless it has them all already (it took them from the source, or both from a third).
+      let rows = try await target.genesisHeld() != stamp
+      let (pages, count) = try await bootstrap(
+        from: source, to: target, rows: rows, pushing: pushing, report: report, progress: progress)
+      if pushing {
+        report.pushedMessages += pages
+        report.pushedRows += count
+      } else {
+        report.pulledMessages += pages
+        report.pulledRows += count
+      }
+      cursor = try await target.position(of: id)
+    }
     while true {
       let message = try await source.message(after: cursor)
       if message.isEmpty { return }
@@ -82,6 +108,30 @@ public struct Synchronizer: Sendable {
       cursor = try await target.position(of: id)
       progress?(Progress(pushing: pushing, states: message.states.count, report: report))
     }
+  }
+
+  /// Runs a bootstrap from `source` into `target` in pages of ``bootstrapPageSize`` rows; how
+  /// many pages changed the target, and how many rows or states they changed.
+  private func bootstrap(
+    from source: SyncReplica, to target: SyncReplica, rows: Bool, pushing: Bool, report: Report,
+    progress: (@Sendable (Progress) -> Void)?
+  ) async throws -> (pages: Int, rows: Int) {
+    let tally = BootstrapTally()
+    try await source.bootstrap(pageSize: bootstrapPageSize, includingRows: rows) { page in
+      let count = try await target.receive(bootstrap: page)
+      let (pages, rows) = tally.add(count)
+      guard let progress else { return }
+      var now = report
+      if pushing {
+        now.pushedMessages += pages
+        now.pushedRows += rows
+      } else {
+        now.pulledMessages += pages
+        now.pulledRows += rows
+      }
+      progress(Progress(pushing: pushing, states: page.rows.count + page.states.count, report: now))
+    }
+    return tally.totals
   }
 
   /// Prepares on each side the entities only the other has; refuses an entity whose fields
@@ -123,4 +173,22 @@ public struct Synchronizer: Sendable {
       }
     }
   }
+}
+
+/// Counts a bootstrap's pages that changed the target, and what they changed.
+private final class BootstrapTally: Sendable {
+  private let counts = Mutex((pages: 0, rows: 0))
+
+  /// Adds a page that changed `rows` rows or states; the totals so far.
+  func add(_ rows: Int) -> (pages: Int, rows: Int) {
+    counts.withLock { counts in
+      if rows > 0 {
+        counts.pages += 1
+        counts.rows += rows
+      }
+      return counts
+    }
+  }
+
+  var totals: (pages: Int, rows: Int) { counts.withLock { $0 } }
 }

@@ -26,12 +26,36 @@ extension CofferCommand {
     @Flag(name: .long, help: "Keep syncing after every commit on either side until stopped.")
     var follow = false
 
+    @Flag(
+      name: .long,
+      help: ArgumentHelp(
+        "Give rows a store holds before it first syncs one implicit genesis stamp instead of a sync state each.",
+        discussion:
+          "An empty store then takes the other's rows in bulk. The first change of such a row stamps all its "
+          + "fields. Applies to each store the first time it syncs."))
+    var implicitGenesis = false
+
+    @Option(
+      name: .long,
+      help: ArgumentHelp(
+        "Most rows per page when a store takes the other's rows in bulk (a page also holds at most about 16 MiB).",
+        valueName: "N"))
+    var batchSize = 50_000
+
+    func validate() throws {
+      guard batchSize > 0 else { throw ValidationError("--batch-size must be at least 1.") }
+    }
+
     @OptionGroup var observing: ObservingOptions
 
     func run() async throws {
       let here = try await StoreArgument.openExisting(local, role: "local store", logger: observing.logger)
       let there = try await StoreArgument.open(remote, role: "remote store", logger: observing.logger)
-      let synchronizer = Synchronizer(local: SyncReplica(store: here), remote: SyncReplica(store: there))
+      let genesis: SyncReplica.Genesis = implicitGenesis ? .implicit : .stamped
+      var synchronizer = Synchronizer(
+        local: SyncReplica(store: here, genesis: genesis), remote: SyncReplica(store: there, genesis: genesis)
+      )
+      synchronizer.bootstrapPageSize = batchSize
       let started = ContinuousClock.now
       let progress: @Sendable (Synchronizer.Progress) -> Void = { step in
         Terminal.say(

@@ -1,9 +1,10 @@
 @_spi(Backend) import Coffer
 import CofferStores
-import CofferSync
 import CofferTestSupport
 import Foundation
 import Synchronization
+
+@testable import CofferSync
 
 /// A seeded random generator (SplitMix64): the same seed gives the same schedule.
 struct SeededGenerator: RandomNumberGenerator {
@@ -31,6 +32,9 @@ enum SyncStep: Hashable, CustomStringConvertible {
   case deliver(from: Int, to: Int, pick: UInt64, ackFate: Int)
   /// A replica stops and starts again: its store closed and opened, its sync state read anew.
   case restart(replica: Int)
+  /// The receiver, when it has merged nothing from the sender, takes a bootstrap from it in pages
+  /// of 3 rows, cut off after `cut` pages (0: not cut off). Only in genesis schedules.
+  case bootstrap(from: Int, to: Int, cut: Int)
 
   var description: String {
     switch self {
@@ -40,6 +44,7 @@ enum SyncStep: Hashable, CustomStringConvertible {
     case .deliver(let from, let to, let pick, let ackFate):
       "deliver(r\(from)→r\(to), pick \(pick), ack \(ackFate))"
     case .restart(let replica): "restart(r\(replica))"
+    case .bootstrap(let from, let to, let cut): "bootstrap(r\(from)→r\(to), cut \(cut))"
     }
   }
 }
@@ -114,9 +119,12 @@ struct ConvergenceChecker {
   /// The backends replicas are made on, in turn.
   var backends: [String]
   var postgresURL: String?
+  /// Genesis schedules: replicas use the implicit genesis stamp, the first two hold rows before
+  /// they first take part in sync (see ``presync(replica:)``), and schedules have bootstraps.
+  var genesis = false
 
-  /// A random schedule for a seed.
-  static func schedule(seed: UInt64, replicas: Int, length: Int) -> [SyncStep] {
+  /// A random schedule for a seed; with `bootstraps`, some sends are bootstraps instead.
+  static func schedule(seed: UInt64, replicas: Int, length: Int, bootstraps: Bool = false) -> [SyncStep] {
     var random = SeededGenerator(seed: seed)
     var steps: [SyncStep] = []
     for _ in 0..<length {
@@ -130,7 +138,13 @@ struct ConvergenceChecker {
           .write(
             replica: a, kind: Int.random(in: 0..<13, using: &random), pick: random.next(), salt: random.next()
           ))
-      case 35..<65: steps.append(.send(from: a, to: b, fate: Int.random(in: 0..<10, using: &random)))
+      case 35..<65:
+        let fate = Int.random(in: 0..<10, using: &random)
+        if bootstraps && roll >= 61 {
+          steps.append(.bootstrap(from: a, to: b, cut: fate < 6 ? 0 : fate - 5))
+        } else {
+          steps.append(.send(from: a, to: b, fate: fate))
+        }
       case 65..<96:
         steps.append(
           .deliver(from: a, to: b, pick: random.next(), ackFate: Int.random(in: 0..<10, using: &random)))
@@ -149,6 +163,11 @@ struct ConvergenceChecker {
     var duplicated = 0
     var gaps = 0
     var restarts = 0
+    var bootstraps = 0
+    /// Rows left out of the comparison with the reference (see ``ReferenceMerge/undecided()``),
+    /// and schedules checked for agreement only.
+    var undecided = 0
+    var agreementOnly = 0
     var purged = 0
     /// Rows held back or nullified at the end, over all replicas.
     var conflicts = 0
@@ -178,14 +197,24 @@ struct ConvergenceChecker {
     let urls = places.urls
     var stores: [Store] = []
     var replicas: [SyncReplica] = []
+    let mode: SyncReplica.Genesis = genesis ? .implicit : .stamped
+    var presync: [Int: [String: [Value: [Value]]]] = [:]
     for index in urls.indices {
       let store = try await places.open(index, schemas: Self.schemas)
       stores.append(store)
-      replicas.append(SyncReplica(store: store, wall: tick))
+      if genesis, let rows = Self.presync(replica: index) {
+        try await store.apply(rows)
+        presync[index] = try await Self.snapshot(store)
+      }
+      replicas.append(SyncReplica(store: store, wall: tick, genesis: mode))
     }
     var ids: [String] = []
-    for replica in replicas { ids.append(try await replica.replicaID()) }
     var reference = ReferenceMerge()
+    for (index, replica) in replicas.enumerated() {
+      ids.append(try await replica.replicaID())
+      // The rows a replica held before sync, written at its genesis stamp (taken just now).
+      if let rows = presync[index] { reference.record(before: [:], after: rows, time: tick()) }
+    }
     var inFlight: [Int: [SyncMessage]] = [:]
     var believed: [Int: ChangePosition?] = [:]
     func link(_ from: Int, _ to: Int) -> Int { from * 16 + to }
@@ -196,6 +225,7 @@ struct ConvergenceChecker {
         guard r < stores.count else { continue }
         let before = try await Self.snapshot(stores[r])
         let write = Self.write(kind: kind, pick: pick, salt: salt, existing: before)
+        let implicit = try await Self.implicitRows(of: replicas[r], among: before)
         do {
           try await stores[r].apply(write)
         } catch let error as CofferError
@@ -205,7 +235,8 @@ struct ConvergenceChecker {
         }
         let after = try await Self.snapshot(stores[r])
         counts.writes += 1
-        reference.record(before: before, after: after, time: tick())
+        reference.record(
+          before: before, after: after, time: tick(), whole: implicit, named: Self.named(by: write))
         try await replicas[r].stamp()
       case .send(let from, let to, let fate):
         guard from < stores.count, to < stores.count else { continue }
@@ -244,18 +275,46 @@ struct ConvergenceChecker {
           try await stores[r].close()
           stores[r] = try await places.open(r, schemas: Self.schemas)
         }
-        replicas[r] = SyncReplica(store: stores[r], wall: tick)
+        replicas[r] = SyncReplica(store: stores[r], wall: tick, genesis: mode)
+      case .bootstrap(let from, let to, let cut):
+        guard from < stores.count, to < stores.count,
+          try await replicas[to].position(of: ids[from]) == nil
+        else { continue }
+        // As `Synchronizer` does: no rows to a replica that holds all of the sender's genesis.
+        let (source, target) = (replicas[from], replicas[to])
+        let stamp = try await source.genesisStamp()
+        var rows = true
+        if let stamp { rows = try await target.genesisHeld() != stamp }
+        let pages = BootstrapPages()
+        do {
+          try await source.bootstrap(pageSize: 3, includingRows: rows) { page in
+            if cut > 0, await pages.next() >= cut { throw BootstrapPages.Cut() }
+            _ = try await target.receive(bootstrap: page)
+          }
+          counts.bootstraps += 1
+        } catch is BootstrapPages.Cut {
+          continue
+        }
       }
     }
     if let problem = try await Self.quiesce(replicas, ids: ids) { return problem }
     let expected = reference.rows()
     counts.rows = expected.values.reduce(0) { $0 + $1.count }
-    if let problem = try await Self.compare(stores, urls: urls, with: expected) { return problem }
+    let (undecided, agreementOnly) = reference.undecided()
+    counts.undecided += undecided.count
+    if agreementOnly { counts.agreementOnly += 1 }
+    if let problem = try await Self.compare(
+      stores, urls: urls, with: expected, undecided: undecided, agreementOnly: agreementOnly)
+    {
+      return problem
+    }
     for replica in replicas { counts.conflicts += try await replica.conflicts().count }
     // Every replica up to date purges all its tombstones: nothing changes, nothing comes back.
     for replica in replicas { counts.purged += try await replica.purgeTombstones(olderThan: .zero) }
     if let problem = try await Self.quiesce(replicas, ids: ids) { return "after purging: " + problem }
-    if let problem = try await Self.compare(stores, urls: urls, with: expected) {
+    if let problem = try await Self.compare(
+      stores, urls: urls, with: expected, undecided: undecided, agreementOnly: agreementOnly)
+    {
       return "after purging: " + problem
     }
     for store in stores { try await store.close() }
@@ -285,17 +344,38 @@ struct ConvergenceChecker {
   }
 
   /// Whether every store holds the expected rows and all have one digest.
-  static func compare(_ stores: [Store], urls: [String], with expected: [String: [Value: [Value]]])
+  ///
+  /// Rows in `undecided` are left out of the comparison with the reference (the replicas must
+  /// still agree on them: same digest); with `agreementOnly`, every replica is compared with the
+  /// first instead of with the reference.
+  static func compare(
+    _ stores: [Store], urls: [String], with expected: [String: [Value: [Value]]],
+    undecided: Set<String> = [], agreementOnly: Bool = false
+  )
     async throws
     -> String?
   {
+    func decided(_ rows: [String: [Value: [Value]]]) -> [String: [Value: [Value]]] {
+      if undecided.isEmpty { return rows }
+      var result: [String: [Value: [Value]]] = [:]
+      for (entity, byID) in rows {
+        result[entity] = byID.filter { !undecided.contains(SyncRowState.key(entity: entity, id: $0.key)) }
+      }
+      return result
+    }
     var firstDigest: StoreDigest?
+    var firstRows: [String: [Value: [Value]]]?
     for (index, store) in stores.enumerated() {
       let rows = try await Self.snapshot(store)
-      if rows != expected {
+      if agreementOnly {
+        if let firstRows, rows != firstRows {
+          return "replica r\(index) differs from r0: " + ReferenceMerge.difference(rows, firstRows)
+        }
+        firstRows = rows
+      } else if decided(rows) != decided(expected) {
         return
           "replica r\(index) (\(urls[index].prefix(while: { $0 != ":" }))) differs from the reference merge: "
-          + ReferenceMerge.difference(rows, expected)
+          + ReferenceMerge.difference(decided(rows), decided(expected))
       }
       let digest = try await store.digest(entities: Self.schemas.map(\.name))
       if let firstDigest, firstDigest != digest {
@@ -304,6 +384,58 @@ struct ConvergenceChecker {
       firstDigest = digest
     }
     return nil
+  }
+
+  /// What the first two replicas of a genesis schedule hold before they first take part in
+  /// sync: items (some ids on both), a label each, and pins that refer to them, two of them (one
+  /// on each replica) with the same unique slot.
+  static func presync(replica: Int) -> ChangeSet? {
+    guard replica < 2 else { return nil }
+    let base = Int64(replica * 4)
+    let label = Value.string("l\(replica)")
+    var operations: [ChangeSet.Operation] = (base..<(base + 6)).map { id in
+      .insert(
+        entity: "Item",
+        row: Row(
+          [.int(id), .string("g\(replica)"), .int(id * 10), .double(1.5), .bool(replica == 0)]
+            + Array(repeating: Value.null, count: 4)))
+    }
+    operations.append(.insert(entity: "Label", row: Row([label, .string("c\(replica)")])))
+    operations.append(
+      .insert(
+        entity: "Pin", row: Row([.int(Int64(20 + replica)), .int(base), label, .null, .int(1), .string("g")]))
+    )
+    operations.append(
+      .insert(
+        entity: "Pin",
+        row: Row([.int(Int64(30 + replica)), .int(base + 1), .null, label, .null, .string("k")])))
+    return ChangeSet(operations)
+  }
+
+  /// The rows among `rows` a replica stores without a sync state of their own (they have the
+  /// implicit genesis state), by entity and id.
+  static func implicitRows(of replica: SyncReplica, among rows: [String: [Value: [Value]]]) async throws
+    -> Set<String>
+  {
+    guard try await replica.genesisStamp() != nil else { return [] }
+    var keys: [String] = []
+    for (entity, byID) in rows { keys += byID.keys.map { SyncRowState.key(entity: entity, id: $0) } }
+    let known = try await replica.syncStates(keys)
+    return Set(keys.filter { known[$0] == nil })
+  }
+
+  /// The rows a write names by id (inserted, updated or upserted), by entity and id.
+  static func named(by write: ChangeSet) -> Set<String> {
+    var keys: Set<String> = []
+    for operation in write.operations {
+      switch operation {
+      case .insert(let entity, let row), .update(let entity, let row), .upsert(let entity, let row):
+        guard let schema = schemas.first(where: { $0.name == entity }) else { continue }
+        keys.insert(SyncRowState.key(entity: entity, id: row[schema.idPosition]))
+      default: continue
+      }
+    }
+    return keys
   }
 
   /// A wall clock for tests: one microsecond later at every reading, so no two readings tie.
@@ -481,19 +613,53 @@ struct ReferenceMerge {
   struct Cell { var value: Value; var time: Int64 }
   var fields: [String: [Value: [Int: Cell]]] = [:]
   var deleted: [String: [Value: Int64]] = [:]
+  /// Rows (by sync key) a replica deleted while they had the implicit genesis state there, and
+  /// when: their values on that replica went with them, so which values such a row shows if it
+  /// comes back depends on what had reached other replicas before the delete (documented).
+  var uncertain: [String: Int64] = [:]
 
-  mutating func record(before: [String: [Value: [Value]]], after: [String: [Value: [Value]]], time: Int64) {
+  ///
+  /// A row in `whole` (it had the implicit genesis state on its replica, keyed as sync keys
+  /// rows) that the write changed or named (`named`) counts as written whole, every field: the
+  /// documented outcome of the first change of such a row.
+  mutating func record(
+    before: [String: [Value: [Value]]], after: [String: [Value: [Value]]], time: Int64,
+    whole: Set<String> = [],
+    named: Set<String> = []
+  ) {
     for (entity, rows) in after {
       for (id, values) in rows {
-        let old = before[entity]?[id]
+        var old = before[entity]?[id]
+        let key = SyncRowState.key(entity: entity, id: id)
+        if old != nil, whole.contains(key), named.contains(key) || old != values { old = nil }
         for (position, value) in values.enumerated() where old == nil || old?[position] != value {
           fields[entity, default: [:]][id, default: [:]][position] = Cell(value: value, time: time)
         }
       }
     }
     for (entity, rows) in before {
-      for id in rows.keys where after[entity]?[id] == nil { deleted[entity, default: [:]][id] = time }
+      for id in rows.keys where after[entity]?[id] == nil {
+        deleted[entity, default: [:]][id] = time
+        let key = SyncRowState.key(entity: entity, id: id)
+        if whole.contains(key) { uncertain[key] = time }
+      }
     }
+  }
+
+  /// The rows whose values the writes do not decide (see ``uncertain``): deleted while they had
+  /// the implicit genesis state, with some field not written again since. Whether any is a pin
+  /// (whose unique slot and references decide other rows' outcomes) is returned too.
+  func undecided() -> (keys: Set<String>, pins: Bool) {
+    var keys: Set<String> = []
+    for schema in ConvergenceChecker.schemas {
+      for (id, cells) in fields[schema.name] ?? [:] {
+        let key = SyncRowState.key(entity: schema.name, id: id)
+        guard let since = uncertain[key] else { continue }
+        let rewritten = schema.fields.indices.allSatisfy { (cells[$0]?.time ?? Int64.min) > since }
+        if !rewritten { keys.insert(key) }
+      }
+    }
+    return (keys, keys.contains { $0.hasPrefix("Pin\u{1F}") })
   }
 
   /// The rows the writes give: per field the last write's value, a row there when some field was
@@ -572,5 +738,18 @@ struct ReferenceMerge {
       }
     }
     return notes.prefix(5).joined(separator: "; ")
+  }
+}
+
+/// Counts the pages a bootstrap step delivered, to cut it off.
+actor BootstrapPages {
+  /// Thrown to cut a bootstrap off.
+  struct Cut: Error {}
+  private var count = 0
+
+  /// The number of this page, from 0.
+  func next() -> Int {
+    count += 1
+    return count - 1
   }
 }

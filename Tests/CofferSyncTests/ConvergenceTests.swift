@@ -34,11 +34,22 @@ import Testing
     try await Self.check(Self.postgresMixes, schedules: max(6, Self.schedules / 4))
   }
 
+  /// Genesis schedules: the first two replicas hold rows before sync (with the implicit genesis
+  /// stamp), and bootstraps, some cut off, run between random replicas.
+  @Test func schedulesWithGenesisRowsAndBootstrapsConverge() async throws {
+    var mixes: [[String]] = [["sqlite", "memory", "lmdb"], ["lmdb", "plist", "sqlite", "memory"]]
+    if ReplicaPlaces.available("served-sqlite", postgresURL: nil) {
+      mixes.append(["served-sqlite", "lmdb", "memory", "served-lmdb"])
+    }
+    if TestServers.postgresURL != nil { mixes.append(["postgres", "served-postgres", "sqlite"]) }
+    try await Self.check(mixes, schedules: Self.schedules, genesis: true)
+  }
+
   static var schedules: Int { Int(environment["COFFER_SYNC_SCHEDULES"] ?? "") ?? 12 }
 
   /// Runs `schedules` random schedules, each on the next mix of backends, and fails with the
   /// seed and shrunk schedule of each (at most three) that did not converge.
-  static func check(_ mixes: [[String]], schedules: Int) async throws {
+  static func check(_ mixes: [[String]], schedules: Int, genesis: Bool = false) async throws {
     let firstSeed = UInt64(Self.environment["COFFER_SYNC_SEED"] ?? "") ?? 46_000
     let postgres = TestServers.postgresURL
     var failures: [String] = []
@@ -47,10 +58,12 @@ import Testing
     for index in 0..<schedules {
       let seed = firstSeed &+ UInt64(index)
       let backends = mixes[index % mixes.count]
-      let checker = ConvergenceChecker(backends: backends, postgresURL: postgres)
+      var checker = ConvergenceChecker(backends: backends, postgresURL: postgres)
+      checker.genesis = genesis
       let replicas = backends.count
       let length = 20 + Int(seed % 61)
-      let steps = ConvergenceChecker.schedule(seed: seed, replicas: replicas, length: length)
+      let steps = ConvergenceChecker.schedule(
+        seed: seed, replicas: replicas, length: length, bootstraps: genesis)
       var counts = ConvergenceChecker.Counts()
       let outcome = try await checker.run(seed: seed, replicas: replicas, steps: steps, counts: &counts)
       total.rows += counts.rows
@@ -60,6 +73,9 @@ import Testing
       total.duplicated += counts.duplicated
       total.gaps += counts.gaps
       total.restarts += counts.restarts
+      total.bootstraps += counts.bootstraps
+      total.undecided += counts.undecided
+      total.agreementOnly += counts.agreementOnly
       total.purged += counts.purged
       total.conflicts += counts.conflicts
       guard let problem = outcome else { continue }
@@ -74,7 +90,12 @@ import Testing
       "sync-check: \(schedules) schedules on \(Set(mixes.joined()).sorted().joined(separator: ", ")) from seed \(firstSeed), \(failures.count) failed, "
         + String(format: "%.1f s", Date().timeIntervalSince(started)) + "; \(total.writes) writes, "
         + "\(total.merged) row states merged, \(total.dropped) messages dropped, \(total.duplicated) duplicated, "
-        + "\(total.gaps) gaps, \(total.restarts) restarts, \(total.rows) rows at the ends, "
+        + "\(total.gaps) gaps, \(total.restarts) restarts, "
+        + (genesis
+          ? "genesis rows on 2 replicas, \(total.bootstraps) bootstraps done, \(total.undecided) rows deleted "
+            + "with the implicit state left out of the reference comparison, \(total.agreementOnly) schedules "
+            + "checked for agreement only, " : "")
+        + "\(total.rows) rows at the ends, "
         + "\(total.conflicts) conflicts recorded, \(total.purged) tombstones purged")
     #expect(failures.isEmpty, "\(failures.joined(separator: "\n\n"))")
   }

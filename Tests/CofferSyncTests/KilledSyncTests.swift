@@ -34,17 +34,39 @@ import Testing
     }
   }
 
+  /// The drill with the implicit genesis stamp: the local store holds 25,000 rows before it
+  /// first syncs and the remote one none, so the first kills land in the middle of a bootstrap
+  /// (three pages), the later ones in merges.
+  @Test(arguments: ["sqlite", "served-sqlite"])
+  func syncWithTheGenesisStampKilledMidwayLosesAndRepeatsNothing(remote: String) async throws {
+    guard ReplicaPlaces.available(remote, postgresURL: nil) else {
+      try Test.cancel("Skipped: this build cannot make a \(remote) replica (enable every trait)")
+    }
+    try await ReplicaPlaces.using(["sqlite", remote], postgresURL: nil, label: "killed-genesis") {
+      try await Self.drill($0, genesis: true)
+    }
+  }
+
   /// The drill on `places`' two replicas: the first is the local store, the second the remote.
-  static func drill(_ places: ReplicaPlaces) async throws {
+  /// With `genesis`, `coffer sync --implicit-genesis`, and the first round writes 25,000 rows on
+  /// the local side only.
+  static func drill(_ places: ReplicaPlaces, genesis: Bool = false) async throws {
     let sides = [try await places.open(0, schemas: [note]), try await places.open(1, schemas: [note])]
+    let flags = genesis ? ["--implicit-genesis", "--batch-size", "10000"] : []
     // Each side's rows: id → the version last written (titles say "side id vN").
     var written: [[Int64: Int]] = [[:], [:]]
     var midway = 0
     for round in 1...rounds {
-      for side in 0..<2 { try await write(sides[side], side: side, round: round, written: &written[side]) }
+      for side in 0..<2 {
+        let inserts = genesis && round == 1 ? (side == 0 ? 25_000 : 0) : insertsPerRound
+        try await write(
+          sides[side], side: side, round: round, inserts: inserts,
+          spacing: genesis ? 100_000 : insertsPerRound,
+          written: &written[side])
+      }
       let targets = [written[0].count + written[1].count, written[0].count + written[1].count]
       let child = try ChildProcess(
-        coffer, ["sync", places.urls[0], places.urls[1], "--follow"], standardOutput: .nullDevice,
+        coffer, ["sync", places.urls[0], places.urls[1], "--follow"] + flags, standardOutput: .nullDevice,
         standardError: .nullDevice)
       // Killed as soon as either side holds some, not all, of the rows: in the middle of a merge.
       var partly = false
@@ -59,12 +81,13 @@ import Testing
       let ended = await child.waitUntilExit()
       #expect(ended == .signaled(SIGKILL), "round \(round): the sync ended on its own: \(ended)")
     }
-    let finished = try await ChildProcess.run(coffer, ["sync", places.urls[0], places.urls[1]])
+    let finished = try await ChildProcess.run(coffer, ["sync", places.urls[0], places.urls[1]] + flags)
     #expect(finished.termination.status == 0, "the last sync failed: \(finished.errors)")
-    let again = try await ChildProcess.run(coffer, ["sync", places.urls[0], places.urls[1]])
+    let again = try await ChildProcess.run(coffer, ["sync", places.urls[0], places.urls[1]] + flags)
     #expect(again.output.contains("Synced: 0 rows changed on the remote store, 0 on the local store"))
     print(
-      "killed-sync drill on \(places.urls[1].prefix(while: { $0 != ":" })): \(rounds) kills, \(midway) while "
+      "killed-sync drill\(genesis ? " (genesis stamp)" : "") on \(places.urls[1].prefix(while: { $0 != ":" })): "
+        + "\(rounds) kills, \(midway) while "
         + "one side held part of the rows; \(written[0].count + written[1].count) rows")
 
     var expected: [Int64: Row] = [:]
@@ -89,10 +112,14 @@ import Testing
   }
 
   /// Inserts new rows on one side and writes a new version of some of that side's older ones.
-  static func write(_ store: Store, side: Int, round: Int, written: inout [Int64: Int]) async throws {
-    let base = Int64(side) * 1_000_000 + Int64(round - 1) * Int64(insertsPerRound)
+  /// `inserts` new rows, with ids `spacing` apart from one round to the next.
+  static func write(
+    _ store: Store, side: Int, round: Int, inserts: Int = insertsPerRound, spacing: Int = insertsPerRound,
+    written: inout [Int64: Int]
+  ) async throws {
+    let base = Int64(side) * 1_000_000 + Int64(round - 1) * Int64(spacing)
     var operations: [ChangeSet.Operation] = []
-    for id in (base + 1)...(base + Int64(insertsPerRound)) {
+    for id in (base + 1)..<(base + 1 + Int64(inserts)) {
       written[id] = 1
       operations.append(.insert(entity: note.name, row: Row(title(side: side, id: id, version: 1))))
     }
