@@ -10,93 +10,106 @@ import Foundation
 /// naming the entity, the id and the field.
 public struct StoredRowReader {
   /// The row's values when the row is a ``Coffer/Row``; `nil` when it is read in place.
-  @usableFromInline let values: [Value]?
-  let fields: (any StoredFields)?
-  let entity: String
-  let idPosition: Int
+  @usableFromInline let values: [Value]
+  /// The backend's fields when the row is read in place.
+  @usableFromInline let fields: (any _StoredFieldsAccess)?
+  @usableFromInline let entity: String
+  @usableFromInline let idPosition: Int
 
   /// A reader of a stored row of an entity whose id is at `idPosition`.
-  public init(_ row: StoredRow, entity: String, idPosition: Int) {
-    self.values = row.row?.values
-    self.fields = row.fields
+  @inlinable public init(_ row: StoredRow, entity: String, idPosition: Int) {
+    self.values = row.rowValues?.values ?? []
+    self.fields = row.inPlace
     self.entity = entity
     self.idPosition = idPosition
   }
 
   // MARK: Scalars, one pair (plain and optional) per stored scalar type
 
-  // A row's value of the property's exact kind converts inline; anything else (a row read in
-  // place, a null, a value of another kind) takes the non-inlinable path below, which reads
-  // through the backend's typed accessor and makes the errors.
+  // A row's value of the property's kind converts inline, and so does a row read in place
+  // through the backend's typed accessor; anything else (a null, a value of another kind, a
+  // type with no typed accessor) takes the non-inlinable path below, which makes the errors.
 
   /// A `Bool` property.
-  @inlinable public func read(_ position: Int, _ name: String) throws -> Bool {
-    if let values, position < values.count, case .bool(let value) = values[position] { return value }
+  @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> Bool {
+    if position < values.count, case .bool(let value) = values[position] { return value }
+    if let value = fields?.bool(at: position) { return value }
     return try plainBool(position, name)
   }
   /// An optional `Bool` property.
-  @inlinable public func read(_ position: Int, _ name: String) throws -> Bool? {
-    if let values, position < values.count, case .bool(let value) = values[position] { return value }
+  @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> Bool? {
+    if position < values.count, case .bool(let value) = values[position] { return value }
+    if let value = fields?.bool(at: position) { return value }
     return try optionalBool(position, name)
   }
   /// A `String` property.
-  @inlinable public func read(_ position: Int, _ name: String) throws -> String {
-    if let values, position < values.count, case .string(let value) = values[position] { return value }
+  @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> String {
+    if position < values.count, case .string(let value) = values[position] { return value }
+    if let value = fields?.string(at: position) { return value }
     return try plainString(position, name)
   }
   /// An optional `String` property.
-  @inlinable public func read(_ position: Int, _ name: String) throws -> String? {
-    if let values, position < values.count, case .string(let value) = values[position] { return value }
+  @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> String? {
+    if position < values.count, case .string(let value) = values[position] { return value }
+    if let value = fields?.string(at: position) { return value }
     return try optionalString(position, name)
   }
   /// A `Double` property.
-  @inlinable public func read(_ position: Int, _ name: String) throws -> Double {
-    if let values, position < values.count, case .double(let value) = values[position] { return value }
+  @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> Double {
+    if position < values.count, case .double(let value) = values[position] { return value }
+    if let value = fields?.double(at: position) { return value }
     return try plainDouble(position, name)
   }
   /// An optional `Double` property.
-  @inlinable public func read(_ position: Int, _ name: String) throws -> Double? {
-    if let values, position < values.count, case .double(let value) = values[position] { return value }
+  @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> Double? {
+    if position < values.count, case .double(let value) = values[position] { return value }
+    if let value = fields?.double(at: position) { return value }
     return try optionalDouble(position, name)
   }
   /// A `Float` property.
-  @inlinable public func read(_ position: Int, _ name: String) throws -> Float {
-    if let values, position < values.count, case .double(let value) = values[position] { return Float(value) }
+  @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> Float {
+    if position < values.count, case .double(let value) = values[position] { return Float(value) }
+    if let value = fields?.double(at: position).map(Float.init) { return value }
     return try plainFloat(position, name)
   }
   /// An optional `Float` property.
-  @inlinable public func read(_ position: Int, _ name: String) throws -> Float? {
-    if let values, position < values.count, case .double(let value) = values[position] { return Float(value) }
+  @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> Float? {
+    if position < values.count, case .double(let value) = values[position] { return Float(value) }
+    if let value = fields?.double(at: position).map(Float.init) { return value }
     return try optionalFloat(position, name)
   }
   /// A `Date` property.
-  @inlinable public func read(_ position: Int, _ name: String) throws -> Date {
-    if let values, position < values.count, case .date(let value) = values[position] { return value }
+  @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> Date {
+    if position < values.count, case .date(let value) = values[position] { return value }
+    if let value = fields?.date(at: position) { return value }
     return try plainDate(position, name)
   }
   /// An optional `Date` property.
-  @inlinable public func read(_ position: Int, _ name: String) throws -> Date? {
-    if let values, position < values.count, case .date(let value) = values[position] { return value }
+  @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> Date? {
+    if position < values.count, case .date(let value) = values[position] { return value }
+    if let value = fields?.date(at: position) { return value }
     return try optionalDate(position, name)
   }
   /// An `UUID` property.
-  @inlinable public func read(_ position: Int, _ name: String) throws -> UUID {
-    if let values, position < values.count, case .uuid(let value) = values[position] { return value }
+  @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> UUID {
+    if position < values.count, case .uuid(let value) = values[position] { return value }
+    if let value = fields?.uuid(at: position) { return value }
     return try plainUUID(position, name)
   }
   /// An optional `UUID` property.
-  @inlinable public func read(_ position: Int, _ name: String) throws -> UUID? {
-    if let values, position < values.count, case .uuid(let value) = values[position] { return value }
+  @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> UUID? {
+    if position < values.count, case .uuid(let value) = values[position] { return value }
+    if let value = fields?.uuid(at: position) { return value }
     return try optionalUUID(position, name)
   }
   /// A `Data` property.
-  @inlinable public func read(_ position: Int, _ name: String) throws -> Data {
-    if let values, position < values.count, case .bytes(let value) = values[position] { return value }
+  @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> Data {
+    if position < values.count, case .bytes(let value) = values[position] { return value }
     return try plainData(position, name)
   }
   /// An optional `Data` property.
-  @inlinable public func read(_ position: Int, _ name: String) throws -> Data? {
-    if let values, position < values.count, case .bytes(let value) = values[position] { return value }
+  @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> Data? {
+    if position < values.count, case .bytes(let value) = values[position] { return value }
     return try optionalData(position, name)
   }
   /// An `URL` property.
@@ -104,175 +117,195 @@ public struct StoredRowReader {
   /// An optional `URL` property.
   public func read(_ position: Int, _ name: String) throws -> URL? { try optionalScalar(position, name) }
   /// An `Int` property.
-  @inlinable public func read(_ position: Int, _ name: String) throws -> Int {
-    if let values, position < values.count, case .int(let value) = values[position],
+  @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> Int {
+    if position < values.count, case .int(let value) = values[position],
       let exact = Int(exactly: value)
     {
       return exact
     }
+    if let value = fields?.int(at: position).flatMap(Int.init(exactly:)) { return value }
     return try plainInt(position, name)
   }
   /// An optional `Int` property.
-  @inlinable public func read(_ position: Int, _ name: String) throws -> Int? {
-    if let values, position < values.count, case .int(let value) = values[position],
+  @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> Int? {
+    if position < values.count, case .int(let value) = values[position],
       let exact = Int(exactly: value)
     {
       return exact
     }
+    if let value = fields?.int(at: position).flatMap(Int.init(exactly:)) { return value }
     return try optionalInt(position, name)
   }
   /// An `Int8` property.
-  @inlinable public func read(_ position: Int, _ name: String) throws -> Int8 {
-    if let values, position < values.count, case .int(let value) = values[position],
+  @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> Int8 {
+    if position < values.count, case .int(let value) = values[position],
       let exact = Int8(exactly: value)
     {
       return exact
     }
+    if let value = fields?.int(at: position).flatMap(Int8.init(exactly:)) { return value }
     return try plainInt8(position, name)
   }
   /// An optional `Int8` property.
-  @inlinable public func read(_ position: Int, _ name: String) throws -> Int8? {
-    if let values, position < values.count, case .int(let value) = values[position],
+  @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> Int8? {
+    if position < values.count, case .int(let value) = values[position],
       let exact = Int8(exactly: value)
     {
       return exact
     }
+    if let value = fields?.int(at: position).flatMap(Int8.init(exactly:)) { return value }
     return try optionalInt8(position, name)
   }
   /// An `Int16` property.
-  @inlinable public func read(_ position: Int, _ name: String) throws -> Int16 {
-    if let values, position < values.count, case .int(let value) = values[position],
+  @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> Int16 {
+    if position < values.count, case .int(let value) = values[position],
       let exact = Int16(exactly: value)
     {
       return exact
     }
+    if let value = fields?.int(at: position).flatMap(Int16.init(exactly:)) { return value }
     return try plainInt16(position, name)
   }
   /// An optional `Int16` property.
-  @inlinable public func read(_ position: Int, _ name: String) throws -> Int16? {
-    if let values, position < values.count, case .int(let value) = values[position],
+  @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> Int16? {
+    if position < values.count, case .int(let value) = values[position],
       let exact = Int16(exactly: value)
     {
       return exact
     }
+    if let value = fields?.int(at: position).flatMap(Int16.init(exactly:)) { return value }
     return try optionalInt16(position, name)
   }
   /// An `Int32` property.
-  @inlinable public func read(_ position: Int, _ name: String) throws -> Int32 {
-    if let values, position < values.count, case .int(let value) = values[position],
+  @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> Int32 {
+    if position < values.count, case .int(let value) = values[position],
       let exact = Int32(exactly: value)
     {
       return exact
     }
+    if let value = fields?.int(at: position).flatMap(Int32.init(exactly:)) { return value }
     return try plainInt32(position, name)
   }
   /// An optional `Int32` property.
-  @inlinable public func read(_ position: Int, _ name: String) throws -> Int32? {
-    if let values, position < values.count, case .int(let value) = values[position],
+  @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> Int32? {
+    if position < values.count, case .int(let value) = values[position],
       let exact = Int32(exactly: value)
     {
       return exact
     }
+    if let value = fields?.int(at: position).flatMap(Int32.init(exactly:)) { return value }
     return try optionalInt32(position, name)
   }
   /// An `Int64` property.
-  @inlinable public func read(_ position: Int, _ name: String) throws -> Int64 {
-    if let values, position < values.count, case .int(let value) = values[position] { return value }
+  @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> Int64 {
+    if position < values.count, case .int(let value) = values[position] { return value }
+    if let value = fields?.int(at: position) { return value }
     return try plainInt64(position, name)
   }
   /// An optional `Int64` property.
-  @inlinable public func read(_ position: Int, _ name: String) throws -> Int64? {
-    if let values, position < values.count, case .int(let value) = values[position] { return value }
+  @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> Int64? {
+    if position < values.count, case .int(let value) = values[position] { return value }
+    if let value = fields?.int(at: position) { return value }
     return try optionalInt64(position, name)
   }
   /// An `UInt` property.
-  @inlinable public func read(_ position: Int, _ name: String) throws -> UInt {
-    if let values, position < values.count, case .int(let value) = values[position],
+  @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> UInt {
+    if position < values.count, case .int(let value) = values[position],
       let exact = UInt(exactly: value)
     {
       return exact
     }
+    if let value = fields?.int(at: position).flatMap(UInt.init(exactly:)) { return value }
     return try plainUInt(position, name)
   }
   /// An optional `UInt` property.
-  @inlinable public func read(_ position: Int, _ name: String) throws -> UInt? {
-    if let values, position < values.count, case .int(let value) = values[position],
+  @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> UInt? {
+    if position < values.count, case .int(let value) = values[position],
       let exact = UInt(exactly: value)
     {
       return exact
     }
+    if let value = fields?.int(at: position).flatMap(UInt.init(exactly:)) { return value }
     return try optionalUInt(position, name)
   }
   /// An `UInt8` property.
-  @inlinable public func read(_ position: Int, _ name: String) throws -> UInt8 {
-    if let values, position < values.count, case .int(let value) = values[position],
+  @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> UInt8 {
+    if position < values.count, case .int(let value) = values[position],
       let exact = UInt8(exactly: value)
     {
       return exact
     }
+    if let value = fields?.int(at: position).flatMap(UInt8.init(exactly:)) { return value }
     return try plainUInt8(position, name)
   }
   /// An optional `UInt8` property.
-  @inlinable public func read(_ position: Int, _ name: String) throws -> UInt8? {
-    if let values, position < values.count, case .int(let value) = values[position],
+  @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> UInt8? {
+    if position < values.count, case .int(let value) = values[position],
       let exact = UInt8(exactly: value)
     {
       return exact
     }
+    if let value = fields?.int(at: position).flatMap(UInt8.init(exactly:)) { return value }
     return try optionalUInt8(position, name)
   }
   /// An `UInt16` property.
-  @inlinable public func read(_ position: Int, _ name: String) throws -> UInt16 {
-    if let values, position < values.count, case .int(let value) = values[position],
+  @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> UInt16 {
+    if position < values.count, case .int(let value) = values[position],
       let exact = UInt16(exactly: value)
     {
       return exact
     }
+    if let value = fields?.int(at: position).flatMap(UInt16.init(exactly:)) { return value }
     return try plainUInt16(position, name)
   }
   /// An optional `UInt16` property.
-  @inlinable public func read(_ position: Int, _ name: String) throws -> UInt16? {
-    if let values, position < values.count, case .int(let value) = values[position],
+  @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> UInt16? {
+    if position < values.count, case .int(let value) = values[position],
       let exact = UInt16(exactly: value)
     {
       return exact
     }
+    if let value = fields?.int(at: position).flatMap(UInt16.init(exactly:)) { return value }
     return try optionalUInt16(position, name)
   }
   /// An `UInt32` property.
-  @inlinable public func read(_ position: Int, _ name: String) throws -> UInt32 {
-    if let values, position < values.count, case .int(let value) = values[position],
+  @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> UInt32 {
+    if position < values.count, case .int(let value) = values[position],
       let exact = UInt32(exactly: value)
     {
       return exact
     }
+    if let value = fields?.int(at: position).flatMap(UInt32.init(exactly:)) { return value }
     return try plainUInt32(position, name)
   }
   /// An optional `UInt32` property.
-  @inlinable public func read(_ position: Int, _ name: String) throws -> UInt32? {
-    if let values, position < values.count, case .int(let value) = values[position],
+  @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> UInt32? {
+    if position < values.count, case .int(let value) = values[position],
       let exact = UInt32(exactly: value)
     {
       return exact
     }
+    if let value = fields?.int(at: position).flatMap(UInt32.init(exactly:)) { return value }
     return try optionalUInt32(position, name)
   }
   /// An `UInt64` property.
-  @inlinable public func read(_ position: Int, _ name: String) throws -> UInt64 {
-    if let values, position < values.count, case .int(let value) = values[position],
+  @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> UInt64 {
+    if position < values.count, case .int(let value) = values[position],
       let exact = UInt64(exactly: value)
     {
       return exact
     }
+    if let value = fields?.int(at: position).flatMap(UInt64.init(exactly:)) { return value }
     return try plainUInt64(position, name)
   }
   /// An optional `UInt64` property.
-  @inlinable public func read(_ position: Int, _ name: String) throws -> UInt64? {
-    if let values, position < values.count, case .int(let value) = values[position],
+  @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> UInt64? {
+    if position < values.count, case .int(let value) = values[position],
       let exact = UInt64(exactly: value)
     {
       return exact
     }
+    if let value = fields?.int(at: position).flatMap(UInt64.init(exactly:)) { return value }
     return try optionalUInt64(position, name)
   }
 
@@ -418,7 +451,6 @@ public struct StoredRowReader {
 
   /// A scalar, through the backend's typed accessor first.
   private func scalar<V: StoredScalar>(_ position: Int, _ name: String) throws -> V {
-    if let fields, let result = V.read(from: fields, at: position) { return result }
     let value = try stored(position, name)
     guard let result = V(storedScalar: value) else { throw mismatch(value, V.self, name) }
     return result
@@ -426,7 +458,6 @@ public struct StoredRowReader {
 
   /// An optional scalar, through the backend's typed accessor first.
   private func optionalScalar<V: StoredScalar>(_ position: Int, _ name: String) throws -> V? {
-    if let fields, let result = V.read(from: fields, at: position) { return result }
     let value = try stored(position, name)
     if case .null = value { return nil }
     guard let result = V(storedScalar: value) else { throw mismatch(value, V.self, name) }
@@ -435,18 +466,18 @@ public struct StoredRowReader {
 
   /// The stored value at a position, or a missing-field error.
   private func stored(_ position: Int, _ name: String) throws -> Value {
-    if let values {
+    guard let fields else {
       guard position < values.count else { throw missing(name) }
       return values[position]
     }
-    guard let fields, position < fields.count else { throw missing(name) }
+    guard position < fields.count else { throw missing(name) }
     return try fields.value(at: position)
   }
 
   /// The id's description, for errors.
   private var idText: String? {
-    if let values { return idPosition < values.count ? values[idPosition].description : nil }
-    guard let fields, idPosition < fields.count, let id = try? fields.value(at: idPosition) else {
+    guard let fields else { return idPosition < values.count ? values[idPosition].description : nil }
+    guard idPosition < fields.count, let id = try? fields.value(at: idPosition) else {
       return nil
     }
     return id.description

@@ -8,16 +8,27 @@ import Foundation
 /// is always the one ``StorageBackend/fetch(_:)`` would put in a row there; the typed accessors
 /// are fast paths that return `nil` whenever the field does not hold a non-null value of their
 /// kind, or the position is past the last field, and the caller then reads it with
-/// ``value(at:)``. A backend implements ``count`` and
-/// ``value(at:)``, and the typed accessors it can answer without building a ``Value``.
+/// `value(at:)`. A backend implements `count` and `value(at:)`, and the typed accessors it can
+/// answer without building a ``Value`` (`int(at:)`, `string(at:)` and the others, which
+/// ``StoredFields`` takes from `_StoredFieldsAccess`).
 ///
 /// Fields are an object, so that handing them over copies one reference; a backend usually
 /// makes one for a read and loads each row into it. An instance is only valid during the call
 /// it is passed to; never keep it.
-@_spi(Backend) public protocol StoredFields: AnyObject {
+@_spi(Backend) public protocol StoredFields: _StoredFieldsAccess {
+  /// The fields as a ``Row`` when they are one (``RowFields`` hands
+  /// over rows), so that a decoder can read the values directly; `nil` (the default) otherwise.
+  var row: Row? { get }
+}
+
+/// The reads of ``StoredFields``, under a public name that the initializer `@Storable`
+/// generates can reach from inlinable code, so that reading a field in place is one call on the
+/// backend's fields. A backend implements them by conforming to ``StoredFields``; nothing else
+/// should name this protocol.
+public protocol _StoredFieldsAccess: AnyObject {
   /// The number of fields.
   var count: Int { get }
-  /// The value at a position (which is less than ``count``).
+  /// The value at a position (which is less than `count`).
   ///
   /// - Throws: ``CofferError/Code/corruptStore`` when the stored bytes are not a value of the
   ///   field's kind.
@@ -36,9 +47,6 @@ import Foundation
   func date(at position: Int) -> Date?
   /// The UUID at a position, or `nil` if the field holds anything else or null.
   func uuid(at position: Int) -> UUID?
-  /// The fields as a ``Row`` when they are one (``RowFields`` hands
-  /// over rows), so that a decoder can read the values directly; `nil` (the default) otherwise.
-  var row: Row? { get }
 }
 
 @_spi(Backend) extension StoredFields {

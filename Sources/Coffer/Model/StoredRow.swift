@@ -7,16 +7,21 @@
 public struct StoredRow {
   /// The row's values, when the row is a ``Row``: generated initializers read these inline.
   @usableFromInline package let rowValues: Row?
-  /// The backend's fields, when the row is read in place.
-  private(set) var inPlace: (any StoredFields)? = nil
+  /// The backend's fields, when the row is read in place: generated initializers call their
+  /// typed reads inline.
+  @usableFromInline package let inPlace: (any _StoredFieldsAccess)?
 
   /// The stored row of a row's values, in the order of the entity's fields.
-  @inlinable public init(_ row: Row) { rowValues = row }
+  @inlinable public init(_ row: Row) {
+    rowValues = row
+    inPlace = nil
+  }
 
   /// A backend's row read in place; the row itself when the fields hand over a ``Row``.
   @_spi(Backend) public init(_ fields: any StoredFields) {
     if let row = fields.row {
       rowValues = row
+      inPlace = nil
     } else {
       rowValues = nil
       inPlace = fields
@@ -27,7 +32,7 @@ public struct StoredRow {
   @_spi(Backend) public var row: Row? { rowValues }
 
   /// The backend's fields, when the row is read in place.
-  @_spi(Backend) public var fields: (any StoredFields)? { inPlace }
+  @_spi(Backend) public var fields: (any StoredFields)? { inPlace as? any StoredFields }
 
   /// The value at a position, for the typed reads that index rows by id.
   ///
@@ -44,6 +49,6 @@ public struct StoredRow {
   @_spi(Backend) public func values() throws -> Row {
     if let rowValues { return rowValues }
     guard let inPlace else { return Row([]) }
-    return try Row(inPlace)
+    return Row(try (0..<inPlace.count).map { try inPlace.value(at: $0) })
   }
 }
