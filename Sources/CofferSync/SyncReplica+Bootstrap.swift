@@ -144,18 +144,8 @@ extension SyncReplica {
   /// Thrown from a read's visitor to stop it when a page is full.
   private struct PageFull: Error {}
 
-  /// About how many bytes a row's values take.
-  static func size(of row: Row) -> Int {
-    var bytes = 0
-    for value in row.values {
-      switch value {
-      case .string(let text): bytes += 16 + text.utf8.count
-      case .bytes(let data), .document(let data): bytes += 16 + data.count
-      default: bytes += 16
-      }
-    }
-    return bytes
-  }
+  /// About how many bytes a row's values take, counted as the data tools count them.
+  static func size(of row: Row) -> Int { RowReader.size(of: row) }
 
   /// The sync states an entity's rows have.
   static func states(of entity: String, read: BootstrapRead, records: EntitySchema, store: String?)
