@@ -97,6 +97,19 @@ extension SyncReplica {
   func unstampedRows(of schema: EntitySchema, pageSize: Int = 1000, _ body: ([Row]) async throws -> Void)
     async throws
   {
+    try await pagesByID(of: schema, pageSize: pageSize) { page in
+      let known = try await syncStates(
+        page.map { SyncRowState.key(entity: schema.name, id: $0[schema.idPosition]) })
+      let rows = page.filter {
+        known[SyncRowState.key(entity: schema.name, id: $0[schema.idPosition])] == nil
+      }
+      if !rows.isEmpty { try await body(rows) }
+    }
+  }
+
+  /// Every row of an entity in id order, a page of at most `pageSize` rows at a time, each page
+  /// read after the last id of the one before.
+  func pagesByID(of schema: EntitySchema, pageSize: Int, _ body: ([Row]) async throws -> Void) async throws {
     var last: Value?
     while true {
       var query = Query(entity: schema.name, sort: [Sort(schema.idField.name)], limit: pageSize)
@@ -104,12 +117,7 @@ extension SyncReplica {
       let page = try await store.fetchRows(query)
       guard let tail = page.last else { return }
       last = tail[schema.idPosition]
-      let known = try await syncStates(
-        page.map { SyncRowState.key(entity: schema.name, id: $0[schema.idPosition]) })
-      let rows = page.filter {
-        known[SyncRowState.key(entity: schema.name, id: $0[schema.idPosition])] == nil
-      }
-      if !rows.isEmpty { try await body(rows) }
+      try await body(page)
       if page.count < pageSize { return }
     }
   }

@@ -159,13 +159,7 @@ extension SyncReplica {
     let records = try SyncRecords.schemas()
     let before = try await store.lastChangePosition()?.sequence ?? 0
     for schema in schemas.values.sorted(by: { $0.name < $1.name }) {
-      var last: Value?
-      while true {
-        var query = Query(entity: schema.name, sort: [Sort(schema.idField.name)], limit: messageLimit)
-        if let last { query.filter = .compare(field: schema.idField.name, op: .greater, value: last) }
-        let page = try await store.fetchRows(query)
-        guard let tail = page.last else { break }
-        last = tail[schema.idPosition]
+      try await pagesByID(of: schema, pageSize: messageLimit) { page in
         try await retrying {
           let ids = page.map { $0[schema.idPosition] }
           let known = try await syncStates(ids.map { SyncRowState.key(entity: schema.name, id: $0) })
@@ -180,7 +174,6 @@ extension SyncReplica {
           }
           if !operations.isEmpty { try await commit(operations) }
         }
-        if page.count < messageLimit { break }
       }
     }
     try await retrying {

@@ -39,6 +39,17 @@ public struct Synchronizer: Sendable {
     public var pulledMessages = 0
     /// Row states the local replica changed on.
     public var pulledRows = 0
+
+    /// Counts messages and changed rows in the direction `pushing` says.
+    mutating func add(pushing: Bool, messages: Int, rows: Int) {
+      if pushing {
+        pushedMessages += messages
+        pushedRows += rows
+      } else {
+        pulledMessages += messages
+        pulledRows += rows
+      }
+    }
   }
 
   /// Progress of a round, after each message.
@@ -81,13 +92,7 @@ public struct Synchronizer: Sendable {
       let rows = try await target.genesisHeld() != stamp
       let (pages, count) = try await bootstrap(
         from: source, to: target, rows: rows, pushing: pushing, report: report, progress: progress)
-      if pushing {
-        report.pushedMessages += pages
-        report.pushedRows += count
-      } else {
-        report.pulledMessages += pages
-        report.pulledRows += count
-      }
+      report.add(pushing: pushing, messages: pages, rows: count)
       cursor = try await target.position(of: id)
     }
     while true {
@@ -95,13 +100,7 @@ public struct Synchronizer: Sendable {
       if message.isEmpty { return }
       switch try await target.receive(message) {
       case .merged(let count):
-        if pushing {
-          report.pushedMessages += 1
-          report.pushedRows += count
-        } else {
-          report.pulledMessages += 1
-          report.pulledRows += count
-        }
+        report.add(pushing: pushing, messages: 1, rows: count)
       case .duplicate, .gap:
         break
       }
@@ -122,13 +121,7 @@ public struct Synchronizer: Sendable {
       let (pages, rows) = tally.add(count)
       guard let progress else { return }
       var now = report
-      if pushing {
-        now.pushedMessages += pages
-        now.pushedRows += rows
-      } else {
-        now.pulledMessages += pages
-        now.pulledRows += rows
-      }
+      now.add(pushing: pushing, messages: pages, rows: rows)
       progress(Progress(pushing: pushing, states: page.rows.count + page.states.count, report: now))
     }
     return tally.totals
