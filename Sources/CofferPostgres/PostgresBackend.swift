@@ -1,5 +1,5 @@
 @_spi(Backend) import Coffer
-import CofferSQL
+@_spi(Backend) import CofferSQL
 import Foundation
 import Logging
 import PostgresNIO
@@ -145,6 +145,14 @@ public final class PostgresBackend: Service {
       (sql, binds) = (built.sql, built.bindings)
     }
     try await readRows(sql, binds, of: table, through: view, on: pinned, visit)
+  }
+
+  /// Runs a select of the table's columns on a pooled connection (see ``SQLReadingBackend``).
+  package func readSelect(
+    _ statement: PostgresSQL, of table: PostgresTable, through view: ReshapedFields?,
+    _ visit: (any StoredFields) throws -> Void
+  ) async throws {
+    try await readRows(statement.sql, statement.bindings, of: table, through: view, on: nil, visit)
   }
 
   /// Runs a statement that selects `table`'s columns (its id column alone when `idsOnly`) and
@@ -309,7 +317,7 @@ public final class PostgresBackend: Service {
   }
 
   /// The prepared entity with a name.
-  func table(_ entity: String) throws -> PostgresTable {
+  package func table(_ entity: String) throws -> PostgresTable {
     if let table = tables.withLock({ $0[entity] }) { return table }
     try checkOpen()
     throw CofferError.neverPrepared(entity, store: name, inBatch: false)
@@ -347,3 +355,6 @@ struct VisitorStopped: Error {
 
 // The SPI conformance: apps reach a backend only through `Store`.
 @_spi(Backend) extension PostgresBackend: StorageBackend {}
+
+/// First rows per value, with the SQL every engine shares.
+extension PostgresBackend: SQLReadingBackend {}

@@ -13,26 +13,27 @@ import PostgresNIO
 /// - strings compare by code point (`COLLATE "C"` columns);
 /// - names compare exactly as written, and any depth of and/or/not parses inline;
 /// - aggregates: see ``PostgresAggregate``.
-enum PostgresDialect: SQLDialect {
-  typealias Bindings = PostgresBindings
+package enum PostgresDialect: SQLDialect {
+  package typealias Bindings = PostgresBindings
 
-  static func placeholder(_ number: Int) -> String { "$\(number)" }
+  package static func placeholder(_ number: Int) -> String { "$\(number)" }
 
-  static let alwaysTrue = "TRUE"
-  static let alwaysFalse = "FALSE"
-  static let inlineDepth = Int.max
+  package static let alwaysTrue = "TRUE"
+  package static let alwaysFalse = "FALSE"
+  package static let inlineDepth = Int.max
 
-  static func orderKey(_ column: String, ascending: Bool) -> String {
+  package static func orderKey(_ column: String, ascending: Bool) -> String {
     ascending ? "\(column) ASC NULLS FIRST" : "\(column) DESC NULLS LAST"
   }
 
-  static func membership(
+  package static func membership(
     _ column: String, _ values: [Value], _ kind: FieldKind, into statement: inout PostgresSQL
   ) -> String {
     "\(column) = ANY(\(statement.array(values, kind)))"
   }
 
-  static func textMatch(_ column: String, _ query: String, into statement: inout PostgresSQL) throws -> String
+  package static func textMatch(_ column: String, _ query: String, into statement: inout PostgresSQL) throws
+    -> String
   {
     // PostgreSQL's text search folds and splits words its own way, so the store resolves every
     // match into the ids of the rows it selects before a filter gets here (see TextSearch).
@@ -42,7 +43,7 @@ enum PostgresDialect: SQLDialect {
     )
   }
 
-  static func stringTest(
+  package static func stringTest(
     _ column: String, _ match: StringMatch, _ pattern: String, into statement: inout PostgresSQL
   ) -> String {
     var column = column
@@ -84,7 +85,7 @@ enum PostgresDialect: SQLDialect {
   }
 
   /// `LIMIT $n` for a limit, `OFFSET $n` for an offset past the first row.
-  static func appendSlice(limit: Int?, offset: Int, to statement: inout PostgresSQL) {
+  package static func appendSlice(limit: Int?, offset: Int, to statement: inout PostgresSQL) {
     if let limit {
       statement.sql += " LIMIT \(statement.bind(.int(Int64(max(0, limit))), .int))"
     }
@@ -93,11 +94,11 @@ enum PostgresDialect: SQLDialect {
     }
   }
 
-  static func comparedName(_ name: String) -> String { name }
+  package static func comparedName(_ name: String) -> String { name }
 
-  static func columnType(_ kind: FieldKind) -> String { PostgresValues.columnType(kind) }
+  package static func columnType(_ kind: FieldKind) -> String { PostgresValues.columnType(kind) }
 
-  static func freshName(for wanted: String, avoiding taken: Set<String>) -> String {
+  package static func freshName(for wanted: String, avoiding taken: Set<String>) -> String {
     PostgresIdentifier.fresh(for: wanted, avoiding: taken)
   }
 
@@ -105,7 +106,7 @@ enum PostgresDialect: SQLDialect {
   /// compare through their lowercase hex text (`uuid::text`, `encode(bytea, 'hex')`) in
   /// `COLLATE "C"`, whose order is their bytes', since `min`/`max` on `uuid` and `bytea` are
   /// missing from the servers Coffer supports.
-  static func extreme(_ column: String, _ kind: FieldKind, smallest: Bool) -> String {
+  package static func extreme(_ column: String, _ kind: FieldKind, smallest: Bool) -> String {
     let function = smallest ? "min" : "max"
     switch kind {
     case .bool: return smallest ? "bool_and(\(column))" : "bool_or(\(column))"
@@ -117,11 +118,11 @@ enum PostgresDialect: SQLDialect {
 
   /// `sum(bigint)` is `numeric`, read as text: a sum outside Int64 is valueOutOfRange, whatever
   /// the order the server added the rows in.
-  static func integerSum(_ column: String) -> String { "sum(\(column))::text" }
+  package static func integerSum(_ column: String) -> String { "sum(\(column))::text" }
 
   /// The `sum` of the finite values (the sum is not used when there is an infinity); `exact`
   /// adds them as `numeric`, which cannot overflow, read back as text.
-  static func doubleSum(_ column: String, exact: Bool) -> String {
+  package static func doubleSum(_ column: String, exact: Bool) -> String {
     let finite = "abs(\(column)) <> 'Infinity'::float8"
     return exact
       ? "(sum(\(column)::numeric) FILTER (WHERE \(finite)))::text" : "sum(\(column)) FILTER (WHERE \(finite))"
@@ -129,7 +130,7 @@ enum PostgresDialect: SQLDialect {
 }
 
 /// A statement in PostgreSQL's dialect.
-typealias PostgresSQL = SQLStatement<PostgresDialect>
+package typealias PostgresSQL = SQLStatement<PostgresDialect>
 
 extension PostgresBindings: SQLBindings {}
 

@@ -63,30 +63,27 @@ final class PostgresStandbyReads: Sendable {
     var closed = false
   }
 
-  let placement: PostgresBackend.Configuration.ReadPlacement
-  let maxLag: Duration
+  /// The pool of the primary, whose `writesEnded` the floor is checked against, and whose
+  /// configuration, servers and failure handling the standbys' pools share.
+  let primary: PostgresConnectionPool
+  /// A pool of connections to each server of the URL, by index.
+  let pools: [PostgresConnectionPool]
+  var placement: PostgresBackend.Configuration.ReadPlacement { primary.configuration.reads }
+  var maxLag: Duration { primary.configuration.maxStandbyLag }
+  var hosts: PostgresHosts { primary.hosts }
+  var failure: PostgresFailure { primary.failure }
   /// How often the servers are looked at while the store reads.
   let lookEvery: Duration
   /// How old a look may be for a standby to serve reads on what it found.
   let trustFor: Duration
-  /// The pool of the primary, whose `writesEnded` the floor is checked against.
-  let primary: PostgresConnectionPool
-  /// A pool of connections to each server of the URL, by index.
-  let pools: [PostgresConnectionPool]
-  let hosts: PostgresHosts
-  let failure: PostgresFailure
   let logger: Logger
   let state: LockedState<State>
 
   init(primary: PostgresConnectionPool, logger: Logger) throws {
     let configuration = primary.configuration
-    self.placement = configuration.reads
-    self.maxLag = configuration.maxStandbyLag
     self.lookEvery = min(.milliseconds(100), configuration.maxStandbyLag / 4)
     self.trustFor = min(.seconds(1), configuration.maxStandbyLag / 2)
     self.primary = primary
-    self.hosts = primary.hosts
-    self.failure = primary.failure
     self.logger = logger
     self.pools = try primary.hosts.all.indices.map { index in
       try PostgresConnectionPool(

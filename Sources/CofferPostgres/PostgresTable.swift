@@ -4,9 +4,9 @@ import Foundation
 
 /// One prepared entity: its schema, the table and columns that hold it, and the SQL of the
 /// operations that do not depend on a query, written once.
-final class PostgresTable: SQLEntityTable {
+package final class PostgresTable: SQLEntityTable {
   /// The schema, names and kinds every statement on the table uses.
-  let layout: SQLTableLayout
+  package let layout: SQLTableLayout
   /// The insert, update, get and delete of one row by id (the update and delete answer a row
   /// per row changed).
   let byID: SQLRowStatements

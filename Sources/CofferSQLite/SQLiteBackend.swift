@@ -1,6 +1,6 @@
 import CSQLite
 @_spi(Backend) import Coffer
-import CofferSQL
+@_spi(Backend) import CofferSQL
 import Foundation
 import Logging
 
@@ -199,9 +199,26 @@ public final class SQLiteBackend {
       }
       return
     }
+    try readSelect(built.query, of: table, through: view, on: pinned, visit)
+  }
+
+  /// Runs a select of the table's columns on a pooled reader (see ``SQLReadingBackend``).
+  package func readSelect(
+    _ statement: SQLiteQuery, of table: SQLiteTable, through view: ReshapedFields?,
+    _ visit: (any StoredFields) throws -> Void
+  ) async throws {
+    try readSelect(statement, of: table, through: view, on: nil, visit)
+  }
+
+  /// Runs a select of the table's columns on `pinned`, or on a pooled reader when it is `nil`,
+  /// handing over each row as the statement steps.
+  func readSelect(
+    _ select: SQLiteQuery, of table: SQLiteTable, through view: ReshapedFields?, on pinned: SQLiteConnection?,
+    _ visit: (any StoredFields) throws -> Void
+  ) throws {
     try withReader(pinned) { reader in
-      let statement = try reader.statement(built.sql)
-      try statement.withBindings(built.parameters) {
+      let statement = try reader.statement(select.sql)
+      try statement.withBindings(select.bindings) {
         let fields = SQLiteFields(statement: statement, kinds: table.kinds)
         if let view {
           while try statement.stepReading() { try visit(view.showing(fields)) }
@@ -295,7 +312,7 @@ public final class SQLiteBackend {
   }
 
   /// The prepared entity with a name.
-  func table(_ entity: String) throws -> SQLiteTable {
+  package func table(_ entity: String) throws -> SQLiteTable {
     if let table = catalog.withLock({ $0.tables[entity] }) { return table }
     try checkOpen()
     throw CofferError.neverPrepared(entity, store: name, inBatch: false)
@@ -367,3 +384,6 @@ extension SQLiteBackend: QueuedWrites {
 
 // The SPI conformance: apps reach a backend only through `Store`.
 @_spi(Backend) extension SQLiteBackend: StorageBackend {}
+
+/// First rows per value, with the SQL every engine shares.
+extension SQLiteBackend: SQLReadingBackend {}

@@ -16,22 +16,22 @@ import Foundation
 /// - `min`/`max` and `sum` are SQLite's own: strings in BINARY order, blobs (UUIDs included) by
 ///   memcmp, dates and bools as the integers they are stored as; `sum` of integers is exact or
 ///   fails with "integer overflow", which the backend answers with the core's evaluator.
-enum SQLiteDialect: SQLDialect {
-  typealias Bindings = [Value]
+package enum SQLiteDialect: SQLDialect {
+  package typealias Bindings = [Value]
 
-  static func placeholder(_ number: Int) -> String { "?\(number)" }
+  package static func placeholder(_ number: Int) -> String { "?\(number)" }
 
-  static let alwaysTrue = "1"
-  static let alwaysFalse = "0"
+  package static let alwaysTrue = "1"
+  package static let alwaysFalse = "0"
 
   /// The most levels of and/or/not written inline, well within SQLite's parser stack.
-  static let inlineDepth = 12
+  package static let inlineDepth = 12
 
-  static func orderKey(_ column: String, ascending: Bool) -> String {
+  package static func orderKey(_ column: String, ascending: Bool) -> String {
     ascending ? "\(column) ASC" : "\(column) DESC"
   }
 
-  static func membership(
+  package static func membership(
     _ column: String, _ values: [Value], _ kind: FieldKind, into statement: inout SQLiteQuery
   ) -> String {
     var list = ""
@@ -42,11 +42,13 @@ enum SQLiteDialect: SQLDialect {
     return "\(column) IN (\(list))"
   }
 
-  static func textMatch(_ column: String, _ query: String, into statement: inout SQLiteQuery) -> String {
+  package static func textMatch(_ column: String, _ query: String, into statement: inout SQLiteQuery)
+    -> String
+  {
     "\(SQLiteConnection.textMatchFunction)(CAST(\(column) AS BLOB), \(statement.bind(.string(query), .string)))"
   }
 
-  static func stringTest(
+  package static func stringTest(
     _ column: String, _ match: StringMatch, _ pattern: String, into statement: inout SQLiteQuery
   ) -> String {
     let text =
@@ -71,34 +73,34 @@ enum SQLiteDialect: SQLDialect {
 
   /// `LIMIT ? OFFSET ?` whenever there is anything to cut, a limit of -1 keeping every row: one
   /// statement for every page.
-  static func appendSlice(limit: Int?, offset: Int, to statement: inout SQLiteQuery) {
+  package static func appendSlice(limit: Int?, offset: Int, to statement: inout SQLiteQuery) {
     guard limit != nil || offset > 0 else { return }
     let most = statement.bind(.int(Int64(limit ?? -1)), .int)
     let skipped = statement.bind(.int(Int64(offset)), .int)
     statement.sql += " LIMIT \(most) OFFSET \(skipped)"
   }
 
-  static func comparedName(_ name: String) -> String { SQLiteIdentifier.folded(name) }
+  package static func comparedName(_ name: String) -> String { SQLiteIdentifier.folded(name) }
 
-  static func columnType(_ kind: FieldKind) -> String { SQLiteTable.columnType(kind) }
+  package static func columnType(_ kind: FieldKind) -> String { SQLiteTable.columnType(kind) }
 
-  static func freshName(for wanted: String, avoiding taken: Set<String>) -> String {
+  package static func freshName(for wanted: String, avoiding taken: Set<String>) -> String {
     SQLiteIdentifier.fresh(for: wanted, avoiding: taken)
   }
 
-  static func extreme(_ column: String, _ kind: FieldKind, smallest: Bool) -> String {
+  package static func extreme(_ column: String, _ kind: FieldKind, smallest: Bool) -> String {
     smallest ? "min(\(column))" : "max(\(column))"
   }
 
-  static func integerSum(_ column: String) -> String { "sum(\(column))" }
+  package static func integerSum(_ column: String) -> String { "sum(\(column))" }
 
   /// SQLite's `sum`, which the backend finishes with the count, minimum and maximum since it
   /// turns the NaN of `+inf + -inf` into NULL.
-  static func doubleSum(_ column: String, exact: Bool) -> String { "sum(\(column))" }
+  package static func doubleSum(_ column: String, exact: Bool) -> String { "sum(\(column))" }
 }
 
 /// A statement in SQLite's dialect.
-typealias SQLiteQuery = SQLStatement<SQLiteDialect>
+package typealias SQLiteQuery = SQLStatement<SQLiteDialect>
 
 extension Array: SQLBindings where Element == Value {
   /// Appends a value; SQLite binds by the value's own kind.

@@ -6,7 +6,7 @@ import CofferSQL
 ///
 /// A class: the hot paths pass the table around per row, and a reference costs one retain
 /// where a copy of this many strings would cost a dozen.
-final class SQLiteTable: SQLEntityTable {
+package final class SQLiteTable: SQLEntityTable {
   /// The statements every table has, which connections cache by ``serial`` and operation
   /// (an integer key: no SQL text is hashed on the hot paths).
   enum Operation: Int, CaseIterable {
@@ -16,7 +16,7 @@ final class SQLiteTable: SQLEntityTable {
   /// A number that no other table of the same backend has, given when the table is published.
   let serial: Int
   /// The schema, names and kinds every statement on the table uses.
-  let layout: SQLTableLayout
+  package let layout: SQLTableLayout
   /// The insert, update, get and delete of one row by id.
   let byID: SQLRowStatements
   let existsSQL: String
