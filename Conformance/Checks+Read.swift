@@ -53,11 +53,16 @@ extension Entry: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.group = try reader.read(1, "group")
-    self.at = try reader.read(2, "at")
-    self.note = try reader.read(3, "note")
-    self.weight = try reader.read(4, "weight")
+    let value0: Int64 = try reader.read(0, "id")
+    let value1: Int64 = try reader.read(1, "group")
+    let value2: Date = try reader.read(2, "at")
+    let value3: String? = try reader.read(3, "note")
+    let value4: Double = try reader.read(4, "weight")
+    self.id = value0
+    self.group = value1
+    self.at = value2
+    self.note = value3
+    self.weight = value4
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {

@@ -38,9 +38,12 @@ extension PersonV1: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.name = try reader.read(1, "name")
-    self.age = try reader.read(2, "age")
+    let value0: Int64 = try reader.read(0, "id")
+    let value1: String = try reader.read(1, "name")
+    let value2: Int64 = try reader.read(2, "age")
+    self.id = value0
+    self.name = value1
+    self.age = value2
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
@@ -92,10 +95,14 @@ extension PersonAddsOptional: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.name = try reader.read(1, "name")
-    self.age = try reader.read(2, "age")
-    self.nickname = try reader.read(3, "nickname")
+    let value0: Int64 = try reader.read(0, "id")
+    let value1: String = try reader.read(1, "name")
+    let value2: Int64 = try reader.read(2, "age")
+    let value3: String? = try reader.read(3, "nickname")
+    self.id = value0
+    self.name = value1
+    self.age = value2
+    self.nickname = value3
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
@@ -150,10 +157,14 @@ extension PersonAddsDefault: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.name = try reader.read(1, "name")
-    self.age = try reader.read(2, "age")
-    self.level = try reader.read(3, "level")
+    let value0: Int64 = try reader.read(0, "id")
+    let value1: String = try reader.read(1, "name")
+    let value2: Int64 = try reader.read(2, "age")
+    let value3: Int64 = try reader.read(3, "level")
+    self.id = value0
+    self.name = value1
+    self.age = value2
+    self.level = value3
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
@@ -207,10 +218,14 @@ extension PersonAddsRequired: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.name = try reader.read(1, "name")
-    self.age = try reader.read(2, "age")
-    self.email = try reader.read(3, "email")
+    let value0: Int64 = try reader.read(0, "id")
+    let value1: String = try reader.read(1, "name")
+    let value2: Int64 = try reader.read(2, "age")
+    let value3: String = try reader.read(3, "email")
+    self.id = value0
+    self.name = value1
+    self.age = value2
+    self.email = value3
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
@@ -258,8 +273,10 @@ extension PersonDropsAge: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.name = try reader.read(1, "name")
+    let value0: Int64 = try reader.read(0, "id")
+    let value1: String = try reader.read(1, "name")
+    self.id = value0
+    self.name = value1
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
@@ -306,9 +323,12 @@ extension PersonRetypesAge: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.name = try reader.read(1, "name")
-    self.age = try reader.read(2, "age")
+    let value0: Int64 = try reader.read(0, "id")
+    let value1: String = try reader.read(1, "name")
+    let value2: String = try reader.read(2, "age")
+    self.id = value0
+    self.name = value1
+    self.age = value2
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
@@ -358,8 +378,10 @@ extension BadgeV1: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.code = try reader.read(1, "code")
+    let value0: Int64 = try reader.read(0, "id")
+    let value1: Int64? = try reader.read(1, "code")
+    self.id = value0
+    self.code = value1
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
@@ -408,8 +430,10 @@ extension BadgeRequiresCode: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.code = try reader.read(1, "code")
+    let value0: Int64 = try reader.read(0, "id")
+    let value1: Int64 = try reader.read(1, "code")
+    self.id = value0
+    self.code = value1
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
@@ -453,8 +477,10 @@ extension LabelV1: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.text = try reader.read(1, "text")
+    let value0: Int64 = try reader.read(0, "id")
+    let value1: String? = try reader.read(1, "text")
+    self.id = value0
+    self.text = value1
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
@@ -502,8 +528,10 @@ extension LabelUniqueText: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.text = try reader.read(1, "text")
+    let value0: Int64 = try reader.read(0, "id")
+    let value1: String? = try reader.read(1, "text")
+    self.id = value0
+    self.text = value1
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
@@ -547,8 +575,10 @@ extension NamedLabelV1: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.text = try reader.read(1, "text")
+    let value0: String = try reader.read(0, "id")
+    let value1: String? = try reader.read(1, "text")
+    self.id = value0
+    self.text = value1
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
@@ -596,8 +626,10 @@ extension NamedLabelUniqueText: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.text = try reader.read(1, "text")
+    let value0: String = try reader.read(0, "id")
+    let value1: String? = try reader.read(1, "text")
+    self.id = value0
+    self.text = value1
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
@@ -641,8 +673,10 @@ extension BlobV1: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.blob = try reader.read(1, "blob")
+    let value0: Int64 = try reader.read(0, "id")
+    let value1: Data? = try reader.read(1, "blob")
+    self.id = value0
+    self.blob = value1
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
@@ -689,9 +723,12 @@ extension BlobAddsNote: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.blob = try reader.read(1, "blob")
-    self.note = try reader.read(2, "note")
+    let value0: Int64 = try reader.read(0, "id")
+    let value1: Data? = try reader.read(1, "blob")
+    let value2: String? = try reader.read(2, "note")
+    self.id = value0
+    self.blob = value1
+    self.note = value2
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {

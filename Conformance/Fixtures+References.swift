@@ -38,8 +38,10 @@ extension RefThread: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.title = try reader.read(1, "title")
+    let value0: Int64 = try reader.read(0, "id")
+    let value1: String = try reader.read(1, "title")
+    self.id = value0
+    self.title = value1
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
@@ -98,10 +100,14 @@ extension RefMessage: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.threadID = try reader.read(1, "threadID")
-    self.text = try reader.read(2, "text")
-    self.read = try reader.read(3, "read")
+    let value0: Int64 = try reader.read(0, "id")
+    let value1: Int64 = try reader.read(1, "threadID")
+    let value2: String = try reader.read(2, "text")
+    let value3: Bool = try reader.read(3, "read")
+    self.id = value0
+    self.threadID = value1
+    self.text = value2
+    self.read = value3
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
@@ -161,9 +167,12 @@ extension RefNote: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.threadID = try reader.read(1, "threadID")
-    self.text = try reader.read(2, "text")
+    let value0: Int64 = try reader.read(0, "id")
+    let value1: Int64? = try reader.read(1, "threadID")
+    let value2: String = try reader.read(2, "text")
+    self.id = value0
+    self.threadID = value1
+    self.text = value2
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
@@ -218,8 +227,10 @@ extension RefPin: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.threadID = try reader.read(1, "threadID")
+    let value0: Int64 = try reader.read(0, "id")
+    let value1: Int64 = try reader.read(1, "threadID")
+    self.id = value0
+    self.threadID = value1
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
@@ -272,8 +283,10 @@ extension RefLoose: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.threadID = try reader.read(1, "threadID")
+    let value0: Int64 = try reader.read(0, "id")
+    let value1: Int64 = try reader.read(1, "threadID")
+    self.id = value0
+    self.threadID = value1
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
@@ -326,8 +339,10 @@ extension RefAttachment: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.messageID = try reader.read(1, "messageID")
+    let value0: Int64 = try reader.read(0, "id")
+    let value1: Int64 = try reader.read(1, "messageID")
+    self.id = value0
+    self.messageID = value1
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
@@ -383,9 +398,12 @@ extension RefNode: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.parentID = try reader.read(1, "parentID")
-    self.name = try reader.read(2, "name")
+    let value0: Int64 = try reader.read(0, "id")
+    let value1: Int64? = try reader.read(1, "parentID")
+    let value2: String = try reader.read(2, "name")
+    self.id = value0
+    self.parentID = value1
+    self.name = value2
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
@@ -434,8 +452,10 @@ extension RefLabel: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.name = try reader.read(1, "name")
+    let value0: String = try reader.read(0, "id")
+    let value1: String = try reader.read(1, "name")
+    self.id = value0
+    self.name = value1
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
@@ -492,9 +512,12 @@ extension RefLabeling: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.messageID = try reader.read(1, "messageID")
-    self.labelID = try reader.read(2, "labelID")
+    let value0: String = try reader.read(0, "id")
+    let value1: Int64 = try reader.read(1, "messageID")
+    let value2: String = try reader.read(2, "labelID")
+    self.id = value0
+    self.messageID = value1
+    self.labelID = value2
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {

@@ -63,13 +63,20 @@ extension Span: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.start = try reader.read(1, "start")
-    self.end = try reader.read(2, "end")
-    self.title = try reader.read(3, "title")
-    self.note = try reader.read(4, "note")
-    self.opened = try reader.read(5, "opened")
-    self.edited = try reader.read(6, "edited")
+    let value0: Int64 = try reader.read(0, "id")
+    let value1: Int64 = try reader.read(1, "start")
+    let value2: Int64? = try reader.read(2, "end")
+    let value3: String = try reader.read(3, "title")
+    let value4: String? = try reader.read(4, "note")
+    let value5: Date = try reader.read(5, "opened")
+    let value6: Date? = try reader.read(6, "edited")
+    self.id = value0
+    self.start = value1
+    self.end = value2
+    self.title = value3
+    self.note = value4
+    self.opened = value5
+    self.edited = value6
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {

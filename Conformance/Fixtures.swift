@@ -69,11 +69,16 @@ extension Item: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.name = try reader.read(1, "name")
-    self.rank = try reader.read(2, "rank")
-    self.score = try reader.read(3, "score")
-    self.flag = try reader.read(4, "flag")
+    let value0: Int64 = try reader.read(0, "id")
+    let value1: String = try reader.read(1, "name")
+    let value2: Int64? = try reader.read(2, "rank")
+    let value3: Double? = try reader.read(3, "score")
+    let value4: Bool = try reader.read(4, "flag")
+    self.id = value0
+    self.name = value1
+    self.rank = value2
+    self.score = value3
+    self.flag = value4
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
@@ -133,9 +138,12 @@ extension Account: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.email = try reader.read(1, "email")
-    self.name = try reader.read(2, "name")
+    let value0: Int64 = try reader.read(0, "id")
+    let value1: String? = try reader.read(1, "email")
+    let value2: String = try reader.read(2, "name")
+    self.id = value0
+    self.email = value1
+    self.name = value2
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
@@ -184,8 +192,10 @@ extension Tag: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.count = try reader.read(1, "count")
+    let value0: String = try reader.read(0, "id")
+    let value1: Int64 = try reader.read(1, "count")
+    self.id = value0
+    self.count = value1
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
@@ -232,8 +242,10 @@ extension Token: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.count = try reader.read(1, "count")
+    let value0: UUID = try reader.read(0, "id")
+    let value1: Int64 = try reader.read(1, "count")
+    self.id = value0
+    self.count = value1
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
@@ -308,13 +320,20 @@ extension Cell: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.text = try reader.read(1, "text")
-    self.date = try reader.read(2, "date")
-    self.uuid = try reader.read(3, "uuid")
-    self.bytes = try reader.read(4, "bytes")
-    self.double = try reader.read(5, "double")
-    self.bool = try reader.read(6, "bool")
+    let value0: Int64 = try reader.read(0, "id")
+    let value1: String? = try reader.read(1, "text")
+    let value2: Date? = try reader.read(2, "date")
+    let value3: UUID? = try reader.read(3, "uuid")
+    let value4: Data? = try reader.read(4, "bytes")
+    let value5: Double? = try reader.read(5, "double")
+    let value6: Bool? = try reader.read(6, "bool")
+    self.id = value0
+    self.text = value1
+    self.date = value2
+    self.uuid = value3
+    self.bytes = value4
+    self.double = value5
+    self.bool = value6
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
@@ -371,8 +390,10 @@ extension Counter: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.big = try reader.read(1, "big")
+    let value0: Int64 = try reader.read(0, "id")
+    let value1: UInt64 = try reader.read(1, "big")
+    self.id = value0
+    self.big = value1
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
@@ -419,8 +440,10 @@ extension Versioned: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.version = try reader.read(1, "version")
+    let value0: Int64 = try reader.read(0, "id")
+    let value1: Int64 = try reader.read(1, "version")
+    self.id = value0
+    self.version = value1
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
@@ -618,9 +641,12 @@ extension OddNames: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "select")
-    self.value = try reader.read(1, "from \"where\" 'group'")
-    self.note = try reader.read(2, "🙂 ordér by, ? $1 :x %s")
+    let value0: String = try reader.read(0, "select")
+    let value1: Int64 = try reader.read(1, "from \"where\" 'group'")
+    let value2: String? = try reader.read(2, "🙂 ordér by, ? $1 :x %s")
+    self.id = value0
+    self.value = value1
+    self.note = value2
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
@@ -666,8 +692,10 @@ extension LowerOrder: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.total = try reader.read(1, "total")
+    let value0: Int64 = try reader.read(0, "id")
+    let value1: Int64 = try reader.read(1, "total")
+    self.id = value0
+    self.total = value1
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
@@ -711,8 +739,10 @@ extension UpperOrder: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.label = try reader.read(1, "label")
+    let value0: Int64 = try reader.read(0, "id")
+    let value1: String = try reader.read(1, "label")
+    self.id = value0
+    self.label = value1
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
@@ -762,9 +792,12 @@ extension CaseFields: Storable, KeyPathStorable {
 
   public init(_storedRow row: Coffer.StoredRow) throws {
     let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-    self.id = try reader.read(0, "id")
-    self.name = try reader.read(1, "name")
-    self.Name = try reader.read(2, "Name")
+    let value0: Int64 = try reader.read(0, "id")
+    let value1: String = try reader.read(1, "name")
+    let value2: String = try reader.read(2, "Name")
+    self.id = value0
+    self.name = value1
+    self.Name = value2
   }
 
   public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {

@@ -101,13 +101,30 @@ extension StorableModel {
 
   private func initFunction() -> String {
     let idPosition = stored.firstIndex { $0.name == idName } ?? 0
-    let reads = stored.enumerated().map { position, property in
-      "  self.\(escaped(property.name)) = try reader.read(\(position), \(property.storedNameLiteral))"
+    let reader =
+      "  let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: \(idPosition))"
+    let types = stored.compactMap { $0.type?.trimmedDescription }
+    let lines: [String]
+    if types.count == stored.count {
+      // Every value is read into a local before any property is set: an initializer that can
+      // throw after some properties are set builds the value aside and copies it out (a retain
+      // and a release for each reference it holds), one that sets them all at the end does not.
+      let reads = zip(stored.indices, types).map { position, type in
+        "  let value\(position): \(type) = try reader.read(\(position), \(stored[position].storedNameLiteral))"
+      }
+      let sets = stored.indices.map { "  self.\(escaped(stored[$0].name)) = value\($0)" }
+      lines = [reader] + reads + sets
+    } else {
+      // A property without a written type gets its read's type from the assignment.
+      lines =
+        [reader]
+        + stored.enumerated().map { position, property in
+          "  self.\(escaped(property.name)) = try reader.read(\(position), \(property.storedNameLiteral))"
+        }
     }
     return """
       public init(_storedRow row: Coffer.StoredRow) throws {
-        let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: \(idPosition))
-      \(reads.joined(separator: "\n"))
+      \(lines.joined(separator: "\n"))
       }
       """
   }

@@ -24,6 +24,12 @@ public struct StoredRowReader {
     self.idPosition = idPosition
   }
 
+  /// Whether the value at a position is null: an optional property's `nil`, read inline.
+  @inlinable @inline(__always) func isNull(_ position: Int) -> Bool {
+    if position < values.count, case .null = values[position] { return true }
+    return fields?.isNull(at: position) ?? false
+  }
+
   // MARK: Scalars, one pair (plain and optional) per stored scalar type
 
   // A row's value of the property's kind converts inline, and so does a row read in place
@@ -40,6 +46,8 @@ public struct StoredRowReader {
   @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> Bool? {
     if position < values.count, case .bool(let value) = values[position] { return value }
     if let value = fields?.bool(at: position) { return value }
+    if isNull(position) { return nil }
+
     return try optionalBool(position, name)
   }
   /// A `String` property.
@@ -52,6 +60,8 @@ public struct StoredRowReader {
   @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> String? {
     if position < values.count, case .string(let value) = values[position] { return value }
     if let value = fields?.string(at: position) { return value }
+    if isNull(position) { return nil }
+
     return try optionalString(position, name)
   }
   /// A `Double` property.
@@ -64,6 +74,8 @@ public struct StoredRowReader {
   @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> Double? {
     if position < values.count, case .double(let value) = values[position] { return value }
     if let value = fields?.double(at: position) { return value }
+    if isNull(position) { return nil }
+
     return try optionalDouble(position, name)
   }
   /// A `Float` property.
@@ -76,6 +88,8 @@ public struct StoredRowReader {
   @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> Float? {
     if position < values.count, case .double(let value) = values[position] { return Float(value) }
     if let value = fields?.double(at: position).map(Float.init) { return value }
+    if isNull(position) { return nil }
+
     return try optionalFloat(position, name)
   }
   /// A `Date` property.
@@ -88,6 +102,8 @@ public struct StoredRowReader {
   @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> Date? {
     if position < values.count, case .date(let value) = values[position] { return value }
     if let value = fields?.date(at: position) { return value }
+    if isNull(position) { return nil }
+
     return try optionalDate(position, name)
   }
   /// An `UUID` property.
@@ -100,6 +116,8 @@ public struct StoredRowReader {
   @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> UUID? {
     if position < values.count, case .uuid(let value) = values[position] { return value }
     if let value = fields?.uuid(at: position) { return value }
+    if isNull(position) { return nil }
+
     return try optionalUUID(position, name)
   }
   /// A `Data` property.
@@ -110,6 +128,8 @@ public struct StoredRowReader {
   /// An optional `Data` property.
   @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> Data? {
     if position < values.count, case .bytes(let value) = values[position] { return value }
+    if isNull(position) { return nil }
+
     return try optionalData(position, name)
   }
   /// An `URL` property.
@@ -134,6 +154,8 @@ public struct StoredRowReader {
       return exact
     }
     if let value = fields?.int(at: position).flatMap(Int.init(exactly:)) { return value }
+    if isNull(position) { return nil }
+
     return try optionalInt(position, name)
   }
   /// An `Int8` property.
@@ -154,6 +176,8 @@ public struct StoredRowReader {
       return exact
     }
     if let value = fields?.int(at: position).flatMap(Int8.init(exactly:)) { return value }
+    if isNull(position) { return nil }
+
     return try optionalInt8(position, name)
   }
   /// An `Int16` property.
@@ -174,6 +198,8 @@ public struct StoredRowReader {
       return exact
     }
     if let value = fields?.int(at: position).flatMap(Int16.init(exactly:)) { return value }
+    if isNull(position) { return nil }
+
     return try optionalInt16(position, name)
   }
   /// An `Int32` property.
@@ -194,6 +220,8 @@ public struct StoredRowReader {
       return exact
     }
     if let value = fields?.int(at: position).flatMap(Int32.init(exactly:)) { return value }
+    if isNull(position) { return nil }
+
     return try optionalInt32(position, name)
   }
   /// An `Int64` property.
@@ -206,6 +234,8 @@ public struct StoredRowReader {
   @inlinable @inline(__always) public func read(_ position: Int, _ name: String) throws -> Int64? {
     if position < values.count, case .int(let value) = values[position] { return value }
     if let value = fields?.int(at: position) { return value }
+    if isNull(position) { return nil }
+
     return try optionalInt64(position, name)
   }
   /// An `UInt` property.
@@ -226,6 +256,8 @@ public struct StoredRowReader {
       return exact
     }
     if let value = fields?.int(at: position).flatMap(UInt.init(exactly:)) { return value }
+    if isNull(position) { return nil }
+
     return try optionalUInt(position, name)
   }
   /// An `UInt8` property.
@@ -246,6 +278,8 @@ public struct StoredRowReader {
       return exact
     }
     if let value = fields?.int(at: position).flatMap(UInt8.init(exactly:)) { return value }
+    if isNull(position) { return nil }
+
     return try optionalUInt8(position, name)
   }
   /// An `UInt16` property.
@@ -266,6 +300,8 @@ public struct StoredRowReader {
       return exact
     }
     if let value = fields?.int(at: position).flatMap(UInt16.init(exactly:)) { return value }
+    if isNull(position) { return nil }
+
     return try optionalUInt16(position, name)
   }
   /// An `UInt32` property.
@@ -286,6 +322,8 @@ public struct StoredRowReader {
       return exact
     }
     if let value = fields?.int(at: position).flatMap(UInt32.init(exactly:)) { return value }
+    if isNull(position) { return nil }
+
     return try optionalUInt32(position, name)
   }
   /// An `UInt64` property.
@@ -306,6 +344,8 @@ public struct StoredRowReader {
       return exact
     }
     if let value = fields?.int(at: position).flatMap(UInt64.init(exactly:)) { return value }
+    if isNull(position) { return nil }
+
     return try optionalUInt64(position, name)
   }
 

@@ -57,10 +57,14 @@ import Testing
 
           public init(_storedRow row: Coffer.StoredRow) throws {
             let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-            self.id = try reader.read(0, "id")
-            self.threadID = try reader.read(1, "threadID")
-            self.text = try reader.read(2, "text")
-            self.readAt = try reader.read(3, "readAt")
+            let value0: Int64 = try reader.read(0, "id")
+            let value1: Int64 = try reader.read(1, "threadID")
+            let value2: String = try reader.read(2, "text")
+            let value3: Date? = try reader.read(3, "readAt")
+            self.id = value0
+            self.threadID = value1
+            self.text = value2
+            self.readAt = value3
           }
 
           public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
@@ -220,8 +224,10 @@ import Testing
 
           public init(_storedRow row: Coffer.StoredRow) throws {
             let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
-            self.id = try reader.read(0, "id")
-            self.text = try reader.read(1, "body")
+            let value0: Int64 = try reader.read(0, "id")
+            let value1: String = try reader.read(1, "body")
+            self.id = value0
+            self.text = value1
           }
 
           public static func storedFieldName(for keyPath: PartialKeyPath<Self>) -> String? {
