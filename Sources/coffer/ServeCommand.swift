@@ -78,6 +78,8 @@ extension CofferCommand {
           """)
       var metrics = false
 
+      @OptionGroup var logging: LoggingOptions
+
       func run() async throws {
         let (host, port) = try Self.address(listen)
         var configuration = CofferServer.Configuration(
@@ -87,8 +89,8 @@ extension CofferCommand {
         configuration.onListening = { port in
           FileHandle.standardError.write(Data("coffer serve: listening on http://\(host):\(port)\n".utf8))
         }
-        var logger = Logger(label: "coffer.serve") { label in StreamLogHandler.standardError(label: label) }
-        logger.logLevel = .notice
+        // The server logs its notices unasked; its stores log only with --log-level.
+        let logger = logging.logger(label: "coffer.serve", defaultLevel: .notice)
         if ui && scratch != nil { throw ValidationError("--ui serves one STORE, not --scratch stores.") }
         if let scratch {
           try await serveScratch(scratch, configuration: configuration, logger: logger)
@@ -104,7 +106,7 @@ extension CofferCommand {
                   .utf8))
           }
         }
-        let store = try await StoreArgument.open(url, role: "store")
+        let store = try await StoreArgument.open(url, role: "store", logger: logging.logger)
         let server = CofferServer(store: store, configuration: configuration, logger: logger)
         do {
           try await server.runUntilTerminated()
@@ -162,7 +164,7 @@ extension CofferCommand {
             let directory = (folder as NSString).appendingPathComponent(name)
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             let url = entry.scratchURL(base, directory, name)
-            let store = try await Store.open(url: url.description, registry: registry)
+            let store = try await Store.open(url: url.description, registry: registry, logger: logging.logger)
             opened.add(store, url)
             return store
           },
