@@ -243,6 +243,7 @@ let package = Package(
       dependencies: [
         "Coffer", "CofferChildProcess", "CofferSQLite", "CofferStores", "CofferConformance",
         "CofferTestSupport", "CofferTools", "coffer", "coffer-dev",
+        .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
       ],
       swiftSettings: upcoming),
     .testTarget(

@@ -49,6 +49,9 @@ final class PostgresConnectionPool: Sendable {
   let connectionConfigurations: [PostgresConnection.Configuration]
   /// Where the statements sent on the pool's connections are logged (`logStatements=on`).
   let statementLog: StatementLog?
+  /// Makes a span of each statement sent on the pool's connections, under the span of the store
+  /// call that sent it; `nil` when no tracer was in force as the store opened.
+  let statementTracer: StatementTracer?
   /// The pool's gauges and wait times, when a metrics backend is bootstrapped.
   let metrics: ConnectionPoolMetrics?
   /// Which server the connections go to.
@@ -77,6 +80,7 @@ final class PostgresConnectionPool: Sendable {
     self.logger = logger
     self.hosts = failure.hosts
     self.statementLog = configuration.logStatements ? StatementLog(logger: logger) : nil
+    self.statementTracer = StatementTracer.current(system: "postgresql", store: failure.store)
     self.metrics = ConnectionPoolMetrics.current(
       system: "postgresql", pool: target.label(failure), maximum: configuration.poolSize)
     let tls: PostgresConnection.Configuration.TLS
@@ -192,10 +196,13 @@ final class PostgresConnectionPool: Sendable {
     }
   }
 
-  /// Runs `body` with the pool's statement log bound to the task, when it logs statements.
+  /// Runs `body` with the pool's statement log and statement tracer bound to the task, when it
+  /// logs or traces statements.
   private func logged<R>(_ body: () async throws -> R) async throws -> R {
-    guard let statementLog else { return try await body() }
-    return try await StatementLog.$current.withValue(statementLog) { try await body() }
+    if statementLog == nil && statementTracer == nil { return try await body() }
+    return try await StatementLog.$current.withValue(statementLog) {
+      try await StatementTracer.$bound.withValue(statementTracer) { try await body() }
+    }
   }
 
   /// Records the pool's open, idle and waiting counts.
