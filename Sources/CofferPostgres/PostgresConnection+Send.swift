@@ -36,16 +36,13 @@ extension PostgresConnection {
     }
   }
 
-  /// Runs `body`, which sends the statement `sql`, logging it (``StatementLog/current``) and
-  /// making a span of it (``StatementTracer/bound``) when the pool binds either; otherwise only
-  /// runs `body`.
+  /// Runs `body`, which sends the statement `sql`, logging it and making a span of it as the
+  /// pool's ``PostgresStatementWatch`` says; only runs `body` when the pool bound none.
   private func watched<R>(_ sql: String, _ body: () async throws -> R) async throws -> R {
-    let log = StatementLog.current
-    let tracer = StatementTracer.bound
-    if log == nil && tracer == nil { return try await body() }
+    guard let watch = PostgresStatementWatch.current else { return try await body() }
     let started = ContinuousClock.now
-    defer { log?.record(sql, since: started) }
-    guard let tracer else { return try await body() }
+    defer { watch.log?.record(sql, since: started) }
+    guard let tracer = watch.tracer else { return try await body() }
     return try await tracer.measure(sql, body)
   }
 }

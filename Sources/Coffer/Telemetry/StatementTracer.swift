@@ -16,10 +16,6 @@ package struct StatementTracer: Sendable {
   /// `coffer.store`: the store's name, which never holds a password.
   let store: String
 
-  /// The statement tracer of the statements the current task sends, for a backend whose
-  /// statements go through a pool that binds it (PostgreSQL); `nil` when they are not traced.
-  @TaskLocal package static var bound: StatementTracer?
-
   /// The statement tracer of a store, or `nil` when the tracer in force is the no-op one.
   package static func current(system: String, store: String) -> StatementTracer? {
     let tracer = InstrumentationSystem.tracer
