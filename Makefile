@@ -94,7 +94,8 @@ TEST_RUN = $(SWIFT) build $(TRAITS) --build-tests \
 	&& COFFER_TEST_REMOTE=1 COFFER_TEST_REMOTE_BACKINGS=$(REMOTE_BACKINGS) \
 	  $(TIME_LIMIT) $(SWIFT) test $(TRAITS) --skip-build --filter CofferRemoteTests \
 	&& scripts/test-schemathesis $(SCHEMATHESIS_EXAMPLES) \
-	&& scripts/test-metrics
+	&& scripts/test-metrics \
+	&& scripts/test-traces
 REMOTE_BACKINGS ?= sqlite
 # Examples a route in make test's schemathesis run (about 1,000 requests); `make server-fuzz`
 # generates over 20,000.

@@ -61,6 +61,9 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
     // `coffer serve --metrics`: the Prometheus text format at /metrics.
     .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+    // `coffer serve --otlp-endpoint`: spans exported over OTLP/HTTP. Only the HTTP exporter: the
+    // gRPC one would build grpc-swift for a choice the standard variables can make another way.
+    .package(url: "https://github.com/swift-otel/swift-otel", from: "1.6.0", traits: ["OTLPHTTP"]),
     .package(
       url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: ["JSON", "YAML"]),
     // Every major the macro builds with, proven by scripts/check-swift-syntax: an app whose other
@@ -202,6 +205,10 @@ let package = Package(
         .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Server"])),
         .product(name: "Prometheus", package: "swift-prometheus", condition: .when(traits: ["Server"])),
         .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["Server"])),
+        .product(name: "OTel", package: "swift-otel", condition: .when(traits: ["Server"])),
+        .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Server"])),
+        .product(
+          name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Server"])),
       ],
       swiftSettings: upcoming),
     // The harness commands Coffer's own tests and reliability runs start (`soak`, `churn`): built
@@ -243,6 +250,7 @@ let package = Package(
       dependencies: [
         "Coffer", "CofferChildProcess", "CofferSQLite", "CofferStores", "CofferConformance",
         "CofferTestSupport", "CofferTools", "coffer", "coffer-dev",
+        .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
       ],
       swiftSettings: upcoming),
     .testTarget(

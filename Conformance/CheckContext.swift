@@ -73,7 +73,8 @@ final class CheckContext: Sendable {
   }
 
   private func open(_ url: StoreURL) async throws -> Store {
-    let store = Store(backend: try await target.open(url, logger: log.logger), logger: log.logger)
+    let logger = log.logger(alsoTo: target.logger)
+    let store = Store(backend: try await target.open(url, logger: logger), logger: logger)
     state.withLock { state in
       state.urls[ObjectIdentifier(store)] = url
       state.open.append(store)

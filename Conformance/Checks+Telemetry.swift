@@ -14,9 +14,10 @@ extension ConformanceSuite {
       "telemetry.no-value-in-metrics-or-spans",
       "A store made under a recording metrics factory and tracer times each call by operation and entity "
         + "(db.client.operation.duration), counts rows written and failures by code, and traces each call as "
-        + "a span named by OpenTelemetry's database conventions — and records no stored value: writes, a "
-        + "failed write and reads with values holding a marker leave it in no label, dimension, span name, "
-        + "attribute, event or status."
+        + "a span named by OpenTelemetry's database conventions; a SQL backend (SQLite, PostgreSQL) adds a "
+        + "child span per statement with its shape as db.query.text, the commit among them — and records no "
+        + "stored value: writes, a failed write and reads with values holding a marker leave it in no label, "
+        + "dimension, span name, attribute, event or status, statement spans included."
     ) { context in
       let metrics = TestMetrics()
       let tracer = InMemoryTracer()
@@ -65,6 +66,7 @@ extension ConformanceSuite {
         metrics.counters(label: "coffer.operation.failures").contains { counter in
           counter.dimensions.contains { $0 == ("error.type", "uniqueViolation") } && counter.totalValue == 1
         }, "the refused insert was not counted in coffer.operation.failures by its code")
+      try expectStatementSpans(spans)
       let inserted = metrics.counters(label: "coffer.batch.rows").filter { counter in
         counter.dimensions.contains { $0 == ("coffer.change", "inserted") }
       }
@@ -96,4 +98,42 @@ extension ConformanceSuite {
       }
     }
   ]
+}
+
+/// On a SQL backend, checks that the statements are spans under the store calls' spans: a
+/// `SELECT` under the fetch, an `INSERT` and the `COMMIT` under a batch, each with the
+/// OpenTelemetry database attributes. A backend without SQL statements has none to check.
+private func expectStatementSpans(_ spans: [FinishedInMemorySpan]) throws {
+  let calls = spans.filter { $0.attributes.get("db.query.text") == nil }
+  let statements = spans.filter { $0.attributes.get("db.query.text") != nil }
+  let systems = Set(
+    calls.compactMap { span -> String? in
+      guard case .string(let system) = span.attributes.get("db.system.name") else { return nil }
+      return system
+    })
+  guard !systems.isDisjoint(with: ["sqlite", "postgresql"]) else {
+    try expect(statements.isEmpty, "a backend without SQL made statement spans")
+    return
+  }
+  let callsByID = Dictionary(calls.map { ($0.spanID, $0) }, uniquingKeysWith: { first, _ in first })
+  func under(_ call: String, _ operation: String) -> Bool {
+    statements.contains { statement in
+      statement.attributes.get("db.operation.name") == .string(operation)
+        && statement.parentSpanID.flatMap { callsByID[$0] }?.operationName == call
+    }
+  }
+  try expect(under("fetch Account", "SELECT"), "no SELECT span under the 'fetch Account' span")
+  try expect(under("apply Account", "INSERT"), "no INSERT span under an 'apply Account' span")
+  try expect(under("apply Account", "COMMIT"), "no COMMIT span under an 'apply Account' span")
+  for statement in statements {
+    try expect(
+      statement.kind == .client, "the statement span '\(statement.operationName)' is not of kind client")
+    try expect(
+      statement.attributes.get("db.system.name") != nil
+        && statement.attributes.get("db.operation.name") != nil,
+      "the statement span '\(statement.operationName)' lacks db.system.name or db.operation.name")
+    try expect(
+      statement.parentSpanID.map { callsByID[$0] != nil } ?? false,
+      "the statement span '\(statement.operationName)' is not under a store call's span")
+  }
 }

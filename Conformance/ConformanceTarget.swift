@@ -49,6 +49,10 @@ public struct ConformanceTarget: Sendable {
   /// generates and the `Codable` derivation, so that a backend is shown to behave the same for
   /// models declared either way.
   @_spi(Backend) public let rowCodecs: [RowCodecChoice] = RowCodecChoice.allCases
+  /// A logger that also receives what the checks' stores and backends log, besides the copy the
+  /// checks keep to search: what `coffer conformance --log-level` writes. `nil` (the default)
+  /// logs nowhere else.
+  public var logger: Logger?
   let base: StoreURL
   let entry: BackendRegistry.Entry
   let directory: String

@@ -23,6 +23,14 @@ final class LogCapture: Sendable {
     Logger(label: "coffer.conformance") { _ in Handler(capture: self) }
   }
 
+  /// A logger whose lines land here and, when given, in `other` too (at `other`'s level).
+  func logger(alsoTo other: Logger?) -> Logger {
+    guard let other else { return logger }
+    return Logger(label: "coffer.conformance") { _ in
+      MultiplexLogHandler([Handler(capture: self), other.handler])
+    }
+  }
+
   /// The lines logged so far.
   var lines: [Record] { records.withLock { $0 } }
 

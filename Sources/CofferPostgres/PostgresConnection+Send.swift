@@ -16,10 +16,7 @@ extension PostgresConnection {
   @discardableResult
   func send(_ query: PostgresQuery, logger: Logger = .disabled) async throws -> PostgresRowSequence {
     guard !isClosed else { throw ChannelError.ioOnClosedChannel }
-    guard let log = StatementLog.current else { return try await self.query(query, logger: logger) }
-    let started = ContinuousClock.now
-    defer { log.record(query.sql, since: started) }
-    return try await self.query(query, logger: logger)
+    return try await watched(query.sql) { try await self.query(query, logger: logger) }
   }
 
   /// Executes a prepared statement, unless the connection has closed (see ``send(_:logger:)``).
@@ -27,19 +24,25 @@ extension PostgresConnection {
     -> AsyncThrowingMapSequence<PostgresRowSequence, Statement.Row>
   {
     guard !isClosed else { throw ChannelError.ioOnClosedChannel }
-    guard let log = StatementLog.current else { return try await execute(statement, logger: logger) }
-    let started = ContinuousClock.now
-    defer { log.record(Statement.sql, since: started) }
-    return try await execute(statement, logger: logger)
+    return try await watched(Statement.sql) { try await execute(statement, logger: logger) }
   }
 
   /// Sends `query`, which returns no rows, and returns how many rows it wrote, unless the
   /// connection has closed (see ``send(_:logger:)``).
   func sendCountingRows(_ query: PostgresQuery, logger: Logger = .disabled) async throws -> Int {
     guard !isClosed else { throw ChannelError.ioOnClosedChannel }
-    let log = StatementLog.current
-    let started = log == nil ? nil : ContinuousClock.now
-    defer { if let log, let started { log.record(query.sql, since: started) } }
-    return try await self.query(query, logger: logger) { _ in }.get().rows ?? 0
+    return try await watched(query.sql) {
+      try await self.query(query, logger: logger) { _ in }.get().rows ?? 0
+    }
+  }
+
+  /// Runs `body`, which sends the statement `sql`, logging it and making a span of it as the
+  /// pool's ``PostgresStatementWatch`` says; only runs `body` when the pool bound none.
+  private func watched<R>(_ sql: String, _ body: () async throws -> R) async throws -> R {
+    guard let watch = PostgresStatementWatch.current else { return try await body() }
+    let started = ContinuousClock.now
+    defer { watch.log?.record(sql, since: started) }
+    guard let tracer = watch.tracer else { return try await body() }
+    return try await tracer.measure(sql, body)
   }
 }

@@ -47,8 +47,10 @@ final class PostgresConnectionPool: Sendable {
   private let executors = LockedState<[ObjectIdentifier: EventLoopExecutor]>([:])
   /// The connection settings for each of ``hosts``, in the same order.
   let connectionConfigurations: [PostgresConnection.Configuration]
-  /// Where the statements sent on the pool's connections are logged (`logStatements=on`).
-  let statementLog: StatementLog?
+  /// Where the statements sent on the pool's connections are logged (`logStatements=on`) and
+  /// made spans of, under the span of the store call that sent them (a tracer was in force as
+  /// the store opened); `nil` when neither.
+  let statementWatch: PostgresStatementWatch?
   /// The pool's gauges and wait times, when a metrics backend is bootstrapped.
   let metrics: ConnectionPoolMetrics?
   /// Which server the connections go to.
@@ -76,7 +78,9 @@ final class PostgresConnectionPool: Sendable {
     self.failure = failure
     self.logger = logger
     self.hosts = failure.hosts
-    self.statementLog = configuration.logStatements ? StatementLog(logger: logger) : nil
+    self.statementWatch = PostgresStatementWatch.make(
+      log: configuration.logStatements ? StatementLog(logger: logger) : nil,
+      tracer: StatementTracer.current(system: "postgresql", store: failure.store))
     self.metrics = ConnectionPoolMetrics.current(
       system: "postgresql", pool: target.label(failure), maximum: configuration.poolSize)
     let tls: PostgresConnection.Configuration.TLS
@@ -192,10 +196,11 @@ final class PostgresConnectionPool: Sendable {
     }
   }
 
-  /// Runs `body` with the pool's statement log bound to the task, when it logs statements.
+  /// Runs `body` with the pool's statement watch bound to the task, when it logs or traces
+  /// statements.
   private func logged<R>(_ body: () async throws -> R) async throws -> R {
-    guard let statementLog else { return try await body() }
-    return try await StatementLog.$current.withValue(statementLog) { try await body() }
+    guard let statementWatch else { return try await body() }
+    return try await PostgresStatementWatch.$current.withValue(statementWatch) { try await body() }
   }
 
   /// Records the pool's open, idle and waiting counts.

@@ -1,6 +1,7 @@
 import CSQLite
 @_spi(Backend) import Coffer
 import CofferSQL
+import Tracing
 
 /// `SQLITE_CONSTRAINT_PRIMARYKEY`, which Swift does not import (a macro expression).
 let constraintPrimaryKey = SQLITE_CONSTRAINT | (6 << 8)
@@ -20,43 +21,62 @@ extension SQLiteBackend {
       try checkOpen()
       return ChangeSummary()
     }
-    return try await groupCommit.apply(changes, on: blocking) { [self] turn in applyTogether(turn) }
+    // The span of this call, for the statements the writer's thread runs for it: one test of
+    // `nil` when statements are not traced.
+    let span = statementTracer == nil ? nil : InstrumentationContext.current
+    return try await groupCommit.apply(changes, span: span, on: blocking) { [self] turn in applyTogether(turn)
+    }
   }
 
   /// Applies the batches of one turn of the writer in one transaction, each all or nothing in
   /// a savepoint, and returns each one's summary or error, in order. A failure of the
   /// transaction itself (it could not begin or commit, or the disk failed) fails them all.
-  func applyTogether(_ turn: [ChangeSet]) -> [Result<ChangeSummary, any Error>] {
+  ///
+  /// When statements are traced, each batch's statements are spans under its call's span; the
+  /// transaction's `BEGIN` and `COMMIT` are under the first batch's, the commit linked to the
+  /// others' spans.
+  func applyTogether(_ batches: [SQLiteGroupCommit.Batch]) -> [Result<ChangeSummary, any Error>] {
+    let first = batches.first?.span
     do {
       return try withWriter { connection in
         // Read under the writer lock: `prepare` changes the catalog only while holding it.
         let known = catalog.withLock { $0.tables }
-        if turn.count == 1 {
-          let summary = try transaction(on: connection, while: "applying a batch") {
-            try apply(turn[0], on: connection, tables: known, recording: try feed.isOn(connection))
+        if batches.count == 1 {
+          let summary = try connection.tracingStatements(under: first) {
+            try transaction(on: connection, while: "applying a batch") {
+              try apply(
+                batches[0].changes, on: connection, tables: known, recording: try feed.isOn(connection))
+            }
           }
           if feed.knownOn.withLock({ $0 }) { feed.signal.notify() }
           return [.success(summary)]
         }
-        let results = try transaction(on: connection, while: "applying batches") {
+        // Without a tracer every span is `nil`, and so is `first`: nothing is collected.
+        let others = first == nil ? [] : batches.dropFirst().compactMap(\.span)
+        let results = try transaction(on: connection, while: "applying batches", span: first, linking: others)
+        {
           let recording = try feed.isOn(connection)
           var results: [Result<ChangeSummary, any Error>] = []
-          results.reserveCapacity(turn.count)
-          for changes in turn {
-            try connection.run("SAVEPOINT coffer_batch")
-            let summary: ChangeSummary
-            do {
-              summary = try apply(changes, on: connection, tables: known, recording: recording)
-            } catch {
-              // An error that ended the whole transaction took every batch of the turn with it.
-              guard sqlite3_get_autocommit(connection.handle) == 0 else { throw error }
-              try connection.run("ROLLBACK TO coffer_batch")
+          results.reserveCapacity(batches.count)
+          for batch in batches {
+            let changes = batch.changes
+            let result: Result<ChangeSummary, any Error> = try connection.tracingStatements(under: batch.span)
+            {
+              try connection.run("SAVEPOINT coffer_batch")
+              let summary: ChangeSummary
+              do {
+                summary = try apply(changes, on: connection, tables: known, recording: recording)
+              } catch {
+                // An error that ended the whole transaction took every batch of the turn with it.
+                guard sqlite3_get_autocommit(connection.handle) == 0 else { throw error }
+                try connection.run("ROLLBACK TO coffer_batch")
+                try connection.run("RELEASE coffer_batch")
+                return .failure(error)
+              }
               try connection.run("RELEASE coffer_batch")
-              results.append(.failure(error))
-              continue
+              return .success(summary)
             }
-            try connection.run("RELEASE coffer_batch")
-            results.append(.success(summary))
+            results.append(result)
           }
           return results
         }
@@ -64,7 +84,7 @@ extension SQLiteBackend {
         return results
       }
     } catch {
-      return turn.map { _ in .failure(error) }
+      return batches.map { _ in .failure(error) }
     }
   }
 
@@ -95,14 +115,22 @@ extension SQLiteBackend {
   }
 
   /// Runs `body` in a write transaction, committing if it returns and rolling back if it throws.
-  func transaction<R>(on connection: SQLiteConnection, while action: String, _ body: () throws -> R) throws
-    -> R
-  {
-    try connection.run("BEGIN IMMEDIATE")
+  /// When statements are traced and `span` is given, `BEGIN` and `COMMIT` are spans under it, and
+  /// the commit is linked to the spans in `linked`, the other calls it made durable.
+  func transaction<R>(
+    on connection: SQLiteConnection, while action: String, span: InstrumentationContext? = nil,
+    linking linked: [InstrumentationContext] = [], _ body: () throws -> R
+  ) throws -> R {
+    // Without a span of their own, BEGIN and COMMIT belong to the span the caller set, if any.
+    func traced(linking linked: [InstrumentationContext] = [], _ statement: () throws -> Void) rethrows {
+      guard let span else { return try statement() }
+      try connection.tracingStatements(under: span, linking: linked, statement)
+    }
+    try traced { try connection.run("BEGIN IMMEDIATE") }
     let result: R
     do {
       result = try body()
-      try connection.run("COMMIT")
+      try traced(linking: linked) { try connection.run("COMMIT") }
     } catch {
       if sqlite3_get_autocommit(connection.handle) == 0 { try? connection.run("ROLLBACK") }
       throw error

@@ -35,6 +35,9 @@ public final class SQLiteBackend {
   let groupCommit = SQLiteGroupCommit()
   /// Where the backend logs opening, schema changes and closing.
   let logger: Logger
+  /// Makes a span of each statement, under the span of the store call that sent it; `nil` when
+  /// no tracer was in force as the store opened.
+  let statementTracer: StatementTracer?
   let readers: SQLiteReaderPool
   /// The connection whose `PRAGMA data_version` tells of commits, taken from the readers the
   /// first time an observer asks (see ``commitMarker()``).
@@ -77,14 +80,16 @@ public final class SQLiteBackend {
     let connection = try SQLiteConnection(
       path: path, storeName: name, configuration: configuration, catalogCache: catalogCache)
     let statementLog = configuration.logStatements ? StatementLog(logger: self.logger) : nil
-    if let statementLog { connection.logStatements(to: statementLog) }
+    let statementTracer = StatementTracer.current(system: "sqlite", store: name)
+    self.statementTracer = statementTracer
+    connection.watchStatements(log: statementLog, tracer: statementTracer)
     try Self.configureWriter(connection, configuration)
     self.writer = LockedState(connection)
     self.blocking = BlockingQueue(label: "coffer.sqlite.writer")
     let opener: @Sendable () throws -> SQLiteConnection = {
       let reader = try SQLiteConnection(
         path: path, storeName: name, configuration: configuration, catalogCache: catalogCache)
-      if let statementLog { reader.logStatements(to: statementLog) }
+      reader.watchStatements(log: statementLog, tracer: statementTracer)
       try reader.execute("PRAGMA query_only = ON")
       return reader
     }

@@ -21,9 +21,9 @@ final class SQLiteConnection: @unchecked Sendable {
   /// The serial of the table whose statements are cached, by table name: an evolved entity's
   /// table is published under a new serial, and the statements of the old one are dropped.
   private var tableSerials: [String: Int] = [:]
-  /// Where this connection's statements are logged, when the store logs them: kept here, since
-  /// SQLite's trace hook holds only an unretained pointer to it.
-  var statementLog: SQLiteStatementLog?
+  /// Where this connection's statements are logged or traced, when the store logs or traces
+  /// them: kept here, since SQLite's trace hook holds only an unretained pointer to it.
+  var statementHook: SQLiteStatementHook?
 
   /// The most statements kept compiled; past it the cache starts again (rare: it takes that
   /// many different query shapes).

@@ -1,4 +1,5 @@
 @_spi(Backend) import Coffer
+import Tracing
 
 /// The batches waiting for the writer, applied together: every batch that arrives while the
 /// writer is busy waits, and the next turn applies all of them in one transaction, each in a
@@ -12,23 +13,31 @@
 final class SQLiteGroupCommit: Sendable {
   /// A batch and the caller waiting for it.
   struct Waiting: Sendable {
-    let changes: ChangeSet
+    let batch: Batch
     let caller: CheckedContinuation<ChangeSummary, any Error>
+  }
+
+  /// A batch to apply and the span of the call that sent it, when statements are traced: the
+  /// writer's thread has no task to ask.
+  struct Batch: Sendable {
+    let changes: ChangeSet
+    let span: InstrumentationContext?
   }
 
   private let state = LockedState<(waiting: [Waiting], turnScheduled: Bool)>(([], false))
 
   /// Applies `changes` in the next turn and returns its summary; a turn is scheduled on
   /// `queue` unless one is waiting to run. `applyTurn` applies the batches of a turn and returns
-  /// a result for each, in order.
+  /// a result for each, in order. `span` is the calling store call's span, when statements are
+  /// traced.
   func apply(
-    _ changes: ChangeSet, on queue: BlockingQueue,
-    _ applyTurn: @escaping @Sendable ([ChangeSet]) -> [Result<ChangeSummary, any Error>]
+    _ changes: ChangeSet, span: InstrumentationContext?, on queue: BlockingQueue,
+    _ applyTurn: @escaping @Sendable ([Batch]) -> [Result<ChangeSummary, any Error>]
   ) async throws -> ChangeSummary {
     defer { queue.wokeUp() }
     return try await withCheckedThrowingContinuation { caller in
       let schedule = state.withLock { state in
-        state.waiting.append(Waiting(changes: changes, caller: caller))
+        state.waiting.append(Waiting(batch: Batch(changes: changes, span: span), caller: caller))
         defer { state.turnScheduled = true }
         return !state.turnScheduled
       }
@@ -39,7 +48,7 @@ final class SQLiteGroupCommit: Sendable {
   /// Takes every batch waiting and applies them, then answers their callers. Runs on the
   /// queue's thread; a batch that arrives meanwhile schedules the next turn.
   private func runTurn(
-    on queue: BlockingQueue, _ applyTurn: ([ChangeSet]) -> [Result<ChangeSummary, any Error>]
+    on queue: BlockingQueue, _ applyTurn: ([Batch]) -> [Result<ChangeSummary, any Error>]
   ) {
     let turn = state.withLock { state in
       state.turnScheduled = false
@@ -47,7 +56,7 @@ final class SQLiteGroupCommit: Sendable {
       return state.waiting
     }
     if turn.isEmpty { return }
-    let results = applyTurn(turn.map(\.changes))
+    let results = applyTurn(turn.map(\.batch))
     for (waiting, result) in zip(turn, results) { queue.wake(waiting.caller, with: result) }
   }
 }

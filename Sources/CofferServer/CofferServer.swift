@@ -74,6 +74,11 @@ public struct CofferServer: Service, Sendable {
     /// the route's template, the method and the status as dimensions — never a path's values.
     /// Off by default; it costs nothing to record until a metrics backend is bootstrapped.
     public var requestMetrics: Bool
+    /// Whether every request is a server span (swift-distributed-tracing) named by its route's
+    /// template (`POST /v1/apply`), with the store calls it makes as child spans; it records the
+    /// method, the route and the status, never a path's values, a query or a header. Off by
+    /// default; it costs nothing to record until a tracer is bootstrapped.
+    public var requestTracing: Bool
 
     /// A configuration; every limit has a default.
     public init(
@@ -96,6 +101,7 @@ public struct CofferServer: Service, Sendable {
       self.additionalRoutes = []
       self.viewer = nil
       self.requestMetrics = false
+      self.requestTracing = false
     }
   }
 
@@ -128,6 +134,7 @@ public struct CofferServer: Service, Sendable {
     let router = Router(context: BasicRequestContext.self)
     // Before any route: a route takes the middleware added before it.
     if configuration.requestMetrics { router.add(middleware: MetricsMiddleware()) }
+    if configuration.requestTracing { router.add(middleware: RequestTracingMiddleware()) }
     state.addRoutes(to: router)
     for add in configuration.additionalRoutes { add(router) }
     if let viewer = configuration.viewer, !state.isNamed { state.addViewerRoutes(viewer, to: router) }
@@ -154,10 +161,12 @@ extension Duration {
 
 extension CofferServer {
   /// Runs the server in a service group that shuts down gracefully on SIGTERM or SIGINT: what
-  /// `coffer serve` does.
-  public func runUntilTerminated() async throws {
+  /// `coffer serve` does. `others` run beside it and stop after it (a trace exporter that
+  /// sends the spans of the last requests, say).
+  public func runUntilTerminated(alongside others: [any Service] = []) async throws {
     let group = ServiceGroup(
-      configuration: .init(services: [self], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+      configuration: .init(
+        services: others + [self], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
     try await group.run()
   }
 }

@@ -1,7 +1,7 @@
 @_spi(Backend) import Coffer
 import Foundation
 
-/// Reads an export (``Store/exportJSONLines(entities:write:)``) into a store, a line at a time,
+/// Reads an export (``Store/exportJSONLines(entities:progress:write:)``) into a store, a line at a time,
 /// and proves it read everything the export wrote.
 ///
 /// ```swift
@@ -24,6 +24,11 @@ public struct StoreImporter: Sendable {
   public let target: Store
   /// Rows per atomic insert.
   public var batchSize = 2_000
+  /// Called as each entity starts, after each batch is inserted, and once the closing line is
+  /// checked (then with ``RowProgress/totalRows`` set, which an import learns only there).
+  public var progress: (@Sendable (RowProgress) -> Void)? {
+    didSet { counter = RowProgressCounter(totalRows: nil, report: progress) }
+  }
 
   private var lineNumber = 0
   private var opened = false
@@ -32,6 +37,7 @@ public struct StoreImporter: Sendable {
   private var digests: [EntityDigest] = []
   private var entitiesTouched: [EntitySchema] = []
   private var rowsRead = 0
+  private var counter = RowProgressCounter(totalRows: nil, report: nil)
 
   /// The entity whose rows are being read.
   private struct Entity: Sendable {
@@ -47,7 +53,7 @@ public struct StoreImporter: Sendable {
 
   /// Reads the next line of the export, or several: `text` holds one or more whole lines, with
   /// or without the line break after the last — a line as a file reader yields it, or a piece
-  /// of text exactly as ``Store/exportJSONLines(entities:write:)`` hands it to its closure.
+  /// of text exactly as ``Store/exportJSONLines(entities:progress:write:)`` hands it to its closure.
   /// Blank lines are skipped. A line must not be split across two calls.
   ///
   /// - Throws: ``CofferError/Code/invalidInput`` naming the line for a line that is not of the
@@ -138,6 +144,7 @@ public struct StoreImporter: Sendable {
       try await endEntity()
       let header = try decode(Header.self, line)
       try await begin(header.entity)
+      counter.start(header.entity.name, rows: header.rows)
       current = Entity(
         schema: header.entity, expectedRows: header.rows, digester: RowDigester(schema: header.entity))
     case "end":
@@ -145,6 +152,7 @@ public struct StoreImporter: Sendable {
       let closing = try decode(Closing.self, line).end
       try check(closing)
       ended = true
+      counter.end(totalRows: rowsRead)
     default:
       throw failure("A line of an unknown kind (`\(kind)`): the export is of another format.")
     }
@@ -184,6 +192,7 @@ public struct StoreImporter: Sendable {
     guard var entity = current else { return }
     current = nil
     if !entity.rows.isEmpty { try await insert(&entity) }
+    counter.endEntity()
     guard entity.read == entity.expectedRows else {
       throw failure(
         "The entity \(entity.schema.name) has \(entity.read) rows where its header line says \(entity.expectedRows): "
@@ -192,7 +201,7 @@ public struct StoreImporter: Sendable {
     digests.append(entity.digester.digest)
   }
 
-  private func insert(_ entity: inout Entity) async throws {
+  private mutating func insert(_ entity: inout Entity) async throws {
     let rows = entity.rows
     entity.rows.removeAll(keepingCapacity: true)
     try await target.apply(
@@ -201,6 +210,7 @@ public struct StoreImporter: Sendable {
         layouts: [entity.schema.name: entity.schema]),
       preconditionsChecked: false, enforcingReferences: false)
     target.telemetry?.countCopied(rows.count, entity: entity.schema.name)
+    counter.add(rows.count)
   }
 
   /// Checks the closing line's digests against what was read.
@@ -287,7 +297,7 @@ public struct ImportReport: Sendable, Hashable {
 }
 
 extension Store {
-  /// Imports an export (see ``exportJSONLines(entities:write:)``): ``StoreImporter`` over every
+  /// Imports an export (see ``exportJSONLines(entities:progress:write:)``): ``StoreImporter`` over every
   /// element, then ``StoreImporter/finish()``.
   ///
   /// Each element holds one or more whole lines: the lines of a file (a line reader's
@@ -302,10 +312,15 @@ extension Store {
   ///   continuation.finish()
   /// })
   /// ```
+  ///
+  /// - Parameter progress: Called as ``StoreImporter/progress`` is.
   @discardableResult
-  public func importJSONLines<Lines: AsyncSequence>(_ lines: Lines) async throws -> ImportReport
+  public func importJSONLines<Lines: AsyncSequence>(
+    _ lines: Lines, progress: (@Sendable (RowProgress) -> Void)? = nil
+  ) async throws -> ImportReport
   where Lines.Element: StringProtocol {
     var importer = StoreImporter(into: self)
+    importer.progress = progress
     for try await line in lines { try await importer.read(line) }
     return try await importer.finish()
   }

@@ -43,17 +43,24 @@ extension Store {
   /// Problems name entity, id and field, never another stored value. Reading a whole store
   /// takes as long as an export.
   ///
+  /// - Parameter progress: Called as each entity's full read starts and ends and every thousand
+  ///   rows or so between, with the rows read so far out of every entity's count.
   /// - Throws: The backend's error when it cannot read at all (a closed store, a lost server).
-  public func verify() async throws -> VerifyReport {
+  public func verify(progress: (@Sendable (RowProgress) -> Void)? = nil) async throws -> VerifyReport {
     var report = VerifyReport(store: backend.name)
     if let inspecting = backend as? any StorageInspecting {
       report.problems = try await rethrowing { try await inspecting.checkStorage() }
     }
     let schemas = try await storedSchemas(named: nil)
     try await withRowReader { reader in
-      for schema in schemas {
+      var counts: [Int] = []
+      for schema in schemas { counts.append(try await reader.count(of: schema)) }
+      var counter = RowProgressCounter(totalRows: counts.reduce(0, +), report: progress)
+      for (schema, counted) in zip(schemas, counts) {
         var check = EntityVerifier(schema: schema)
-        try await check.run(reader)
+        counter.start(schema.name, rows: counted)
+        try await check.run(reader, counted: counted, counter: &counter)
+        counter.endEntity()
         report.entities.append(
           VerifyReport.EntityCheck(
             entity: schema.name, rows: check.rows, indexesChecked: check.indexesChecked))
@@ -76,9 +83,10 @@ struct EntityVerifier {
 
   init(schema: EntitySchema) { self.schema = schema }
 
-  mutating func run(_ reader: RowReader) async throws {
-    let scan = try await fullScan(reader)
-    let counted = try await reader.count(of: schema)
+  /// Checks the entity, whose rows a count in the same snapshot gave as `counted`, counting the
+  /// rows of the full read into `counter`.
+  mutating func run(_ reader: RowReader, counted: Int, counter: inout RowProgressCounter) async throws {
+    let scan = try await fullScan(reader, counter: &counter)
     if counted != rows {
       note(nil, nil, "A count of every row gives \(counted), but a full read returned \(rows) rows.")
     }
@@ -96,7 +104,8 @@ struct EntityVerifier {
 
   /// Reads every row in id order: each value, the ids' order and uniqueness, and the unique
   /// indexes; returns the ids it saw, for comparing index-ordered reads with them.
-  private mutating func fullScan(_ reader: RowReader) async throws -> IDSet {
+  private mutating func fullScan(_ reader: RowReader, counter: inout RowProgressCounter) async throws -> IDSet
+  {
     let schema = self.schema
     var query = RowReader.all(of: schema)
     query.sort = [Sort(schema.idField.name)]
@@ -110,6 +119,7 @@ struct EntityVerifier {
     var rows = 0
     try await reader.readReleasing(query) { fields in
       rows += 1
+      counter.add(1)
       let row: Row
       do {
         row = try Row(fields)

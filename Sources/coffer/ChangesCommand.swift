@@ -24,7 +24,7 @@ extension CofferCommand {
     @Flag(help: "Keep waiting for new batches instead of stopping at the last one.")
     var follow = false
 
-    @OptionGroup var observing: ObservingOptions
+    @OptionGroup var logging: LoggingOptions
 
     func run() async throws {
       var position: ChangePosition?
@@ -34,7 +34,7 @@ extension CofferCommand {
         }
         position = parsed
       }
-      let store = try await StoreArgument.openExisting(url, role: "store", logger: observing.logger)
+      let store = try await StoreArgument.openExisting(url, role: "store", logger: logging.logger)
       do {
         for try await batch in store.changes(after: position, follow: follow) {
           FileHandle.standardOutput.write(Data((batch.jsonLine + "\n").utf8))

@@ -24,6 +24,8 @@ extension CofferCommand {
       name: .long, help: ArgumentHelp("Run only checks whose id contains this text.", valueName: "SUBSTRING"))
     var filter: String?
 
+    @OptionGroup var logging: LoggingOptions
+
     func validate() throws {
       if !list && urls.isEmpty {
         throw ValidationError(
@@ -52,8 +54,10 @@ extension CofferCommand {
           let directory = (scratch as NSString).appendingPathComponent("store-\(number + 1)")
           // This executable is also the second process of the multi-process checks.
           let child = Bundle.main.executablePath.map(ConformanceTarget.ChildProgram.coffer(at:))
-          targets.append(
-            try await ConformanceTarget(url: url, registry: .builtIn, directory: directory, child: child))
+          var target = try await ConformanceTarget(
+            url: url, registry: .builtIn, directory: directory, child: child)
+          target.logger = logging.logger
+          targets.append(target)
         } catch {
           throw Terminal.failure(
             error, while: "preparing the store '\(StoreArgument.redacted(url))' for the conformance suite")

@@ -27,11 +27,13 @@ extension CofferCommand {
       help: ArgumentHelp("A JSON or YAML file whose coffer.store names the store.", valueName: "FILE"))
     var config: String?
 
+    @OptionGroup var logging: LoggingOptions
+
     func run() async throws {
       let (url, source) = try await chooseStore()
       let opened: Store
       do {
-        opened = try await Store.open(url: url)
+        opened = try await Store.open(url: url, registry: .builtIn, logger: logging.logger)
       } catch {
         throw Terminal.failure(
           error, while: "opening the store '\(StoreArgument.redacted(url))' (from \(source.explanation))")

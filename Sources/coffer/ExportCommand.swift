@@ -11,7 +11,8 @@ extension CofferCommand {
       discussion: """
         One line per row, after a header line per entity with its exact schema, and a closing line with \
         every entity's digest, so that 'coffer import' proves it read all of it. Every value round-trips \
-        exactly. The store is only read.
+        exactly. The store is only read. Progress goes to standard error: a bar on a terminal, or JSON lines \
+        with --progress json.
         """)
 
     @Argument(help: ArgumentHelp("The store to export, e.g. plist:///var/app/store.plist.", valueName: "URL"))
@@ -33,17 +34,23 @@ extension CofferCommand {
     func run() async throws {
       let store = try await StoreArgument.openExisting(url, role: "store", logger: observing.logger)
       let digest: StoreDigest
+      let display = observing.progressDisplay()
+      let progress: @Sendable (RowProgress) -> Void = { display.show(CommandProgress("export", $0)) }
       do {
         if let output {
-          digest = try await Self.export(store, entities: entity, toFile: output)
+          digest = try await Self.export(store, entities: entity, toFile: output, progress: progress)
         } else {
           let out = TextOutput(handle: .standardOutput)
-          digest = try await store.exportJSONLines(entities: entity.isEmpty ? nil : entity) {
+          digest = try await store.exportJSONLines(
+            entities: entity.isEmpty ? nil : entity, progress: progress
+          ) {
             try await out.write($0)
           }
         }
+        display.finish()
         try await store.close()
       } catch {
+        display.finish()
         throw Terminal.failure(error, while: "exporting the store '\(store.backend.name)'")
       }
       Terminal.complain(
@@ -52,7 +59,10 @@ extension CofferCommand {
     }
 
     /// Writes the export to a temporary file beside `path`, then renames it into place.
-    static func export(_ store: Store, entities: [String], toFile path: String) async throws -> StoreDigest {
+    static func export(
+      _ store: Store, entities: [String], toFile path: String,
+      progress: @escaping @Sendable (RowProgress) -> Void
+    ) async throws -> StoreDigest {
       let target = URL(fileURLWithPath: path)
       let partial = target.deletingLastPathComponent()
         .appendingPathComponent(".\(target.lastPathComponent).partial-\(UUID().uuidString)")
@@ -63,7 +73,9 @@ extension CofferCommand {
       do {
         let handle = try FileHandle(forWritingTo: partial)
         let out = TextOutput(handle: handle)
-        let digest = try await store.exportJSONLines(entities: entities.isEmpty ? nil : entities) {
+        let digest = try await store.exportJSONLines(
+          entities: entities.isEmpty ? nil : entities, progress: progress
+        ) {
           try await out.write($0)
         }
         try handle.synchronize()

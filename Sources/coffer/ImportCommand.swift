@@ -11,7 +11,8 @@ extension CofferCommand {
       discussion: """
         The store is created when it does not exist; it must hold no rows of the entities imported. The \
         digests in the export's closing line are checked; when anything fails, the rows imported are removed \
-        again and the command exits non-zero.
+        again and the command exits non-zero. Progress goes to standard error: a bar on a terminal, or JSON \
+        lines with --progress json.
         """)
 
     @Argument(
@@ -39,10 +40,15 @@ extension CofferCommand {
       }
       let store = try await StoreArgument.open(url, role: "store", logger: observing.logger)
       let report: ImportReport
+      let display = observing.progressDisplay()
       do {
-        report = try await store.importJSONLines(FileLines(handle: handle))
+        report = try await store.importJSONLines(FileLines(handle: handle)) {
+          display.show(CommandProgress("import", $0))
+        }
+        display.finish()
         try await store.close()
       } catch {
+        display.finish()
         try? await store.close()
         throw Terminal.failure(error, while: "importing into the store '\(store.backend.name)'")
       }

@@ -19,10 +19,10 @@ extension CofferCommand {
     @Flag(name: .long, help: "Print one JSON object instead of text.")
     var json = false
 
-    @OptionGroup var observing: ObservingOptions
+    @OptionGroup var logging: LoggingOptions
 
     func run() async throws {
-      let store = try await StoreArgument.openExisting(url, role: "store", logger: observing.logger)
+      let store = try await StoreArgument.openExisting(url, role: "store", logger: logging.logger)
       let inspection: StoreInspection
       do {
         inspection = try await store.inspect()

@@ -12,7 +12,8 @@ extension CofferCommand {
         removeField, removeEntity, addIndex, dropIndex; see Docs/Migrations.md). Steps the store has recorded \
         are skipped; each other step runs in one transaction and is recorded with it. With --dry-run the plan \
         runs on a copy of the store in memory: each step's rows and the first failure are printed, and the \
-        store is not changed. Without --plan, the steps the store has recorded are listed.
+        store is not changed. Without --plan, the steps the store has recorded are listed. Progress, a step \
+        at a time, goes to standard error: a bar on a terminal, or JSON lines with --progress json.
         """)
 
     @Argument(help: ArgumentHelp("The store to migrate.", valueName: "URL"))
@@ -42,7 +43,21 @@ extension CofferCommand {
           }
           return
         }
-        let report = dryRun ? try await store.rehearseMigration(plan) : try await store.migrate(plan)
+        let display = observing.progressDisplay()
+        let progress: @Sendable (MigrationProgress) -> Void = { step in
+          display.show(CommandProgress(step, elapsed: ContinuousClock.now - display.started))
+        }
+        let report: MigrationReport
+        do {
+          report =
+            dryRun
+            ? try await store.rehearseMigration(plan, progress: progress)
+            : try await store.migrate(plan, progress: progress)
+          display.finish()
+        } catch {
+          display.finish()
+          throw error
+        }
         try await store.close()
         Terminal.say(report.description)
         let verb = dryRun ? "would apply" : "applied"

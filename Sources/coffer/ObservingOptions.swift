@@ -2,13 +2,52 @@ import ArgumentParser
 import Foundation
 import Logging
 
-/// The options every data command takes to show what it does: a log on standard error
-/// (`--log-level`, `--log-format`) and, on long commands, progress (`--progress`).
-struct ObservingOptions: ParsableArguments {
+/// The options every command takes to log what it does to standard error: `--log-level` and
+/// `--log-format`.
+struct LoggingOptions: ParsableArguments {
   /// A log line's format.
   enum LogFormat: String, ExpressibleByArgument, CaseIterable {
     case text, json
   }
+
+  @Option(
+    name: .long,
+    help: ArgumentHelp(
+      "Log what the store and its backend do to standard error at this level and above: trace, debug, info, "
+        + "notice, warning, error or critical. Lines name stores, entities and codes, never a stored value.",
+      valueName: "LEVEL"))
+  var logLevel: Logger.Level?
+
+  @Option(
+    name: .long,
+    help: ArgumentHelp("How log lines are written: text or json (one object a line).", valueName: "FORMAT"))
+  var logFormat: LogFormat = .text
+
+  /// The logger the command's stores log to, or `nil` without `--log-level`.
+  var logger: Logger? { logLevel.map { logger(label: "coffer", level: $0) } }
+
+  /// A logger at `--log-level`, or at `level` when it is not given: what a server logs to, which
+  /// logs its notices without being asked.
+  func logger(label: String, defaultLevel level: Logger.Level) -> Logger {
+    logger(label: label, level: logLevel ?? level)
+  }
+
+  private func logger(label: String, level: Logger.Level) -> Logger {
+    let format = logFormat
+    var logger = Logger(label: label) { label in
+      switch format {
+      case .text: StreamLogHandler.standardError(label: label)
+      case .json: JSONLogHandler(label: label)
+      }
+    }
+    logger.logLevel = level
+    return logger
+  }
+}
+
+/// The options every long data command takes: ``LoggingOptions`` and progress (`--progress`).
+struct ObservingOptions: ParsableArguments {
+  @OptionGroup var logging: LoggingOptions
 
   /// How progress is shown.
   enum ProgressMode: String, ExpressibleByArgument, CaseIterable {
@@ -23,39 +62,22 @@ struct ObservingOptions: ParsableArguments {
   @Option(
     name: .long,
     help: ArgumentHelp(
-      "Log what the store and its backend do to standard error at this level and above: trace, debug, info, "
-        + "notice, warning, error or critical. Nothing is logged without it. Lines name stores, entities and "
-        + "codes, never a stored value.", valueName: "LEVEL"))
-  var logLevel: Logger.Level?
-
-  @Option(
-    name: .long,
-    help: ArgumentHelp("How log lines are written: text or json (one object a line).", valueName: "FORMAT"))
-  var logFormat: LogFormat = .text
-
-  @Option(
-    name: .long,
-    help: ArgumentHelp(
       "Progress of a long command on standard error: auto (a bar on a terminal, nothing otherwise), json (one "
         + "object a line) or none.", valueName: "MODE"))
   var progress: ProgressMode = .auto
 
   /// The logger the command's stores log to, or `nil` without `--log-level`.
-  var logger: Logger? {
-    guard let logLevel else { return nil }
-    let format = logFormat
-    var logger = Logger(label: "coffer") { label in
-      switch format {
-      case .text: StreamLogHandler.standardError(label: label)
-      case .json: JSONLogHandler(label: label)
-      }
-    }
-    logger.logLevel = logLevel
-    return logger
-  }
+  var logger: Logger? { logging.logger }
 
-  /// Whether progress is drawn as a bar (auto, on a terminal).
-  var progressOnTerminal: Bool { progress == .auto && isatty(STDERR_FILENO) == 1 }
+  /// Where the command shows its progress: a bar when `--progress auto` (the default) and
+  /// standard error is a terminal, JSON lines with `--progress json`, else nowhere.
+  func progressDisplay() -> ProgressDisplay {
+    switch progress {
+    case .json: ProgressDisplay(.json)
+    case .auto: ProgressDisplay(isatty(STDERR_FILENO) == 1 ? .bar : .quiet)
+    case .none: ProgressDisplay(.quiet)
+    }
+  }
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}

@@ -10,6 +10,7 @@ import Synchronization
   import CoreMetrics
   import Hummingbird
   import Prometheus
+  import ServiceLifecycle
 #endif
 
 extension CofferCommand {
@@ -35,6 +36,10 @@ extension CofferCommand {
           objects (entities optional). --no-auth serves without tokens, on a loopback address only. The API \
           is described at /openapi.json. SIGTERM or SIGINT stops the server gracefully: batches in flight \
           finish, change streams end. Put TLS in front with a reverse proxy (see the Server article).
+
+          --otlp-endpoint URL, or the standard OTEL_EXPORTER_OTLP_* environment variables, export each \
+          request and the store calls and SQL statements it made as spans over OTLP/HTTP (see the \
+          Observability article); off by default.
 
           --scratch BACKEND: serves scratch stores by name instead of one store: each first path component \
           (/NAME/v1/...) opens a new store of that backend in a temporary folder, removed when the server \
@@ -78,20 +83,39 @@ extension CofferCommand {
           """)
       var metrics = false
 
+      @Option(
+        help: ArgumentHelp(
+          "Export traces over OTLP/HTTP to the collector at this base URL (its /v1/traces), e.g. "
+            + "http://127.0.0.1:4318. The standard OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_* variables configure "
+            + "the export too; without either, nothing is traced.", valueName: "URL"))
+      var otlpEndpoint: String?
+
+      @OptionGroup var logging: LoggingOptions
+
       func run() async throws {
         let (host, port) = try Self.address(listen)
         var configuration = CofferServer.Configuration(
           host: host, port: port, maxBodyBytes: maxBodyBytes, maxRows: maxRows)
         if metrics { Self.serveMetrics(&configuration) }
+        // Before any store opens: a store takes the tracer in force when it is made.
+        var exporters: [any Service] = []
+        if Self.exportsTraces(endpoint: otlpEndpoint, environment: ProcessInfo.processInfo.environment) {
+          do {
+            exporters.append(try Self.bootstrapTracing(endpoint: otlpEndpoint))
+          } catch {
+            throw Terminal.failure(error, while: "setting up the OTLP trace export")
+          }
+          configuration.requestTracing = true
+        }
         configuration.tokens = try loadTokens(host: host)
         configuration.onListening = { port in
           FileHandle.standardError.write(Data("coffer serve: listening on http://\(host):\(port)\n".utf8))
         }
-        var logger = Logger(label: "coffer.serve") { label in StreamLogHandler.standardError(label: label) }
-        logger.logLevel = .notice
+        // The server logs its notices unasked; its stores log only with --log-level.
+        let logger = logging.logger(label: "coffer.serve", defaultLevel: .notice)
         if ui && scratch != nil { throw ValidationError("--ui serves one STORE, not --scratch stores.") }
         if let scratch {
-          try await serveScratch(scratch, configuration: configuration, logger: logger)
+          try await serveScratch(scratch, configuration: configuration, logger: logger, alongside: exporters)
           return
         }
         guard let url else { throw ValidationError("Give the STORE to serve, or --scratch BACKEND:.") }
@@ -104,10 +128,10 @@ extension CofferCommand {
                   .utf8))
           }
         }
-        let store = try await StoreArgument.open(url, role: "store")
+        let store = try await StoreArgument.open(url, role: "store", logger: logging.logger)
         let server = CofferServer(store: store, configuration: configuration, logger: logger)
         do {
-          try await server.runUntilTerminated()
+          try await server.runUntilTerminated(alongside: exporters)
           try await store.close()
         } catch {
           try? await store.close()
@@ -141,7 +165,8 @@ extension CofferCommand {
       /// Serves scratch stores of `backing`'s backend by name, each made the way the conformance
       /// suite makes its own, in a temporary folder that is removed (with the stores) at exit.
       private func serveScratch(
-        _ backing: String, configuration: CofferServer.Configuration, logger: Logger
+        _ backing: String, configuration: CofferServer.Configuration, logger: Logger,
+        alongside exporters: [any Service]
       ) async throws {
         let registry = BackendRegistry.builtIn
         let base: StoreURL
@@ -162,14 +187,14 @@ extension CofferCommand {
             let directory = (folder as NSString).appendingPathComponent(name)
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             let url = entry.scratchURL(base, directory, name)
-            let store = try await Store.open(url: url.description, registry: registry)
+            let store = try await Store.open(url: url.description, registry: registry, logger: logging.logger)
             opened.add(store, url)
             return store
           },
           configuration: configuration, logger: logger)
         var failure: (any Error)?
         do {
-          try await server.runUntilTerminated()
+          try await server.runUntilTerminated(alongside: exporters)
         } catch {
           failure = error
         }

@@ -12,8 +12,10 @@ extension CofferCommand {
       discussion: """
         Each store keeps its sync state in entities named coffer.sync.*, so a sync that is interrupted goes on \
         where it stopped. Rows changed on both sides merge per field, the later change winning. Both stores \
-        must hold the same fields for every entity they share. A line is printed per message; with --follow \
-        the command syncs again after every commit on either side until it is stopped.
+        must hold the same fields for every entity they share. Progress goes to standard error, a message at a \
+        time: a bar on a terminal, or JSON lines with --progress json (entity is push or pull, rowsDone the rows \
+        changed on either side so far). With --follow the command syncs again after every commit on either side \
+        until it is stopped.
         """)
 
     @Argument(help: ArgumentHelp("The local store.", valueName: "LOCAL"))
@@ -57,24 +59,29 @@ extension CofferCommand {
       )
       synchronizer.bootstrapPageSize = batchSize
       let started = ContinuousClock.now
+      let display = observing.progressDisplay()
       let progress: @Sendable (Synchronizer.Progress) -> Void = { step in
-        Terminal.say(
-          "\(step.pushing ? "push" : "pull"): \(step.states) row state\(step.states == 1 ? "" : "s") sent; "
-            + "so far \(step.report.pushedRows) row\(step.report.pushedRows == 1 ? "" : "s") changed there, "
-            + "\(step.report.pulledRows) here")
+        display.show(
+          CommandProgress(
+            command: "sync", entity: step.pushing ? "push" : "pull",
+            rowsDone: step.report.pushedRows + step.report.pulledRows, elapsed: ContinuousClock.now - started)
+        )
       }
       do {
         if follow {
           try await synchronizer.follow(progress: progress) { report in
+            display.finish()
             if report.pushedRows + report.pulledRows > 0 { Terminal.say(Self.summary(report, since: nil)) }
           }
         } else {
           let report = try await synchronizer.sync(progress: progress)
+          display.finish()
           Terminal.say(Self.summary(report, since: started))
         }
         try await here.close()
         try await there.close()
       } catch {
+        display.finish()
         throw Terminal.failure(error, while: "syncing '\(here.backend.name)' with '\(there.backend.name)'")
       }
     }
@@ -84,9 +91,7 @@ extension CofferCommand {
         "Synced: \(report.pushedRows) row\(report.pushedRows == 1 ? "" : "s") changed on the remote store, "
         + "\(report.pulledRows) on the local store"
       if let start {
-        let elapsed = ContinuousClock.now - start
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        line += " in " + String(format: "%.1f", seconds) + " s"
+        line += " in " + String(format: "%.1f", (ContinuousClock.now - start).seconds) + " s"
       }
       return line + "."
     }

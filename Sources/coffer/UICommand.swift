@@ -44,6 +44,8 @@ extension CofferCommand {
       @Flag(help: "Let the viewer read only: nothing on the page can change data.")
       var readOnly = false
 
+      @OptionGroup var logging: LoggingOptions
+
       func run() async throws {
         let (host, port) = try Serve.address(listen)
         guard ["127.0.0.1", "localhost", "::1"].contains(host) || host.hasPrefix("127.") else {
@@ -63,9 +65,9 @@ extension CofferCommand {
             + "(the link works once; Ctrl-C stops the viewer)\n"
           FileHandle.standardOutput.write(Data(text.utf8))
         }
-        var logger = Logger(label: "coffer.ui") { label in StreamLogHandler.standardError(label: label) }
-        logger.logLevel = .notice
-        let store = try await StoreArgument.open(url, role: "store")
+        // The viewer logs its notices unasked; its store logs only with --log-level.
+        let logger = logging.logger(label: "coffer.ui", defaultLevel: .notice)
+        let store = try await StoreArgument.open(url, role: "store", logger: logging.logger)
         let server = CofferServer(store: store, configuration: configuration, logger: logger)
         do {
           try await server.runUntilTerminated()

@@ -11,7 +11,8 @@ extension CofferCommand {
       discussion: """
         The backend checks its own structures (SQLite's integrity_check, a walk of LMDB's indexes, PostgreSQL's \
         constraints), then every row of every entity is read and checked against its schema, ids, unique \
-        indexes and indexes. The store is only read.
+        indexes and indexes. The store is only read. Progress goes to standard error: a bar on a terminal, or \
+        JSON lines with --progress json.
         """)
 
     @Argument(help: ArgumentHelp("The store to check.", valueName: "URL"))
@@ -22,10 +23,13 @@ extension CofferCommand {
     func run() async throws {
       let store = try await StoreArgument.openExisting(url, role: "store", logger: observing.logger)
       let report: VerifyReport
+      let display = observing.progressDisplay()
       do {
-        report = try await store.verify()
+        report = try await store.verify { display.show(CommandProgress("verify", $0)) }
+        display.finish()
         try await store.close()
       } catch {
+        display.finish()
         throw Terminal.failure(error, while: "verifying the store '\(store.backend.name)'")
       }
       for entity in report.entities {

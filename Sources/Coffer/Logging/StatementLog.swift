@@ -11,10 +11,6 @@ package struct StatementLog: Sendable {
   /// Where the lines go, with the store's name as `coffer.store`.
   let logger: Logger
 
-  /// The log of the statements the current task sends, for a backend whose statements go
-  /// through a pool that binds it (PostgreSQL); `nil` when they are not logged.
-  @TaskLocal package static var current: StatementLog?
-
   /// A log writing to `logger`.
   package init(logger: Logger) { self.logger = logger }
 

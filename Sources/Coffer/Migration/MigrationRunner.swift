@@ -78,7 +78,10 @@ enum MigrationRunner {
   ///
   /// - Throws: the first failing step's error (``CofferError/Code/migrationFailed`` for a step
   ///   that cannot go on); the store is left after the last step that succeeded.
-  static func run(_ plan: MigrationPlan, on backend: any StorageBackend) async throws -> MigrationReport {
+  static func run(
+    _ plan: MigrationPlan, on backend: any StorageBackend,
+    progress: (@Sendable (MigrationProgress) -> Void)? = nil
+  ) async throws -> MigrationReport {
     try plan.validate(store: backend.name)
     let editing = try backend.schemaEditing()
     var ran: [Int: Int] = [:]
@@ -93,6 +96,10 @@ enum MigrationRunner {
       case .ran(let position, let rowsTouched, let before):
         if firstRecord == nil { firstRecord = before }
         ran[position] = rowsTouched
+        progress?(
+          MigrationProgress(
+            step: plan.steps[position].name, stepsDone: position + 1, steps: plan.steps.count,
+            rowsTouched: ran.values.reduce(0, +)))
         // The last step is recorded: the plan is done without another transaction to say so.
         if position == plan.steps.count - 1 {
           return report(plan, alreadyApplied: (firstRecord ?? before).count, ran: ran, rehearsal: false)
@@ -104,7 +111,10 @@ enum MigrationRunner {
   /// Runs every step the tables have not recorded, in order, on the tables themselves;
   /// reports a failing step instead of throwing, leaving the tables after the last step that
   /// succeeded.
-  static func rehearse(_ plan: MigrationPlan, on tables: inout InMemoryTables) throws -> MigrationReport {
+  static func rehearse(
+    _ plan: MigrationPlan, on tables: inout InMemoryTables,
+    progress: (@Sendable (MigrationProgress) -> Void)? = nil
+  ) throws -> MigrationReport {
     try plan.validate(store: tables.storeName)
     let already = tables.migrations.count
     var ran: [Int: Int] = [:]
@@ -122,7 +132,12 @@ enum MigrationRunner {
       }
       switch turn {
       case .finished: return report(plan, alreadyApplied: already, ran: ran, rehearsal: true)
-      case .ran(let position, let rowsTouched, _): ran[position] = rowsTouched
+      case .ran(let position, let rowsTouched, _):
+        ran[position] = rowsTouched
+        progress?(
+          MigrationProgress(
+            step: plan.steps[position].name, stepsDone: position + 1, steps: plan.steps.count,
+            rowsTouched: ran.values.reduce(0, +)))
       }
     }
   }

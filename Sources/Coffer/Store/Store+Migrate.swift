@@ -44,8 +44,16 @@ extension Store {
   ///   not ``SchemaEditing``.
   @discardableResult
   public func migrate(_ plan: MigrationPlan) async throws -> MigrationReport {
+    try await migrate(plan, progress: nil)
+  }
+
+  /// ``migrate(_:)``, calling `progress` after each step it runs.
+  @discardableResult
+  package func migrate(_ plan: MigrationPlan, progress: (@Sendable (MigrationProgress) -> Void)?) async throws
+    -> MigrationReport
+  {
     let report = try await observed(.migrate, entity: nil) {
-      try await rethrowing { try await MigrationRunner.run(plan, on: backend) }
+      try await rethrowing { try await MigrationRunner.run(plan, on: backend, progress: progress) }
     }
     telemetry?.countMigrationSteps(report)
     // Only entities prepared for the row API need their stored schemas read again.
@@ -82,6 +90,13 @@ extension Store {
   /// - Throws: ``CofferError/Code/unknownMigration`` as ``migrate(_:)`` does; errors reading
   ///   the store. A failing step is reported, not thrown.
   public func rehearseMigration(_ plan: MigrationPlan) async throws -> MigrationReport {
+    try await rehearseMigration(plan, progress: nil)
+  }
+
+  /// ``rehearseMigration(_:)``, calling `progress` after each step it rehearses.
+  package func rehearseMigration(
+    _ plan: MigrationPlan, progress: (@Sendable (MigrationProgress) -> Void)?
+  ) async throws -> MigrationReport {
     let backend = self.backend
     var tables = InMemoryTables(storeName: backend.name)
     if let editing = backend as? any SchemaEditing {
@@ -96,7 +111,7 @@ extension Store {
         try tables.load(rows, into: schema.name)
       }
     }
-    var report = try MigrationRunner.rehearse(plan, on: &tables)
+    var report = try MigrationRunner.rehearse(plan, on: &tables, progress: progress)
     let result = tables
     let reader = RowReader(read: { try result.read($0, $1) }, count: { try result.count($0) })
     report.digest = try await reader.digest(of: result.schemas.values.sorted { $0.name < $1.name })

@@ -1,0 +1,41 @@
+import Hummingbird
+import Tracing
+
+/// A server span per request, under which the store calls it makes are traced: named
+/// `"<method> <route>"` by the route's template (`POST /v1/apply`), with `http.request.method`,
+/// `http.route` and `http.response.status_code` — never a path's values, a query or a header,
+/// which can hold ids, tokens or one-time links. Added by ``CofferServer/Configuration/requestTracing``.
+struct RequestTracingMiddleware<Context: RequestContext>: RouterMiddleware {
+  // `@concurrent`, as Hummingbird's protocol declares it (this package builds with nonisolated
+  // async functions running on their caller's actor by default).
+  @concurrent func handle(
+    _ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response
+  ) async throws -> Response {
+    let method = request.method.rawValue
+    let span = InstrumentationSystem.tracer.startSpan(
+      "HTTP \(method)", context: InstrumentationContext.current ?? .topLevel, ofKind: .server)
+    defer { span.end() }
+    span.attributes["http.request.method"] = method
+    do {
+      let response = try await InstrumentationContext.$current.withValue(span.context) {
+        try await next(request, context)
+      }
+      finish(span, method: method, context: context, status: response.status.code)
+      return response
+    } catch {
+      let status = (error as? any HTTPResponseError)?.status.code ?? 500
+      finish(span, method: method, context: context, status: status)
+      if status >= 500 { span.setStatus(SpanStatus(code: .error)) }
+      throw error
+    }
+  }
+
+  private func finish(_ span: any Span, method: String, context: Context, status: Int) {
+    if let route = context.endpointPath {
+      span.operationName = "\(method) \(route)"
+      span.attributes["http.route"] = route
+    }
+    span.attributes["http.response.status_code"] = status
+    if status >= 500 { span.attributes["error.type"] = String(status) }
+  }
+}
