@@ -37,7 +37,7 @@ extension PersonV1: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     let value0: Int64 = try reader.read(0, "id")
     let value1: String = try reader.read(1, "name")
     let value2: Int64 = try reader.read(2, "age")
@@ -94,7 +94,7 @@ extension PersonAddsOptional: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     let value0: Int64 = try reader.read(0, "id")
     let value1: String = try reader.read(1, "name")
     let value2: Int64 = try reader.read(2, "age")
@@ -156,7 +156,7 @@ extension PersonAddsDefault: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     let value0: Int64 = try reader.read(0, "id")
     let value1: String = try reader.read(1, "name")
     let value2: Int64 = try reader.read(2, "age")
@@ -217,7 +217,7 @@ extension PersonAddsRequired: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     let value0: Int64 = try reader.read(0, "id")
     let value1: String = try reader.read(1, "name")
     let value2: Int64 = try reader.read(2, "age")
@@ -272,7 +272,7 @@ extension PersonDropsAge: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     let value0: Int64 = try reader.read(0, "id")
     let value1: String = try reader.read(1, "name")
     self.id = value0
@@ -322,7 +322,7 @@ extension PersonRetypesAge: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     let value0: Int64 = try reader.read(0, "id")
     let value1: String = try reader.read(1, "name")
     let value2: String = try reader.read(2, "age")
@@ -377,7 +377,7 @@ extension BadgeV1: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     let value0: Int64 = try reader.read(0, "id")
     let value1: Int64? = try reader.read(1, "code")
     self.id = value0
@@ -429,7 +429,7 @@ extension BadgeRequiresCode: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     let value0: Int64 = try reader.read(0, "id")
     let value1: Int64 = try reader.read(1, "code")
     self.id = value0
@@ -476,7 +476,7 @@ extension LabelV1: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     let value0: Int64 = try reader.read(0, "id")
     let value1: String? = try reader.read(1, "text")
     self.id = value0
@@ -527,7 +527,7 @@ extension LabelUniqueText: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     let value0: Int64 = try reader.read(0, "id")
     let value1: String? = try reader.read(1, "text")
     self.id = value0
@@ -574,7 +574,7 @@ extension NamedLabelV1: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     let value0: String = try reader.read(0, "id")
     let value1: String? = try reader.read(1, "text")
     self.id = value0
@@ -625,7 +625,7 @@ extension NamedLabelUniqueText: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     let value0: String = try reader.read(0, "id")
     let value1: String? = try reader.read(1, "text")
     self.id = value0
@@ -672,7 +672,7 @@ extension BlobV1: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     let value0: Int64 = try reader.read(0, "id")
     let value1: Data? = try reader.read(1, "blob")
     self.id = value0
@@ -722,7 +722,7 @@ extension BlobAddsNote: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     let value0: Int64 = try reader.read(0, "id")
     let value1: Data? = try reader.read(1, "blob")
     let value2: String? = try reader.read(2, "note")

@@ -37,7 +37,7 @@ extension RefThread: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     let value0: Int64 = try reader.read(0, "id")
     let value1: String = try reader.read(1, "title")
     self.id = value0
@@ -99,7 +99,7 @@ extension RefMessage: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     let value0: Int64 = try reader.read(0, "id")
     let value1: Int64 = try reader.read(1, "threadID")
     let value2: String = try reader.read(2, "text")
@@ -166,7 +166,7 @@ extension RefNote: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     let value0: Int64 = try reader.read(0, "id")
     let value1: Int64? = try reader.read(1, "threadID")
     let value2: String = try reader.read(2, "text")
@@ -226,7 +226,7 @@ extension RefPin: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     let value0: Int64 = try reader.read(0, "id")
     let value1: Int64 = try reader.read(1, "threadID")
     self.id = value0
@@ -282,7 +282,7 @@ extension RefLoose: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     let value0: Int64 = try reader.read(0, "id")
     let value1: Int64 = try reader.read(1, "threadID")
     self.id = value0
@@ -338,7 +338,7 @@ extension RefAttachment: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     let value0: Int64 = try reader.read(0, "id")
     let value1: Int64 = try reader.read(1, "messageID")
     self.id = value0
@@ -397,7 +397,7 @@ extension RefNode: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     let value0: Int64 = try reader.read(0, "id")
     let value1: Int64? = try reader.read(1, "parentID")
     let value2: String = try reader.read(2, "name")
@@ -451,7 +451,7 @@ extension RefLabel: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     let value0: String = try reader.read(0, "id")
     let value1: String = try reader.read(1, "name")
     self.id = value0
@@ -511,7 +511,7 @@ extension RefLabeling: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     let value0: String = try reader.read(0, "id")
     let value1: Int64 = try reader.read(1, "messageID")
     let value2: String = try reader.read(2, "labelID")

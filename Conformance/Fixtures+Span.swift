@@ -62,7 +62,7 @@ extension Span: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     let value0: Int64 = try reader.read(0, "id")
     let value1: Int64 = try reader.read(1, "start")
     let value2: Int64? = try reader.read(2, "end")

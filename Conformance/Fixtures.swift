@@ -68,7 +68,7 @@ extension Item: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     let value0: Int64 = try reader.read(0, "id")
     let value1: String = try reader.read(1, "name")
     let value2: Int64? = try reader.read(2, "rank")
@@ -137,7 +137,7 @@ extension Account: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     let value0: Int64 = try reader.read(0, "id")
     let value1: String? = try reader.read(1, "email")
     let value2: String = try reader.read(2, "name")
@@ -191,7 +191,7 @@ extension Tag: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     let value0: String = try reader.read(0, "id")
     let value1: Int64 = try reader.read(1, "count")
     self.id = value0
@@ -241,7 +241,7 @@ extension Token: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     let value0: UUID = try reader.read(0, "id")
     let value1: Int64 = try reader.read(1, "count")
     self.id = value0
@@ -319,7 +319,7 @@ extension Cell: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     let value0: Int64 = try reader.read(0, "id")
     let value1: String? = try reader.read(1, "text")
     let value2: Date? = try reader.read(2, "date")
@@ -389,7 +389,7 @@ extension Counter: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     let value0: Int64 = try reader.read(0, "id")
     let value1: UInt64 = try reader.read(1, "big")
     self.id = value0
@@ -439,7 +439,7 @@ extension Versioned: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     let value0: Int64 = try reader.read(0, "id")
     let value1: Int64 = try reader.read(1, "version")
     self.id = value0
@@ -551,7 +551,7 @@ extension Sample: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     self.id = try reader.read(0, "id")
     self.flag = try reader.read(1, "flag")
     self.int = try reader.read(2, "int")
@@ -640,7 +640,7 @@ extension OddNames: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     let value0: String = try reader.read(0, "select")
     let value1: Int64 = try reader.read(1, "from \"where\" 'group'")
     let value2: String? = try reader.read(2, "🙂 ordér by, ? $1 :x %s")
@@ -691,7 +691,7 @@ extension LowerOrder: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     let value0: Int64 = try reader.read(0, "id")
     let value1: Int64 = try reader.read(1, "total")
     self.id = value0
@@ -738,7 +738,7 @@ extension UpperOrder: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     let value0: Int64 = try reader.read(0, "id")
     let value1: String = try reader.read(1, "label")
     self.id = value0
@@ -791,7 +791,7 @@ extension CaseFields: Storable, KeyPathStorable {
   }
 
   public init(_storedRow row: Coffer.StoredRow) throws {
-    let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+    let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
     let value0: Int64 = try reader.read(0, "id")
     let value1: String = try reader.read(1, "name")
     let value2: String = try reader.read(2, "Name")

@@ -102,7 +102,7 @@ extension StorableModel {
   private func initFunction() -> String {
     let idPosition = stored.firstIndex { $0.name == idName } ?? 0
     let reader =
-      "  let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: \(idPosition))"
+      "  let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: \(idPosition))"
     let types = stored.compactMap { $0.type?.trimmedDescription }
     let lines: [String]
     if types.count == stored.count {

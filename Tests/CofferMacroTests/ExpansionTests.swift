@@ -56,7 +56,7 @@ import Testing
           }
 
           public init(_storedRow row: Coffer.StoredRow) throws {
-            let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+            let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
             let value0: Int64 = try reader.read(0, "id")
             let value1: Int64 = try reader.read(1, "threadID")
             let value2: String = try reader.read(2, "text")
@@ -154,7 +154,7 @@ import Testing
           }
 
           public init(_storedRow row: Coffer.StoredRow) throws {
-            let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+            let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
             self.email = try reader.read(0, "mail")
             self.handle = try reader.read(1, "handle")
             self.mood = try reader.read(2, "mood")
@@ -223,7 +223,7 @@ import Testing
           }
 
           public init(_storedRow row: Coffer.StoredRow) throws {
-            let reader = CofferMacroSupport.StoredRowReader(row, entity: Self.entityName, idPosition: 0)
+            let reader = CofferMacroSupport.StoredRowReader(consume row, entity: Self.entityName, idPosition: 0)
             let value0: Int64 = try reader.read(0, "id")
             let value1: String = try reader.read(1, "body")
             self.id = value0
