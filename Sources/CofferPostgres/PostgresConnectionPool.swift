@@ -102,9 +102,7 @@ final class PostgresConnectionPool: Sendable {
     var connection = PostgresConnection.Configuration(
       host: hosts.all[0].name, port: hosts.all[0].port, username: configuration.user,
       password: configuration.password, database: configuration.database, tls: tls)
-    connection.options.connectTimeout = .nanoseconds(
-      Int64(configuration.connectTimeout.components.seconds) * 1_000_000_000
-        + configuration.connectTimeout.components.attoseconds / 1_000_000_000)
+    connection.options.connectTimeout = .nanoseconds(configuration.connectTimeout.nanoseconds)
     var parameters: [(String, String)] = [("application_name", "coffer"), ("TimeZone", "UTC")]
     if let timeout = configuration.statementTimeout {
       let milliseconds =

@@ -144,12 +144,3 @@ final class RemoteTransport: Sendable {
     if !isShutDown.withLock({ $0 }) { client.shutdown(queue: .global()) { _ in } }
   }
 }
-
-extension Duration {
-  /// The duration in whole nanoseconds (saturating).
-  var nanoseconds: Int64 {
-    let (seconds, attoseconds) = components
-    let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-    return overflow ? .max : whole &+ attoseconds / 1_000_000_000
-  }
-}

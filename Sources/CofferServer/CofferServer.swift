@@ -151,14 +151,6 @@ public struct CofferServer: Service, Sendable {
   }
 }
 
-extension Duration {
-  /// The duration in whole nanoseconds.
-  var nanoseconds: Int64 {
-    let (seconds, attoseconds) = components
-    return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-  }
-}
-
 extension CofferServer {
   /// Runs the server in a service group that shuts down gracefully on SIGTERM or SIGINT: what
   /// `coffer serve` does. `others` run beside it and stop after it (a trace exporter that

@@ -26,11 +26,7 @@ package struct StatementLog: Sendable {
 
   /// Logs one statement that ran from `started` until now.
   package func record(_ sql: String, since started: ContinuousClock.Instant) {
-    let elapsed = ContinuousClock.now - started
-    record(
-      sql,
-      nanoseconds: elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000
-    )
+    record(sql, nanoseconds: (ContinuousClock.now - started).nanoseconds)
   }
 
   /// Milliseconds with three decimals (`0.042`).

@@ -45,8 +45,6 @@ package final class ConnectionPoolMetrics: Sendable {
 
   /// Records how long a caller waited for a connection, from `started` until now.
   package func recordWait(since started: ContinuousClock.Instant) {
-    let elapsed = ContinuousClock.now - started
-    wait.recordNanoseconds(
-      elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
+    wait.recordNanoseconds((ContinuousClock.now - started).nanoseconds)
   }
 }

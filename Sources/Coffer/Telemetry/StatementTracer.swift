@@ -63,19 +63,14 @@ package struct StatementTracer: Sendable {
     let started = ContinuousClock.now
     do {
       let result = try await body()
-      record(sql, nanoseconds: Self.nanoseconds(since: started))
+      record(sql, nanoseconds: (ContinuousClock.now - started).nanoseconds)
       return result
     } catch {
       record(
-        sql, nanoseconds: Self.nanoseconds(since: started),
+        sql, nanoseconds: (ContinuousClock.now - started).nanoseconds,
         failed: (error as? CofferError)?.code.name ?? String(describing: type(of: error)))
       throw error
     }
-  }
-
-  private static func nanoseconds(since started: ContinuousClock.Instant) -> Int64 {
-    let elapsed = ContinuousClock.now - started
-    return elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000
   }
 
   /// A statement shape's `db.operation.name` — its first keyword, upper-cased (`SELECT`,

@@ -163,10 +163,8 @@ package final class StoreTelemetry: Sendable {
       span.end()
     }
     guard metrics != nil else { return }
-    let elapsed = ContinuousClock.now - started
-    let nanoseconds =
-      elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000
-    timer("db.client.operation.duration", operation, entity: entity)?.recordNanoseconds(nanoseconds)
+    timer("db.client.operation.duration", operation, entity: entity)?.recordNanoseconds(
+      (ContinuousClock.now - started).nanoseconds)
     if let code { counter("coffer.operation.failures", operation, entity: entity, detail: code)?.increment() }
   }
 
