@@ -1,6 +1,7 @@
 @_spi(Backend) import Coffer
 import CofferChildProcess
 import Foundation
+import Logging
 import Synchronization
 
 /// A number several tasks change and read at once.
@@ -92,8 +93,10 @@ extension ConformanceSuite {
   /// holding ``Item/sample``, twice as many tasks as there are cores read in a loop while another
   /// inserts `writes` items one at a time; the readers stop when the writes are done. Throws when
   /// a reader saw 30 seconds pass first, far longer than the writes take when reads take turns.
-  static func runReadersBesideWriter(url: String, registry: BackendRegistry, writes: Int) async throws {
-    let store = Store(backend: try await registry.open(url))
+  static func runReadersBesideWriter(
+    url: String, registry: BackendRegistry, writes: Int, logger: Logger? = nil
+  ) async throws {
+    let store = Store(backend: try await registry.open(url, logger: logger))
     try await store.insert(Item.sample)
     let readers = 2 * max(2, ProcessInfo.processInfo.activeProcessorCount)
     let running = Tally()

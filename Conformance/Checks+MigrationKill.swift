@@ -1,6 +1,7 @@
 @_spi(Backend) import Coffer
 import CofferChildProcess
 import Foundation
+import Logging
 
 extension ConformanceSuite {
   /// How many rows the killed-migration check's entity holds.
@@ -29,8 +30,8 @@ extension ConformanceSuite {
 
   /// The child side of `migration.killed-process-leaves-steps-whole`: opens the store and runs
   /// ``killedMigrationPlan``.
-  static func runMigrationChild(url: String, registry: BackendRegistry) async throws {
-    let store = Store(backend: try await registry.open(url))
+  static func runMigrationChild(url: String, registry: BackendRegistry, logger: Logger? = nil) async throws {
+    let store = Store(backend: try await registry.open(url, logger: logger))
     let clock = ContinuousClock()
     let started = clock.now
     FileHandle.standardOutput.write(Data("migrating\n".utf8))

@@ -1,6 +1,7 @@
 @_spi(Backend) import Coffer
 import CofferChildProcess
 import Foundation
+import Logging
 
 /// A row the multi-process checks commit from two processes at once.
 struct ProcessRecord: Storable, Equatable {
@@ -30,27 +31,31 @@ extension ConformanceSuite {
   /// `concurrency.writer-progresses-while-readers-read` with `COUNT` writes. A
   /// program named in ``ConformanceTarget/ChildProgram`` calls this with its last three arguments.
   ///
+  /// The store logs to `logger` when one is given (`coffer conformance-child --log-level`).
+  ///
   /// - Throws: ``Coffer/CofferError/Code/invalidConfiguration`` for arguments that are not
   ///   `URL FIRST COUNT`, or whatever opening and writing the store throws.
-  public static func runChild(arguments: [String], registry: BackendRegistry) async throws {
+  public static func runChild(arguments: [String], registry: BackendRegistry, logger: Logger? = nil)
+    async throws
+  {
     if arguments.count == 3, arguments[1] == readersBesideWriter, let writes = Int(arguments[2]), writes > 0 {
       // The child side of concurrency.writer-progresses-while-readers-read.
-      try await runReadersBesideWriter(url: arguments[0], registry: registry, writes: writes)
+      try await runReadersBesideWriter(url: arguments[0], registry: registry, writes: writes, logger: logger)
       return
     }
     if arguments.count == 3, arguments[1] == "evolve", let count = Int(arguments[2]), count >= 0 {
       // The child side of multiprocess.schema-evolution-beside-writer.
-      try await runEvolvingChild(url: arguments[0], registry: registry, count: count)
+      try await runEvolvingChild(url: arguments[0], registry: registry, count: count, logger: logger)
       return
     }
     if arguments.count == 3, arguments[1] == "migrate" {
       // The child side of migration.killed-process-leaves-steps-whole.
-      try await runMigrationChild(url: arguments[0], registry: registry)
+      try await runMigrationChild(url: arguments[0], registry: registry, logger: logger)
       return
     }
     if arguments.count == 3, arguments[1] == "transfer", let count = Int(arguments[2]), count >= 0 {
       // The child side of multiprocess.transfer-invariant.
-      let store = Store(backend: try await registry.open(arguments[0]))
+      let store = Store(backend: try await registry.open(arguments[0], logger: logger))
       var random = SplitMix64(seed: 99)
       for _ in 0..<count { try await transfer(in: store, accounts: processAccounts, random: &random) }
       try await store.close()
@@ -62,7 +67,7 @@ extension ConformanceSuite {
         .invalidConfiguration,
         "The conformance child takes three arguments, URL FIRST COUNT; got \(arguments.count): \(arguments).")
     }
-    let store = Store(backend: try await registry.open(arguments[0]))
+    let store = Store(backend: try await registry.open(arguments[0], logger: logger))
     for step in 0..<count {
       try await store.insert(ProcessRecord(id: first + Int64(step), writer: "child", step: Int64(step)))
     }

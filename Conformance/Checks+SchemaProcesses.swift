@@ -1,6 +1,7 @@
 @_spi(Backend) import Coffer
 import CofferChildProcess
 import Foundation
+import Logging
 
 /// The `Evolving` entity as the writing process declares it: a group, and a code with a plain
 /// index.
@@ -27,8 +28,10 @@ private func evolving(_ id: Int64) -> Row { Row([.int(id), .int(id % 3), .string
 extension ConformanceSuite {
   /// The child side of `multiprocess.schema-evolution-beside-writer`: prepares `Evolving` with
   /// the second schema and the first in turn, `count` times, ending with the second.
-  static func runEvolvingChild(url: String, registry: BackendRegistry, count: Int) async throws {
-    let backend = try await registry.open(url)
+  static func runEvolvingChild(
+    url: String, registry: BackendRegistry, count: Int, logger: Logger? = nil
+  ) async throws {
+    let backend = try await registry.open(url, logger: logger)
     let (v1, v2) = (try evolvingV1(), try evolvingV2())
     for round in 0..<count {
       _ = try await backend.prepare([(count - round).isMultiple(of: 2) ? v1 : v2])

@@ -82,14 +82,14 @@ public final class SQLiteBackend {
     let statementLog = configuration.logStatements ? StatementLog(logger: self.logger) : nil
     let statementTracer = StatementTracer.current(system: "sqlite", store: name)
     self.statementTracer = statementTracer
-    connection.watchStatements(log: statementLog, tracer: statementTracer)
+    connection.watchStatements(log: statementLog, tracer: statementTracer, onWriter: true)
     try Self.configureWriter(connection, configuration)
     self.writer = LockedState(connection)
     self.blocking = BlockingQueue(label: "coffer.sqlite.writer")
     let opener: @Sendable () throws -> SQLiteConnection = {
       let reader = try SQLiteConnection(
         path: path, storeName: name, configuration: configuration, catalogCache: catalogCache)
-      reader.watchStatements(log: statementLog, tracer: statementTracer)
+      reader.watchStatements(log: statementLog, tracer: statementTracer, onWriter: false)
       try reader.execute("PRAGMA query_only = ON")
       return reader
     }

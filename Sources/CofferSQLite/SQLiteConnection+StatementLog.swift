@@ -13,16 +13,21 @@ final class SQLiteStatementHook: Sendable {
   /// the call that sent them.
   let writerSpans = LockedState<(parent: InstrumentationContext?, linked: [InstrumentationContext])>(
     (nil, []))
+  /// Whether this is the writer's hook: a reader's never has ``writerSpans`` set, and does not
+  /// take its lock.
+  let onWriter: Bool
 
-  init(log: StatementLog?, tracer: StatementTracer?) {
+  init(log: StatementLog?, tracer: StatementTracer?, onWriter: Bool) {
     self.log = log
     self.tracer = tracer
+    self.onWriter = onWriter
   }
 
   /// Hands one finished statement to the log and the tracer.
   func record(_ sql: String, nanoseconds: Int64) {
     log?.record(sql, nanoseconds: nanoseconds)
     guard let tracer else { return }
+    guard onWriter else { return tracer.record(sql, nanoseconds: nanoseconds) }
     let (parent, linked) = writerSpans.withLock { ($0.parent, $0.linked) }
     tracer.record(sql, nanoseconds: nanoseconds, context: parent, linked: linked)
   }
@@ -33,9 +38,11 @@ extension SQLiteConnection {
   /// on it, from SQLite's own profiling hook (`sqlite3_trace_v2`, `SQLITE_TRACE_PROFILE`): the
   /// statement's text as compiled, whose values are bound parameters, never expanded. Does
   /// nothing when neither is given, so a connection neither logged nor traced has no hook.
-  func watchStatements(log: StatementLog?, tracer: StatementTracer?) {
+  /// `onWriter` says whether this is the writer, whose statements run on a thread with no task
+  /// and take their span from ``tracingStatements(under:linking:_:)``.
+  func watchStatements(log: StatementLog?, tracer: StatementTracer?, onWriter: Bool) {
     guard log != nil || tracer != nil else { return }
-    let box = SQLiteStatementHook(log: log, tracer: tracer)
+    let box = SQLiteStatementHook(log: log, tracer: tracer, onWriter: onWriter)
     statementHook = box
     sqlite3_trace_v2(
       handle, UInt32(SQLITE_TRACE_PROFILE),

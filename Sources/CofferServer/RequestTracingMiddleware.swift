@@ -5,6 +5,10 @@ import Tracing
 /// `"<method> <route>"` by the route's template (`POST /v1/apply`), with `http.request.method`,
 /// `http.route` and `http.response.status_code` — never a path's values, a query or a header,
 /// which can hold ids, tokens or one-time links. Added by ``CofferServer/Configuration/requestTracing``.
+///
+/// A request that carries a trace context (W3C `traceparent` and `tracestate`, or whatever the
+/// bootstrapped tracer's propagator reads) continues that trace: its span is a child of the
+/// caller's.
 struct RequestTracingMiddleware<Context: RequestContext>: RouterMiddleware {
   // `@concurrent`, as Hummingbird's protocol declares it (this package builds with nonisolated
   // async functions running on their caller's actor by default).
@@ -12,8 +16,10 @@ struct RequestTracingMiddleware<Context: RequestContext>: RouterMiddleware {
     _ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response
   ) async throws -> Response {
     let method = request.method.rawValue
-    let span = InstrumentationSystem.tracer.startSpan(
-      "HTTP \(method)", context: InstrumentationContext.current ?? .topLevel, ofKind: .server)
+    let tracer = InstrumentationSystem.tracer
+    var parent = InstrumentationContext.current ?? .topLevel
+    tracer.extract(request.headers, into: &parent, using: HeaderExtractor())
+    let span = tracer.startSpan("HTTP \(method)", context: parent, ofKind: .server)
     defer { span.end() }
     span.attributes["http.request.method"] = method
     do {
@@ -37,5 +43,13 @@ struct RequestTracingMiddleware<Context: RequestContext>: RouterMiddleware {
     }
     span.attributes["http.response.status_code"] = status
     if status >= 500 { span.attributes["error.type"] = String(status) }
+  }
+}
+
+/// Reads the trace context a caller propagated from a request's header fields.
+struct HeaderExtractor: Extractor {
+  func extract(key: String, from fields: HTTPFields) -> String? {
+    let name = key.lowercased()
+    return fields.first { $0.name.canonicalName == name }?.value
   }
 }

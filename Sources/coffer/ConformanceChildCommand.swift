@@ -25,9 +25,12 @@ extension CofferCommand {
         "How many rows to commit, one per commit (or transfers to make).", valueName: "COUNT"))
     var count: String
 
+    @OptionGroup var logging: LoggingOptions
+
     func run() async throws {
       do {
-        try await ConformanceSuite.runChild(arguments: [url, first, count], registry: .builtIn)
+        try await ConformanceSuite.runChild(
+          arguments: [url, first, count], registry: .builtIn, logger: logging.logger)
       } catch {
         throw Terminal.failure(
           error, while: "writing to '\(StoreArgument.redacted(url))' as the conformance child")

@@ -52,8 +52,13 @@ extension CofferCommand {
       for (number, url) in urls.enumerated() {
         do {
           let directory = (scratch as NSString).appendingPathComponent("store-\(number + 1)")
-          // This executable is also the second process of the multi-process checks.
-          let child = Bundle.main.executablePath.map(ConformanceTarget.ChildProgram.coffer(at:))
+          // This executable is also the second process of the multi-process checks, logging as
+          // this one does (into the check's log of the child).
+          let child = Bundle.main.executablePath.map { path in
+            var child = ConformanceTarget.ChildProgram.coffer(at: path)
+            child.arguments += logging.arguments
+            return child
+          }
           var target = try await ConformanceTarget(
             url: url, registry: .builtIn, directory: directory, child: child)
           target.logger = logging.logger

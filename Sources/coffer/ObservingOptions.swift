@@ -23,6 +23,12 @@ struct LoggingOptions: ParsableArguments {
     help: ArgumentHelp("How log lines are written: text or json (one object a line).", valueName: "FORMAT"))
   var logFormat: LogFormat = .text
 
+  /// These options as arguments, for a child process that should log as this one does.
+  var arguments: [String] {
+    guard let logLevel else { return [] }
+    return ["--log-level", logLevel.rawValue, "--log-format", logFormat.rawValue]
+  }
+
   /// The logger the command's stores log to, or `nil` without `--log-level`.
   var logger: Logger? { logLevel.map { logger(label: "coffer", level: $0) } }
 

@@ -90,4 +90,40 @@ import Tracing
     #expect(StatementTracer.describe("COMMIT") == ("COMMIT", nil))
     #expect(StatementTracer.describe("") == ("OTHER", nil))
   }
+
+  @Test func writerStatementsOutsideABatchAreUnderTheirCallsSpan() async throws {
+    let folder = try TemporaryFolder()
+    let tracer = InMemoryTracer()
+    try await withTracer(tracer) {
+      let store = try await Store.open(url: "sqlite://" + folder.file("store.sqlite"), registry: .builtIn)
+      try await store.prepare(schemas: [Self.schema])
+      try await store.close()
+    }
+    let spans = tracer.finishedSpans
+    let prepare = try #require(spans.first { $0.attributes.get("db.operation.name") == .string("prepare") })
+    let creates = spans.filter { $0.attributes.get("db.operation.name") == .string("CREATE") }
+    #expect(!creates.isEmpty, "the prepare's CREATE TABLE has no span")
+    for create in creates {
+      #expect(create.parentSpanID == prepare.spanID, "a CREATE span is not under the prepare's span")
+      #expect(create.traceID == prepare.traceID)
+    }
+  }
+
+  @Test func cachedShapesAreTheShapesAndTheCacheStaysBounded() {
+    let shapes = StatementShapes()
+    let literal = #"ALTER TABLE "Note" ADD COLUMN "a" TEXT NOT NULL DEFAULT 'x'"#
+    for _ in 0..<2 {
+      let shape = shapes.shape(of: literal)
+      #expect(shape.text == StatementLog.shape(of: literal))
+      #expect(shape.text.contains("DEFAULT ?"))
+      #expect(shape.operation == "ALTER" && shape.collection == "Note")
+      #expect(shape.spanName == "ALTER Note")
+    }
+    // Texts without end (an IN list per id count) do not grow it past its limit.
+    for count in 1...(StatementShapes.limit * 2) {
+      let list = (1...count).map { "?\($0)" }.joined(separator: ",")
+      #expect(shapes.shape(of: #"SELECT "a" FROM "Note" WHERE "a" IN ("# + list + ")").collection == "Note")
+    }
+    #expect(shapes.count <= StatementShapes.limit)
+  }
 }

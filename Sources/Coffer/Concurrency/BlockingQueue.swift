@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import Tracing
 
 /// A serial queue of a store's own for work that blocks — `fsync`, file writes, waiting for a
 /// lock another process holds — so that it never runs on the Swift concurrency pool.
@@ -22,10 +23,15 @@ package final class BlockingQueue: Sendable {
 
   /// Runs `body` on the queue's thread while the calling task waits, and returns its result or
   /// rethrows its error.
+  ///
+  /// The calling task's trace context (the span of the store call it is in) is bound on the
+  /// queue's thread while `body` runs, so what `body` traces there — a statement, a migration's
+  /// steps — is a child of that call's span. The queue's thread has no task to ask otherwise.
   package func run<R: Sendable>(_ body: @Sendable () throws -> R) async throws -> R {
     defer { wokeUp() }
+    let context = InstrumentationContext.current
     return try await withoutActuallyEscaping(body) { escapable in
-      let job = Job(escapable)
+      let job = Job(escapable, context: context)
       return try await withCheckedThrowingContinuation { continuation in
         queue.async { self.wake(continuation, with: job.run()) }
       }
@@ -58,12 +64,18 @@ package final class BlockingQueue: Sendable {
     // `@unchecked Sendable`: `body` is set once and then used only by `run`, which the queue
     // calls exactly once.
     private var body: (@Sendable () throws -> R)?
+    private let context: InstrumentationContext?
 
-    init(_ body: @escaping @Sendable () throws -> R) { self.body = body }
+    init(_ body: @escaping @Sendable () throws -> R, context: InstrumentationContext?) {
+      self.body = body
+      self.context = context
+    }
 
     func run() -> Result<R, any Error> {
       let result: Result<R, any Error>
-      if let body {
+      if let body, let context {
+        result = InstrumentationContext.$current.withValue(context) { Result { try body() } }
+      } else if let body {
         result = Result { try body() }
       } else {
         result = .failure(CancellationError())  // Unreachable: the queue runs each job once.

@@ -10,6 +10,8 @@ import Logging
 package struct StatementLog: Sendable {
   /// Where the lines go, with the store's name as `coffer.store`.
   let logger: Logger
+  /// The shapes of the statements logged so far.
+  let shapes = StatementShapes()
 
   /// A log writing to `logger`.
   package init(logger: Logger) { self.logger = logger }
@@ -19,7 +21,7 @@ package struct StatementLog: Sendable {
     logger.info(
       "Ran a statement",
       metadata: [
-        "coffer.sql": .string(Self.shape(of: sql)),
+        "coffer.sql": .string(shapes.shape(of: sql).text),
         "coffer.milliseconds": .string(Self.milliseconds(nanoseconds)),
       ])
   }

@@ -15,6 +15,8 @@ package struct StatementTracer: Sendable {
   let system: String
   /// `coffer.store`: the store's name, which never holds a password.
   let store: String
+  /// The shapes of the statements traced so far.
+  let shapes = StatementShapes()
 
   /// The statement tracer of a store, or `nil` when the tracer in force is the no-op one.
   package static func current(system: String, store: String) -> StatementTracer? {
@@ -36,16 +38,14 @@ package struct StatementTracer: Sendable {
     let start = DefaultTracerClock.Timestamp(
       nanosecondsSinceEpoch: end.nanosecondsSinceEpoch
         - min(UInt64(max(0, nanoseconds)), end.nanosecondsSinceEpoch))
-    let shape = StatementLog.shape(of: sql)
-    let (operation, collection) = Self.describe(shape)
-    let name = collection.map { "\(operation) \($0)" } ?? operation
-    let span = tracer.startSpan(name, context: parent, ofKind: .client, at: start)
+    let shape = shapes.shape(of: sql)
+    let span = tracer.startSpan(shape.spanName, context: parent, ofKind: .client, at: start)
     if span.isRecording {
       span.updateAttributes { attributes in
         attributes["db.system.name"] = system
-        attributes["db.operation.name"] = operation
-        if let collection { attributes["db.collection.name"] = collection }
-        attributes["db.query.text"] = shape
+        attributes["db.operation.name"] = shape.operation
+        if let collection = shape.collection { attributes["db.collection.name"] = collection }
+        attributes["db.query.text"] = shape.text
         attributes["coffer.store"] = store
         if let failed { attributes["error.type"] = failed }
       }

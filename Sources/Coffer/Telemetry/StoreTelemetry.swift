@@ -31,6 +31,20 @@ package final class StoreTelemetry: Sendable {
   struct Instruments {
     var timers: [InstrumentKey: CoreMetrics.Timer] = [:]
     var counters: [InstrumentKey: Counter] = [:]
+    /// What every call of one operation on one entity uses, found with one lookup a call.
+    var calls: [CallKey: Call] = [:]
+  }
+
+  /// An operation on an entity (or on none).
+  struct CallKey: Hashable {
+    var operation: StoreOperation
+    var entity: String?
+  }
+
+  /// What a call of one operation on one entity records: its span's name and its timer.
+  struct Call {
+    var spanName: String
+    var timer: CoreMetrics.Timer?
   }
 
   /// A metric's label and the name parts of its dimensions.
@@ -108,7 +122,8 @@ package final class StoreTelemetry: Sendable {
     isolation: isolated (any Actor)? = #isolation, succeeded: (R, (any Span)?) -> Void
   ) async throws -> R {
     let started = ContinuousClock.now
-    let span = tracer.map { startSpan($0, operation, entity: entity, batchSize: batchSize) }
+    let call = self.call(operation, entity: entity)
+    let span = tracer.map { startSpan($0, call.spanName, operation, entity: entity, batchSize: batchSize) }
     do {
       let result: R
       if let span {
@@ -125,18 +140,17 @@ package final class StoreTelemetry: Sendable {
         result = try await body()
       }
       succeeded(result, span)
-      finish(operation, entity: entity, started: started, span: span, error: nil)
+      finish(operation, entity: entity, call: call, started: started, span: span, error: nil)
       return result
     } catch {
-      finish(operation, entity: entity, started: started, span: span, error: error)
+      finish(operation, entity: entity, call: call, started: started, span: span, error: error)
       throw error
     }
   }
 
   private func startSpan(
-    _ tracer: any Tracer, _ operation: StoreOperation, entity: String?, batchSize: Int?
+    _ tracer: any Tracer, _ name: String, _ operation: StoreOperation, entity: String?, batchSize: Int?
   ) -> any Span {
-    let name = entity.map { "\(operation.name) \($0)" } ?? operation.name
     let span = tracer.startSpan(name, context: InstrumentationContext.current ?? .topLevel, ofKind: .client)
     if span.isRecording {
       span.updateAttributes { attributes in
@@ -151,8 +165,8 @@ package final class StoreTelemetry: Sendable {
   }
 
   private func finish(
-    _ operation: StoreOperation, entity: String?, started: ContinuousClock.Instant, span: (any Span)?,
-    error: (any Error)?
+    _ operation: StoreOperation, entity: String?, call: Call, started: ContinuousClock.Instant,
+    span: (any Span)?, error: (any Error)?
   ) {
     let code = error.map { ($0 as? CofferError)?.code.name ?? "other" }
     if let span {
@@ -163,8 +177,7 @@ package final class StoreTelemetry: Sendable {
       span.end()
     }
     guard metrics != nil else { return }
-    timer("db.client.operation.duration", operation, entity: entity)?.recordNanoseconds(
-      (ContinuousClock.now - started).nanoseconds)
+    call.timer?.recordNanoseconds((ContinuousClock.now - started).nanoseconds)
     if let code { counter("coffer.operation.failures", operation, entity: entity, detail: code)?.increment() }
   }
 
@@ -197,6 +210,17 @@ package final class StoreTelemetry: Sendable {
   }
 
   // MARK: Making metrics once
+
+  /// The span name and timer of calls of `operation` on `entity`, made at the first such call.
+  private func call(_ operation: StoreOperation, entity: String?) -> Call {
+    let key = CallKey(operation: operation, entity: entity)
+    if let call = made.withLock({ $0.calls[key] }) { return call }
+    let call = Call(
+      spanName: entity.map { "\(operation.name) \($0)" } ?? operation.name,
+      timer: timer("db.client.operation.duration", operation, entity: entity))
+    made.withLock { $0.calls[key] = call }
+    return call
+  }
 
   private func timer(_ label: String, _ operation: StoreOperation, entity: String?) -> CoreMetrics.Timer? {
     guard let metrics else { return nil }
