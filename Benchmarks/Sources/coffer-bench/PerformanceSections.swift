@@ -1,11 +1,40 @@
 import Foundation
 
-/// Docs/Performance.md holds both workloads: the chat messages, which the suite run writes, and
-/// the tickets, which `--tickets` writes between two marker lines. Each run replaces only its
-/// own part and keeps the other's as it was, so each part names the command and the run that
-/// printed it.
+/// Docs/Performance.md holds the chat messages, which the suite run writes, and parts other
+/// commands write between two marker lines of their own: the ticket workload (`--tickets`) and
+/// what telemetry costs a point get (`--telemetry-overhead`). Each run replaces only its own part
+/// and keeps the others as they were, so each part names the command and the run that printed it.
 enum PerformanceSections {
   static let fileName = "Performance.md"
+
+  /// A part of Performance.md that a command other than the suite run writes.
+  enum Part: CaseIterable {
+    case tickets
+    case telemetry
+
+    var begin: String {
+      switch self {
+      case .tickets: "<!-- Ticket workload: written by coffer-bench --tickets; the suite run keeps it. -->"
+      case .telemetry:
+        "<!-- Telemetry: written by coffer-bench --telemetry-overhead; the suite run keeps it. -->"
+      }
+    }
+
+    var end: String {
+      switch self {
+      case .tickets: "<!-- End of the ticket workload. -->"
+      case .telemetry: "<!-- End of the telemetry figures. -->"
+      }
+    }
+
+    /// What the line after writing it says was written.
+    var what: String {
+      switch self {
+      case .tickets: "the ticket workload"
+      case .telemetry: "the telemetry figures"
+      }
+    }
+  }
 
   /// Where the figures of the workloads this run does not measure are: each in a file of its own,
   /// written by a command of its own.
@@ -18,40 +47,36 @@ enum PerformanceSections {
     + "PostgreSQL beside pgbench (PostgresGets.md, `--postgres-gets`), reads spread over standbys "
     + "(StandbyReads.md, `--standby-reads`), the remote backend (RemoteSpeed.md, `--remote`), the change feed "
     + "(ChangeFeedSpeed.md, `--changes`; ChangeFeedFloor.md, `--changes-floor`), copies (Copy.md, "
-    + "`--copy`), aggregates and eager loading (QueryModelSpeed.md, `--queries`) and readers beside a "
-    + "writer (Readers.md, `--readers`)."
-  static let ticketsBegin =
-    "<!-- Ticket workload: written by coffer-bench --tickets; the suite run keeps it. -->"
-  static let ticketsEnd = "<!-- End of the ticket workload. -->"
+    + "`--copy`), aggregates and eager loading (QueryModelSpeed.md, `--queries`), readers beside a "
+    + "writer (Readers.md, `--readers`) and what telemetry costs a point get (Telemetry.md, and below, "
+    + "`--telemetry-overhead`)."
 
-  /// The ticket part of the Performance.md in `directory`, markers included; `nil` when there
-  /// is none.
-  static func tickets(in directory: String) -> String? {
+  /// The part of the Performance.md in `directory`, markers included; `nil` when there is none.
+  static func part(_ part: Part, in directory: String) -> String? {
     guard let text = try? String(contentsOfFile: directory + "/" + fileName, encoding: .utf8),
-      let begin = text.range(of: ticketsBegin),
-      let end = text.range(of: ticketsEnd, range: begin.upperBound..<text.endIndex)
+      let begin = text.range(of: part.begin),
+      let end = text.range(of: part.end, range: begin.upperBound..<text.endIndex)
     else { return nil }
     return String(text[begin.lowerBound..<end.upperBound])
   }
 
-  /// The suite's report with the ticket part of the file it replaces appended.
-  static func keepingTickets(_ suite: String, in directory: String) -> String {
-    guard let tickets = tickets(in: directory) else { return suite }
-    return suite + "\n\n" + tickets + "\n"
+  /// The suite's report with the other commands' parts of the file it replaces appended.
+  static func keepingParts(_ suite: String, in directory: String) -> String {
+    Part.allCases.compactMap { part($0, in: directory) }.reduce(suite) { $0 + "\n\n" + $1 + "\n" }
   }
 
-  /// Writes `section` (a ticket report) as the ticket part of the Performance.md in
-  /// `directory`: in place of the old one, or after the chat part when there is none.
-  static func writeTickets(_ section: String, to directory: String) throws {
+  /// Writes `section` as `part` of the Performance.md in `directory`: in place of the old one,
+  /// or at the end when there is none.
+  static func write(_ section: String, as part: Part, to directory: String) throws {
     let path = directory + "/" + fileName
-    let part = ticketsBegin + "\n\n" + section + "\n" + ticketsEnd
-    var text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? "# Performance\n"
-    if let old = tickets(in: directory), let range = text.range(of: old) {
-      text.replaceSubrange(range, with: part)
+    let text = part.begin + "\n\n" + section + "\n" + part.end
+    var file = (try? String(contentsOfFile: path, encoding: .utf8)) ?? "# Performance\n"
+    if let old = self.part(part, in: directory), let range = file.range(of: old) {
+      file.replaceSubrange(range, with: text)
     } else {
-      text += (text.hasSuffix("\n") ? "\n" : "\n\n") + part + "\n"
+      file += (file.hasSuffix("\n") ? "\n" : "\n\n") + text + "\n"
     }
-    try text.write(toFile: path, atomically: true, encoding: .utf8)
-    say("wrote the ticket workload into \(path)")
+    try file.write(toFile: path, atomically: true, encoding: .utf8)
+    say("wrote \(part.what) into \(path)")
   }
 }

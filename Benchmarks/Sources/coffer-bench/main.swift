@@ -291,7 +291,7 @@ do {
   say(markdown)
   if options.write {
     let output = reportDirectory(options.output)
-    try PerformanceSections.keepingTickets(markdown, in: output).write(
+    try PerformanceSections.keepingParts(markdown, in: output).write(
       toFile: output + "/" + PerformanceSections.fileName, atomically: true, encoding: .utf8)
     try (csv.joined(separator: "\n") + "\n").write(
       toFile: output + "/performance.csv", atomically: true, encoding: .utf8)

@@ -98,7 +98,7 @@ enum TicketBenchmark {
     }
     let text = report(tables, command: command, repetitions: repetitions, load: load.finish())
     print(text)
-    if write { try PerformanceSections.writeTickets(text, to: reportDirectory(output)) }
+    if write { try PerformanceSections.write(text, as: .tickets, to: reportDirectory(output)) }
   }
 
   /// Calls per repetition of the lookups measured per call.
