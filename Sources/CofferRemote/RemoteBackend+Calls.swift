@@ -194,6 +194,13 @@ extension RemoteBackend {
   static func decode<Answer: Decodable>(_ type: Answer.Type, from body: ByteBuffer, name: String) throws
     -> Answer
   {
+    // Rows, what the server sends most, are read by hand; anything else, or rows the hand
+    // reader does not take, by `JSONDecoder`.
+    if type == WireRows.self,
+      let rows = body.withUnsafeReadableBytes({ WireRowsJSON.read($0) }) as? Answer
+    {
+      return rows
+    }
     do {
       return try JSONDecoder().decode(type, from: Data(buffer: body))
     } catch {

@@ -141,6 +141,14 @@ final class ServerState: Sendable {
       status: status, headers: [.contentType: "application/json"],
       body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
   }
+
+  /// Rows as JSON, written by hand (``WireRowsJSON``): the same bytes `Codable` would give, in a
+  /// fraction of its time.
+  func json(_ rows: WireRows) throws -> Response {
+    Response(
+      status: .ok, headers: [.contentType: "application/json"],
+      body: ResponseBody(byteBuffer: ByteBuffer(bytes: try WireRowsJSON.write(rows))))
+  }
 }
 
 /// A request without an accepted token: 401.
