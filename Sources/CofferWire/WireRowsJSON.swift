@@ -135,14 +135,15 @@ package enum WireRowsJSON {
   struct Unreadable: Error {}
 
   struct Reader {
-    let bytes: UnsafeRawBufferPointer
-    var index = 0
+    var scanner: JSONScanner
+
+    init(bytes: UnsafeRawBufferPointer) { scanner = JSONScanner(Array(bytes)) }
 
     mutating func rows() throws -> WireRows {
       var rows: [[Value]]?
       var next: WireCursor?
       try expect("{")
-      if try !consume("}") {
+      if !consume("}") {
         repeat {
           switch try key() {
           case "rows":
@@ -150,9 +151,7 @@ package enum WireRowsJSON {
             rows = try array { try $0.values() }
           case "next":
             guard next == nil else { throw Unreadable() }
-            if try consume("n") {
-              try literal("ull")
-            } else {
+            if !consume("null") {
               try expect("{")
               guard try key() == "values" else { throw Unreadable() }
               next = WireCursor(values: try values())
@@ -160,11 +159,11 @@ package enum WireRowsJSON {
             }
           default: throw Unreadable()
           }
-        } while try consume(",")
+        } while consume(",")
         try expect("}")
       }
-      skipSpace()
-      guard index == bytes.count, let rows else { throw Unreadable() }
+      scanner.skipSpace()
+      guard scanner.isAtEnd, let rows else { throw Unreadable() }
       return WireRows(rows: rows, next: next)
     }
 
@@ -173,8 +172,8 @@ package enum WireRowsJSON {
     mutating func array<T>(_ element: (inout Reader) throws -> T) throws -> [T] {
       try expect("[")
       var elements: [T] = []
-      if try consume("]") { return elements }
-      repeat { elements.append(try element(&self)) } while try consume(",")
+      if consume("]") { return elements }
+      repeat { elements.append(try element(&self)) } while consume(",")
       try expect("]")
       return elements
     }
@@ -185,28 +184,27 @@ package enum WireRowsJSON {
       let value: Value
       switch kind {
       case "null":
-        try expect("t")
-        try literal("rue")
+        guard consume("true") else { throw Unreadable() }
         value = .null
       case "bool":
-        if try consume("t") {
-          try literal("rue")
+        if consume("true") {
           value = .bool(true)
-        } else {
-          try expect("f")
-          try literal("alse")
+        } else if consume("false") {
           value = .bool(false)
+        } else {
+          throw Unreadable()
         }
       case "int": value = .int(try integer())
       case "double":
-        if try peek() == UInt8(ascii: "\"") {
+        if let text = number() {
+          guard let number = Double(text), number.isFinite else { throw Unreadable() }
+          value = .double(number)
+        } else {
           switch try string() {
           case "inf": value = .double(.infinity)
           case "-inf": value = .double(-.infinity)
           default: throw Unreadable()
           }
-        } else {
-          value = .double(try double())
         }
       case "string": value = .string(try string())
       case "bytes":
@@ -232,161 +230,32 @@ package enum WireRowsJSON {
       return key
     }
 
-    mutating func skipSpace() {
-      while index < bytes.count {
-        switch bytes[index] {
-        case 0x20, 0x0A, 0x0D, 0x09: index += 1
-        default: return
-        }
-      }
+    /// A JSON integer that fits an `Int64`.
+    mutating func integer() throws -> Int64 {
+      guard let text = number(), let number = Int64(text) else { throw Unreadable() }
+      return number
     }
 
-    mutating func peek() throws -> UInt8 {
-      skipSpace()
-      guard index < bytes.count else { throw Unreadable() }
-      return bytes[index]
+    // The scanner's tokens, white space before each skipped.
+
+    mutating func number() -> String? {
+      scanner.skipSpace()
+      return scanner.number()
     }
 
-    mutating func consume(_ scalar: Unicode.Scalar) throws -> Bool {
-      guard try peek() == UInt8(ascii: scalar) else { return false }
-      index += 1
-      return true
+    mutating func string() throws -> String {
+      scanner.skipSpace()
+      return try scanner.string()
+    }
+
+    mutating func consume(_ literal: StaticString) -> Bool {
+      scanner.skipSpace()
+      return scanner.consume(literal)
     }
 
     mutating func expect(_ scalar: Unicode.Scalar) throws {
-      guard try consume(scalar) else { throw Unreadable() }
-    }
-
-    /// The rest of a literal, with no space inside it.
-    mutating func literal(_ rest: StaticString) throws {
-      let matched = rest.withUTF8Buffer { rest in
-        bytes.count - index >= rest.count
-          && rest.enumerated().allSatisfy { offset, byte in bytes[index + offset] == byte }
-      }
-      guard matched else { throw Unreadable() }
-      index += rest.utf8CodeUnitCount
-    }
-
-    /// A JSON integer that fits an `Int64`.
-    mutating func integer() throws -> Int64 {
-      skipSpace()
-      let negative = index < bytes.count && bytes[index] == UInt8(ascii: "-")
-      if negative { index += 1 }
-      var magnitude: UInt64 = 0
-      let start = index
-      while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) {
-        let (times, overflow) = magnitude.multipliedReportingOverflow(by: 10)
-        let (sum, carry) = times.addingReportingOverflow(UInt64(bytes[index] - UInt8(ascii: "0")))
-        guard !overflow, !carry else { throw Unreadable() }
-        magnitude = sum
-        index += 1
-      }
-      guard index > start, index - start == 1 || bytes[start] != UInt8(ascii: "0") else { throw Unreadable() }
-      if index < bytes.count,
-        [UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E")].contains(bytes[index])
-      {
-        throw Unreadable()
-      }
-      if negative {
-        guard magnitude <= UInt64(Int64.max) + 1 else { throw Unreadable() }
-        return magnitude == UInt64(Int64.max) + 1 ? .min : -Int64(magnitude)
-      }
-      guard magnitude <= UInt64(Int64.max) else { throw Unreadable() }
-      return Int64(magnitude)
-    }
-
-    /// A JSON number as a `Double`.
-    mutating func double() throws -> Double {
-      skipSpace()
-      let start = index
-      while index < bytes.count {
-        switch bytes[index] {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."),
-          UInt8(ascii: "e"), UInt8(ascii: "E"):
-          index += 1
-        default:
-          guard index > start, let number = Double(String(decoding: bytes[start..<index], as: UTF8.self)),
-            number.isFinite
-          else { throw Unreadable() }
-          return number
-        }
-      }
-      throw Unreadable()
-    }
-
-    /// A JSON string, its escapes undone.
-    mutating func string() throws -> String {
-      try expect("\"")
-      let start = index
-      // Most strings have no escape: read them straight from the bytes.
-      while index < bytes.count {
-        let byte = bytes[index]
-        if byte == UInt8(ascii: "\"") {
-          defer { index += 1 }
-          return try text(bytes[start..<index])
-        }
-        if byte == UInt8(ascii: "\\") { break }
-        guard byte >= 0x20 else { throw Unreadable() }
-        index += 1
-      }
-      var utf8 = Array(bytes[start..<index])
-      while index < bytes.count {
-        let byte = bytes[index]
-        index += 1
-        switch byte {
-        case UInt8(ascii: "\""): return try text(utf8[...])
-        case UInt8(ascii: "\\"):
-          guard index < bytes.count else { throw Unreadable() }
-          let escaped = bytes[index]
-          index += 1
-          switch escaped {
-          case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): utf8.append(escaped)
-          case UInt8(ascii: "b"): utf8.append(0x08)
-          case UInt8(ascii: "f"): utf8.append(0x0C)
-          case UInt8(ascii: "n"): utf8.append(0x0A)
-          case UInt8(ascii: "r"): utf8.append(0x0D)
-          case UInt8(ascii: "t"): utf8.append(0x09)
-          case UInt8(ascii: "u"):
-            var scalar = try hex4()
-            if (0xD800..<0xDC00).contains(scalar) {
-              try literal(#"\u"#)
-              let low = try hex4()
-              guard (0xDC00..<0xE000).contains(low) else { throw Unreadable() }
-              scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-            }
-            guard let unicode = Unicode.Scalar(scalar) else { throw Unreadable() }
-            utf8.append(contentsOf: String(Character(unicode)).utf8)
-          default: throw Unreadable()
-          }
-        default:
-          guard byte >= 0x20 else { throw Unreadable() }
-          utf8.append(byte)
-        }
-      }
-      throw Unreadable()
-    }
-
-    private mutating func hex4() throws -> UInt32 {
-      guard bytes.count - index >= 4 else { throw Unreadable() }
-      var result: UInt32 = 0
-      for _ in 0..<4 {
-        let byte = bytes[index]
-        let digit: UInt8
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-        default: throw Unreadable()
-        }
-        result = result << 4 | UInt32(digit)
-        index += 1
-      }
-      return result
-    }
-
-    private func text<C: Collection<UInt8>>(_ utf8: C) throws -> String {
-      guard let text = String(validating: utf8, as: UTF8.self) else { throw Unreadable() }
-      return text
+      scanner.skipSpace()
+      try scanner.expect(UInt8(ascii: scalar))
     }
   }
 }

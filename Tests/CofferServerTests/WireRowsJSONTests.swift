@@ -9,7 +9,7 @@ import Testing
 @Suite struct WireRowsJSONTests {
   static let edges: [Value] = [
     .null, .bool(true), .bool(false), .int(0), .int(-1), .int(.max), .int(.min), .double(0), .double(-0.0),
-    .double(.infinity), .double(-.infinity), .double(.pi), .double(1e300), .double(5e-324), .double(-1e-7),
+    .double(.infinity), .double(-.infinity), .double(.pi), .double(1e300), .double(.leastNonzeroMagnitude), .double(-1e-7),
     .double(Double(Int64.max)), .string(""), .string("plain"), .string("quote \" back \\ slash / tab \t"),
     .string("nul \u{0} bell \u{7} unit \u{1F} del \u{7F}"), .string("é ü 日本語 🙂 👩‍👩‍👧 \u{200F}שלום"),
     .string("line\nbreak\r\n"), .bytes(Data()), .bytes(Data([0, 1, 2, 254, 255])),
