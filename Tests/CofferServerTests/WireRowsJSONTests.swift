@@ -1,4 +1,5 @@
 @_spi(Backend) import Coffer
+import CofferTestSupport
 import CofferWire
 import Foundation
 import Testing
@@ -9,7 +10,8 @@ import Testing
 @Suite struct WireRowsJSONTests {
   static let edges: [Value] = [
     .null, .bool(true), .bool(false), .int(0), .int(-1), .int(.max), .int(.min), .double(0), .double(-0.0),
-    .double(.infinity), .double(-.infinity), .double(.pi), .double(1e300), .double(.leastNonzeroMagnitude), .double(-1e-7),
+    .double(.infinity), .double(-.infinity), .double(.pi), .double(1e300), .double(.leastNonzeroMagnitude),
+    .double(-1e-7),
     .double(Double(Int64.max)), .string(""), .string("plain"), .string("quote \" back \\ slash / tab \t"),
     .string("nul \u{0} bell \u{7} unit \u{1F} del \u{7F}"), .string("é ü 日本語 🙂 👩‍👩‍👧 \u{200F}שלום"),
     .string("line\nbreak\r\n"), .bytes(Data()), .bytes(Data([0, 1, 2, 254, 255])),
@@ -19,22 +21,7 @@ import Testing
     .uuid(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F") ?? UUID()),
   ]
 
-  /// A seeded generator, so a failure repeats.
-  struct Seeded {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-      state &+= 0x9E37_79B9_7F4A_7C15
-      var mixed = state
-      mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-      mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-      return mixed ^ (mixed >> 31)
-    }
-
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-  }
-
-  static func random(_ random: inout Seeded) -> Value {
+  static func random(_ random: inout SeededGenerator) -> Value {
     switch random.below(9) {
     case 0: return .null
     case 1: return .bool(random.below(2) == 0)
@@ -83,7 +70,7 @@ import Testing
   }
 
   @Test func randomRowsGoBothWays() throws {
-    var random = Seeded(state: 4_401)
+    var random = SeededGenerator(seed: 4_401)
     for _ in 0..<300 {
       let width = random.below(6)
       let rows = WireRows(
