@@ -33,16 +33,26 @@ final class SQLiteChangeFeed: Sendable {
   /// Records a batch's changes on the writer, inside the batch's transaction (its savepoint
   /// when several batches share one), numbered one above the last: the writer lock makes
   /// numbers follow commit order. Nothing when the batch changed nothing.
+  ///
+  /// Two statements and no read: the bound's number is raised, and the batch inserted under it
+  /// (the table's `INTEGER PRIMARY KEY` is the row id, which SQLite then reports); the payload is
+  /// bound where it lies, not copied first.
   func record(_ collector: ChangeCollector, on connection: SQLiteConnection) throws {
     guard let payload = collector.encoded() else { return }
-    let last =
-      Int64(try connection.text(#"SELECT "last" FROM "coffer_change_feed" WHERE "id" = 1"#) ?? "0") ?? 0
-    let sequence = last + 1
     let micros = Value.microseconds(since1970: Date())
-    try connection.run(
-      #"INSERT INTO "coffer_changes" ("sequence", "committed_at", "payload") VALUES (?1, ?2, ?3)"#,
-      [.int(sequence), .int(micros), .bytes(Data(payload))])
-    try connection.run(#"UPDATE "coffer_change_feed" SET "last" = ?1 WHERE "id" = 1"#, [.int(sequence)])
+    try connection.run(#"UPDATE "coffer_change_feed" SET "last" = "last" + 1 WHERE "id" = 1"#)
+    try connection.statement(
+      #"INSERT INTO "coffer_changes" ("sequence", "committed_at", "payload") "#
+        + #"SELECT "last", ?1, ?2 FROM "coffer_change_feed" WHERE "id" = 1"#
+    ).run(micros, payload: payload)
+    guard connection.changes == 1 else {
+      throw CofferError(
+        .corruptStore,
+        "The change feed's bounds are missing from the store, so the batch cannot be numbered. "
+          + "Copy the store's rows into a new store and turn the feed on there.",
+        store: connection.storeName)
+    }
+    let sequence = sqlite3_last_insert_rowid(connection.handle)
     if let trim = retention.withLock({ $0 }).trim(afterCommitting: UInt64(sequence), at: micros) {
       try Self.trim(trim, on: connection)
     }
@@ -162,6 +172,32 @@ extension SQLiteBackend {
 }
 
 @_spi(Backend) extension SQLiteBackend: ChangeRecording {}
+
+extension SQLiteStatement {
+  /// Runs an insert of a batch's commit time (parameter 1) and payload (parameter 2), the
+  /// payload bound in place: SQLite reads it before this returns, so a bulk batch's hundreds of
+  /// kilobytes are not copied into the statement's scratch space first.
+  func run(_ micros: Int64, payload: [UInt8]) throws {
+    defer {
+      sqlite3_reset(handle)
+      sqlite3_clear_bindings(handle)
+    }
+    try checkBinding(sqlite3_bind_int64(handle, 1, micros))
+    try payload.withUnsafeBytes { bytes in
+      // No destructor: SQLITE_STATIC, the bytes outlive the step below.
+      try checkBinding(sqlite3_bind_blob64(handle, 2, bytes.baseAddress, sqlite3_uint64(bytes.count), nil))
+      do {
+        while try step() {}
+      } catch let failure as StepFailure {
+        throw connection.failure(failure.code, while: "writing")
+      }
+    }
+  }
+
+  private func checkBinding(_ code: Int32) throws {
+    guard code == SQLITE_OK else { throw connection.failure(code, while: "binding a value") }
+  }
+}
 
 extension SQLiteApplier {
   /// Gathers the ids a delete by query is about to remove, for the change feed.
