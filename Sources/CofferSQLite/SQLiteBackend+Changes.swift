@@ -8,8 +8,12 @@ import Foundation
 final class SQLiteChangeFeed: Sendable {
   /// The table of recorded batches: one row per batch, numbered in commit order.
   static let changesTable = "coffer_changes"
-  /// One row holding the feed's bounds; the feed is on exactly when this table exists.
+  /// One row holding the feed's bounds; the feed is on exactly when this table exists. Its
+  /// `last` is raised only by trims: the last number given is the larger of it and the newest
+  /// batch's, so that a commit writes no page but its batch's.
   static let boundsTable = "coffer_change_feed"
+  /// The last number given, as an SQL expression over the bounds row.
+  static let lastSQL = #"max("last", coalesce((SELECT max("sequence") FROM "coffer_changes"), 0))"#
   /// How often a follower looks for batches other processes committed.
   static let poll = Duration.milliseconds(5)
 
@@ -34,16 +38,16 @@ final class SQLiteChangeFeed: Sendable {
   /// when several batches share one), numbered one above the last: the writer lock makes
   /// numbers follow commit order. Nothing when the batch changed nothing.
   ///
-  /// Two statements and no read: the bound's number is raised, and the batch inserted under it
-  /// (the table's `INTEGER PRIMARY KEY` is the row id, which SQLite then reports); the payload is
-  /// bound where it lies, not copied first.
+  /// One statement: the batch is inserted numbered one above the last (the newest batch's number
+  /// is the table's largest row id, found at its end; the bounds row keeps the number past a
+  /// trim), and SQLite reports the row id it got. The payload is bound where it lies, not copied
+  /// first.
   func record(_ collector: ChangeCollector, on connection: SQLiteConnection) throws {
     guard let payload = collector.encoded() else { return }
     let micros = Value.microseconds(since1970: Date())
-    try connection.run(#"UPDATE "coffer_change_feed" SET "last" = "last" + 1 WHERE "id" = 1"#)
     try connection.statement(
       #"INSERT INTO "coffer_changes" ("sequence", "committed_at", "payload") "#
-        + #"SELECT "last", ?1, ?2 FROM "coffer_change_feed" WHERE "id" = 1"#
+        + #"SELECT \#(Self.lastSQL) + 1, ?1, ?2 FROM "coffer_change_feed" WHERE "id" = 1"#
     ).run(micros, payload: payload)
     guard connection.changes == 1 else {
       throw CofferError(
@@ -65,7 +69,8 @@ final class SQLiteChangeFeed: Sendable {
     switch trim {
     case .through(let sequence):
       let last =
-        Int64(try connection.text(#"SELECT "last" FROM "coffer_change_feed" WHERE "id" = 1"#) ?? "0") ?? 0
+        Int64(try connection.text(#"SELECT \#(lastSQL) FROM "coffer_change_feed" WHERE "id" = 1"#) ?? "0")
+        ?? 0
       bound = min(Int64(clamping: sequence), last)
     case .committedBefore(let micros):
       bound =
@@ -75,6 +80,8 @@ final class SQLiteChangeFeed: Sendable {
         ) ?? 0
     }
     guard bound > 0 else { return }
+    // The last number outlives the batches: the next is numbered after it.
+    try connection.run(#"UPDATE "coffer_change_feed" SET "last" = \#(lastSQL) WHERE "id" = 1"#)
     try connection.run(#"DELETE FROM "coffer_changes" WHERE "sequence" <= ?1"#, [.int(bound)])
     try connection.run(
       #"UPDATE "coffer_change_feed" SET "trimmed_through" = max("trimmed_through", ?1) WHERE "id" = 1"#,
@@ -110,7 +117,7 @@ extension SQLiteBackend {
     return try withReader(nil) { reader in
       guard try feed.isOn(reader) else { return nil }
       let statement = try reader.statement(
-        #"SELECT "trimmed_through", "last" FROM "coffer_change_feed" WHERE "id" = 1"#)
+        #"SELECT "trimmed_through", \#(SQLiteChangeFeed.lastSQL) FROM "coffer_change_feed" WHERE "id" = 1"#)
       return try statement.withBindings([]) {
         guard try statement.stepReading() else { return ChangeFeedBounds(trimmedThrough: 0, last: 0) }
         return ChangeFeedBounds(
