@@ -14,6 +14,11 @@ final class SQLiteChangeFeed: Sendable {
   static let boundsTable = "coffer_change_feed"
   /// The last number given, as an SQL expression over the bounds row.
   static let lastSQL = #"max("last", coalesce((SELECT max("sequence") FROM "coffer_changes"), 0))"#
+  /// The insert of a batch numbered one above the last; its commit time and payload are `?1`
+  /// and `?2`. Made once: a commit only looks it up.
+  static let recordSQL =
+    #"INSERT INTO "coffer_changes" ("sequence", "committed_at", "payload") "#
+    + #"SELECT \#(lastSQL) + 1, ?1, ?2 FROM "coffer_change_feed" WHERE "id" = 1"#
   /// How often a follower looks for batches other processes committed.
   static let poll = Duration.milliseconds(5)
 
@@ -45,10 +50,7 @@ final class SQLiteChangeFeed: Sendable {
   func record(_ collector: ChangeCollector, on connection: SQLiteConnection) throws {
     guard let payload = collector.encoded() else { return }
     let micros = Value.microseconds(since1970: Date())
-    try connection.statement(
-      #"INSERT INTO "coffer_changes" ("sequence", "committed_at", "payload") "#
-        + #"SELECT \#(Self.lastSQL) + 1, ?1, ?2 FROM "coffer_change_feed" WHERE "id" = 1"#
-    ).run(micros, payload: payload)
+    try connection.statement(Self.recordSQL).run(micros, payload: payload)
     guard connection.changes == 1 else {
       throw CofferError(
         .corruptStore,
