@@ -4,8 +4,11 @@ import Foundation
 
 /// The change feed's state in one handle. The feed is one LMDB database of recorded batches,
 /// keyed by their number (8 bytes, big-endian), each value the commit time (8 bytes) and the
-/// payload; the catalog names the database (`changes:database`) and holds the last number
-/// given and the number trimmed through. The feed is on exactly when the catalog names it.
+/// payload; the catalog names the database (`changes:database`) and holds the number trimmed
+/// through. The last number given is the database's last key; a trim that removes batches also
+/// keeps it in the catalog (`changes:last`), so that numbers go on from it once the database is
+/// empty. A commit thus writes the feed's database alone, not the catalog too. The feed is on
+/// exactly when the catalog names it.
 final class LMDBChangeFeed: Sendable {
   static let databaseKey = Array("changes:database".utf8)
   static let lastKey = Array("changes:last".utf8)
@@ -36,15 +39,23 @@ final class LMDBChangeFeed: Sendable {
     return try transaction.open(String(decoding: name, as: UTF8.self), flags: 0)
   }
 
+  /// The number of the newest batch recorded (or trimmed away), in `transaction`; 0 when none.
+  static func last(in database: MDB_dbi, catalog: MDB_dbi, transaction: Transaction) throws -> UInt64 {
+    let newest = try transaction.withCursor(database) { cursor in
+      try cursor.move(MDB_LAST) ? number(cursor.key) : 0
+    }
+    return max(newest, number(try transaction.get(catalog, lastKey)))
+  }
+
   /// Records a batch in the write transaction that applies it, numbered one above the last.
   func record(_ collector: ChangeCollector, in database: MDB_dbi, catalog: MDB_dbi, transaction: Transaction)
     throws
   {
-    guard let payload = collector.encoded() else { return }
-    let sequence = Self.number(try transaction.get(catalog, Self.lastKey)) + 1
     let micros = Value.microseconds(since1970: Date())
-    try transaction.put(database, Self.bytes(sequence), Self.bytes(UInt64(bitPattern: micros)) + payload)
-    try transaction.put(catalog, Self.lastKey, Self.bytes(sequence))
+    // The commit time and the payload in one buffer, written once.
+    guard let value = collector.encoded(after: Self.bytes(UInt64(bitPattern: micros))) else { return }
+    let sequence = try Self.last(in: database, catalog: catalog, transaction: transaction) + 1
+    try transaction.put(database, Self.bytes(sequence), value)
     if let trim = retention.withLock({ $0 }).trim(afterCommitting: sequence, at: micros) {
       try Self.trim(trim, in: database, catalog: catalog, transaction: transaction)
     }
@@ -54,7 +65,7 @@ final class LMDBChangeFeed: Sendable {
   static func trim(_ trim: ChangeTrim, in database: MDB_dbi, catalog: MDB_dbi, transaction: Transaction)
     throws
   {
-    let last = number(try transaction.get(catalog, lastKey))
+    let last = try Self.last(in: database, catalog: catalog, transaction: transaction)
     var doomed: [[UInt8]] = []
     var bound: UInt64 = 0
     try transaction.withCursor(database) { cursor in
@@ -73,6 +84,8 @@ final class LMDBChangeFeed: Sendable {
       }
     }
     if case .through(let through) = trim { bound = max(bound, min(through, last)) }
+    // The last number outlives the batches: the next is numbered after it.
+    if !doomed.isEmpty { try transaction.put(catalog, lastKey, bytes(last)) }
     for key in doomed { try transaction.delete(database, key) }
     let trimmed = number(try transaction.get(catalog, trimmedKey))
     if bound > trimmed { try transaction.put(catalog, trimmedKey, bytes(bound)) }
@@ -116,14 +129,14 @@ extension LMDBBackend {
     return opened
   }
 
-  /// The feed's bounds, from the catalog.
+  /// The feed's bounds, from the catalog and the feed's last key, in one read transaction.
   @_spi(Backend) public func changeFeedBounds() async throws -> ChangeFeedBounds? {
     try checkOpen()
+    guard let database = try await feedDatabase() else { return nil }
     return try environment.read { transaction in
-      guard try transaction.get(catalog, LMDBChangeFeed.databaseKey) != nil else { return nil }
-      return ChangeFeedBounds(
+      ChangeFeedBounds(
         trimmedThrough: LMDBChangeFeed.number(try transaction.get(catalog, LMDBChangeFeed.trimmedKey)),
-        last: LMDBChangeFeed.number(try transaction.get(catalog, LMDBChangeFeed.lastKey)))
+        last: try LMDBChangeFeed.last(in: database, catalog: catalog, transaction: transaction))
     }
   }
 

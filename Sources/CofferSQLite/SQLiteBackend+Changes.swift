@@ -8,8 +8,17 @@ import Foundation
 final class SQLiteChangeFeed: Sendable {
   /// The table of recorded batches: one row per batch, numbered in commit order.
   static let changesTable = "coffer_changes"
-  /// One row holding the feed's bounds; the feed is on exactly when this table exists.
+  /// One row holding the feed's bounds; the feed is on exactly when this table exists. Its
+  /// `last` is raised only by trims: the last number given is the larger of it and the newest
+  /// batch's, so that a commit writes no page but its batch's.
   static let boundsTable = "coffer_change_feed"
+  /// The last number given, as an SQL expression over the bounds row.
+  static let lastSQL = #"max("last", coalesce((SELECT max("sequence") FROM "coffer_changes"), 0))"#
+  /// The insert of a batch numbered one above the last; its commit time and payload are `?1`
+  /// and `?2`. Made once: a commit only looks it up.
+  static let recordSQL =
+    #"INSERT INTO "coffer_changes" ("sequence", "committed_at", "payload") "#
+    + #"SELECT \#(lastSQL) + 1, ?1, ?2 FROM "coffer_change_feed" WHERE "id" = 1"#
   /// How often a follower looks for batches other processes committed.
   static let poll = Duration.milliseconds(5)
 
@@ -33,16 +42,23 @@ final class SQLiteChangeFeed: Sendable {
   /// Records a batch's changes on the writer, inside the batch's transaction (its savepoint
   /// when several batches share one), numbered one above the last: the writer lock makes
   /// numbers follow commit order. Nothing when the batch changed nothing.
+  ///
+  /// One statement: the batch is inserted numbered one above the last (the newest batch's number
+  /// is the table's largest row id, found at its end; the bounds row keeps the number past a
+  /// trim), and SQLite reports the row id it got. The payload is bound where it lies, not copied
+  /// first.
   func record(_ collector: ChangeCollector, on connection: SQLiteConnection) throws {
     guard let payload = collector.encoded() else { return }
-    let last =
-      Int64(try connection.text(#"SELECT "last" FROM "coffer_change_feed" WHERE "id" = 1"#) ?? "0") ?? 0
-    let sequence = last + 1
     let micros = Value.microseconds(since1970: Date())
-    try connection.run(
-      #"INSERT INTO "coffer_changes" ("sequence", "committed_at", "payload") VALUES (?1, ?2, ?3)"#,
-      [.int(sequence), .int(micros), .bytes(Data(payload))])
-    try connection.run(#"UPDATE "coffer_change_feed" SET "last" = ?1 WHERE "id" = 1"#, [.int(sequence)])
+    try connection.statement(Self.recordSQL).run(micros, payload: payload)
+    guard connection.changes == 1 else {
+      throw CofferError(
+        .corruptStore,
+        "The change feed's bounds are missing from the store, so the batch cannot be numbered. "
+          + "Copy the store's rows into a new store and turn the feed on there.",
+        store: connection.storeName)
+    }
+    let sequence = sqlite3_last_insert_rowid(connection.handle)
     if let trim = retention.withLock({ $0 }).trim(afterCommitting: UInt64(sequence), at: micros) {
       try Self.trim(trim, on: connection)
     }
@@ -55,7 +71,8 @@ final class SQLiteChangeFeed: Sendable {
     switch trim {
     case .through(let sequence):
       let last =
-        Int64(try connection.text(#"SELECT "last" FROM "coffer_change_feed" WHERE "id" = 1"#) ?? "0") ?? 0
+        Int64(try connection.text(#"SELECT \#(lastSQL) FROM "coffer_change_feed" WHERE "id" = 1"#) ?? "0")
+        ?? 0
       bound = min(Int64(clamping: sequence), last)
     case .committedBefore(let micros):
       bound =
@@ -65,6 +82,8 @@ final class SQLiteChangeFeed: Sendable {
         ) ?? 0
     }
     guard bound > 0 else { return }
+    // The last number outlives the batches: the next is numbered after it.
+    try connection.run(#"UPDATE "coffer_change_feed" SET "last" = \#(lastSQL) WHERE "id" = 1"#)
     try connection.run(#"DELETE FROM "coffer_changes" WHERE "sequence" <= ?1"#, [.int(bound)])
     try connection.run(
       #"UPDATE "coffer_change_feed" SET "trimmed_through" = max("trimmed_through", ?1) WHERE "id" = 1"#,
@@ -100,7 +119,7 @@ extension SQLiteBackend {
     return try withReader(nil) { reader in
       guard try feed.isOn(reader) else { return nil }
       let statement = try reader.statement(
-        #"SELECT "trimmed_through", "last" FROM "coffer_change_feed" WHERE "id" = 1"#)
+        #"SELECT "trimmed_through", \#(SQLiteChangeFeed.lastSQL) FROM "coffer_change_feed" WHERE "id" = 1"#)
       return try statement.withBindings([]) {
         guard try statement.stepReading() else { return ChangeFeedBounds(trimmedThrough: 0, last: 0) }
         return ChangeFeedBounds(
@@ -162,6 +181,32 @@ extension SQLiteBackend {
 }
 
 @_spi(Backend) extension SQLiteBackend: ChangeRecording {}
+
+extension SQLiteStatement {
+  /// Runs an insert of a batch's commit time (parameter 1) and payload (parameter 2), the
+  /// payload bound in place: SQLite reads it before this returns, so a bulk batch's hundreds of
+  /// kilobytes are not copied into the statement's scratch space first.
+  func run(_ micros: Int64, payload: [UInt8]) throws {
+    defer {
+      sqlite3_reset(handle)
+      sqlite3_clear_bindings(handle)
+    }
+    try checkBinding(sqlite3_bind_int64(handle, 1, micros))
+    try payload.withUnsafeBytes { bytes in
+      // No destructor: SQLITE_STATIC, the bytes outlive the step below.
+      try checkBinding(sqlite3_bind_blob64(handle, 2, bytes.baseAddress, sqlite3_uint64(bytes.count), nil))
+      do {
+        while try step() {}
+      } catch let failure as StepFailure {
+        throw connection.failure(failure.code, while: "writing")
+      }
+    }
+  }
+
+  private func checkBinding(_ code: Int32) throws {
+    guard code == SQLITE_OK else { throw connection.failure(code, while: "binding a value") }
+  }
+}
 
 extension SQLiteApplier {
   /// Gathers the ids a delete by query is about to remove, for the change feed.

@@ -15,10 +15,12 @@
   }
 
   private var schemas: [EntitySchema] = []
+  /// Where each entity is in `schemas`, by name, once there are more than
+  /// ``scannedEntities``.
   private var entityPlaces: [String: Int] = [:]
   private var entries: [Entry] = []
   /// Where each row's entry is, by id, one dictionary per entity (by its place in `schemas`);
-  /// kept only once ``indexed`` is true.
+  /// made and kept only once ``indexed`` is true.
   private var places: [[Value: Int]] = []
   /// Whether ``places`` holds every entry. A batch that so far has only added rows that were not
   /// stored cannot have touched an id twice (a second add of an id needs a removal between), so
@@ -54,14 +56,18 @@
     if !indexed { index() }
     let entity = place(of: schema)
     let count = entries.count
-    let index = places[entity][id, default: count]
+    // One lookup: an id not seen yet is given the next place as it is looked up.
+    let index = Self.settled(&places[entity][id, default: count])
     if index < count {
       entries[index].row = now
     } else {
-      places[entity][id] = count
       entries.append(Entry(entity: entity, id: id, existed: existed, row: now))
     }
   }
+
+  /// The value of a dictionary's entry, through the accessor that inserts its default when the
+  /// key is missing.
+  @inline(__always) private static func settled(_ place: inout Int) -> Int { place }
 
   /// A migration step rewrote a row of an entity stored with `before`'s schema into `after`
   /// (the entity's schema from now on, possibly under another name), or removed it (`nil`).
@@ -85,49 +91,80 @@
   /// Indexes the entries appended so far, and every later one.
   private mutating func index() {
     indexed = true
+    places = Array(repeating: [:], count: schemas.count)
     for (position, entry) in entries.enumerated() { places[entry.entity][entry.id] = position }
   }
+
+  /// How many entities a batch changes before their places are found by name rather than by
+  /// looking through them (most batches change one or two: no dictionary to make).
+  private static let scannedEntities = 8
 
   private mutating func place(of schema: EntitySchema) -> Int {
     // Batches change one entity for many rows in a row: the last one is checked first.
     if let last = schemas.indices.last, schemas[last].name == schema.name { return last }
-    if let place = entityPlaces[schema.name] { return place }
-    entityPlaces[schema.name] = schemas.count
+    if schemas.count <= Self.scannedEntities {
+      if let place = schemas.firstIndex(where: { $0.name == schema.name }) { return place }
+    } else if let place = entityPlaces[schema.name] {
+      return place
+    }
     schemas.append(schema)
-    places.append([:])
+    if indexed { places.append([:]) }
+    if schemas.count == Self.scannedEntities + 1 {
+      for (place, known) in schemas.enumerated() { entityPlaces[known.name] = place }
+    } else if schemas.count > Self.scannedEntities + 1 {
+      entityPlaces[schema.name] = schemas.count - 1
+    }
     return schemas.count - 1
   }
 
   /// The batch's row changes in the form a backend records (see ``RecordedChanges``), or `nil`
   /// when the batch left every row as it was (a row added and removed again, a delete of an id
   /// not stored): such a batch records nothing.
-  public func encoded() -> [UInt8]? {
-    var writer = ChangePayload.Writer()
+  public func encoded() -> [UInt8]? { encoded(after: []) }
+
+  /// The batch's row changes as ``encoded()`` gives them, after `prefix` in the same buffer (a
+  /// backend that stores something before the payload writes it once), or `nil` when the batch
+  /// left every row as it was.
+  public func encoded(after prefix: [UInt8]) -> [UInt8]? {
+    // Measured first, then written into memory of exactly that size.
     var count = 0
-    for entry in entries where entry.existed || entry.row != nil { count += 1 }
-    if count == 0 { return nil }
-    // About nine bytes a value, strings aside: one reservation instead of a dozen doublings.
-    let widest = schemas.map(\.fields.count).max() ?? 0
-    writer.bytes.reserveCapacity(64 + count * (widest + 2) * 9)
-    writer.byte(ChangePayload.version)
-    writer.count(schemas.count)
+    var size = prefix.count + 1 + ChangePayload.size(ofCount: schemas.count)
     for schema in schemas {
-      writer.string(schema.name)
-      writer.count(schema.fields.count)
-      for field in schema.fields { writer.string(field.name) }
+      size += ChangePayload.size(of: schema.name) + ChangePayload.size(ofCount: schema.fields.count)
+      for field in schema.fields { size += ChangePayload.size(of: field.name) }
     }
-    writer.count(count)
     for entry in entries where entry.existed || entry.row != nil {
-      writer.count(entry.entity)
-      if let row = entry.row {
-        writer.byte(entry.existed ? ChangePayload.update : ChangePayload.insert)
-        writer.value(entry.id)
-        for value in row.values { writer.value(value) }
-      } else {
-        writer.byte(ChangePayload.delete)
-        writer.value(entry.id)
-      }
+      count += 1
+      size += ChangePayload.size(ofCount: entry.entity) + 1 + ChangePayload.size(of: entry.id)
+      for value in entry.row?.values ?? [] { size += ChangePayload.size(of: value) }
     }
-    return writer.bytes
+    if count == 0 { return nil }
+    size += ChangePayload.size(ofCount: count)
+    return [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+      guard let base = buffer.baseAddress else { return }
+      var writer = ChangePayload.BufferWriter(cursor: UnsafeMutableRawPointer(base))
+      prefix.withUnsafeBytes { writer.raw($0) }
+      writer.byte(ChangePayload.version)
+      writer.count(schemas.count)
+      for schema in schemas {
+        writer.string(schema.name)
+        writer.count(schema.fields.count)
+        for field in schema.fields { writer.string(field.name) }
+      }
+      writer.count(count)
+      for entry in entries where entry.existed || entry.row != nil {
+        writer.count(entry.entity)
+        if let row = entry.row {
+          writer.byte(entry.existed ? ChangePayload.update : ChangePayload.insert)
+          writer.value(entry.id)
+          for value in row.values { writer.value(value) }
+        } else {
+          writer.byte(ChangePayload.delete)
+          writer.value(entry.id)
+        }
+      }
+      initialized = writer.cursor - UnsafeMutableRawPointer(base)
+      assert(initialized == size, "the payload's measured size is what is written")
+    }
   }
 }

@@ -82,24 +82,34 @@
     var undo: [UndoStep] = []
     let summary = try apply(batch, undo: &undo)
     // The undo log names every row the batch touched, in order, with what it held before. The
-    // table is looked up once per run of steps on one entity, not once per row.
-    var current: (entity: String, table: InMemoryTable)?
-    func table(_ entity: String) -> InMemoryTable? {
-      if let current, current.entity == entity { return current.table }
-      guard let found = tables[entity] else { return nil }
-      current = (entity, found)
-      return found
-    }
+    // table is looked up once per run of steps on one entity, not once per row, and only its
+    // schema and rows are kept from it.
+    var entity: String?
+    var current: (schema: EntitySchema, rows: [Value: Row])?
     for step in undo {
+      let name: String
       switch step {
-      case .put(let entity, let id, let old):
-        guard let table = table(entity) else { continue }
-        changes.touched(id, in: table.schema, existed: old != nil, now: table.rows[id])
-      case .added(let entity, let rows):
+      case .put(let stepEntity, _, _), .added(let stepEntity, _): name = stepEntity
+      }
+      if name != entity {
+        entity = name
+        current = tables[name].map { ($0.schema, $0.rows) }
+      }
+      guard let current else { continue }
+      switch step {
+      case .put(_, let id, let old):
+        let now = current.rows[id]
+        if old == nil, let now {
+          // A row the step added (as it is at the end of the batch): the collector needs no
+          // index for it unless an earlier step removed one.
+          changes.stored(now, in: current.schema, existed: false)
+        } else {
+          changes.touched(id, in: current.schema, existed: old != nil, now: now)
+        }
+      case .added(_, let rows):
         // The rows as stored; a later step of the batch that changed one of them again comes
         // after this one and gives the collector what the row holds in the end.
-        guard let table = table(entity) else { continue }
-        for row in rows { changes.stored(row, in: table.schema, existed: false) }
+        for row in rows { changes.stored(row, in: current.schema, existed: false) }
       }
     }
     return summary
