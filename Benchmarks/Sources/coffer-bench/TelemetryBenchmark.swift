@@ -5,7 +5,7 @@ import Prometheus
 import Tracing
 
 /// `coffer-bench --telemetry-overhead [--systems KEY,…] [--rows N] [--gets N] [--rounds N]
-/// [--output DIR] [--no-write]`: what a point get costs when the store counts and traces it,
+/// [--postgres-url URL] [--output DIR] [--no-write]`: what a point get costs when the store counts and traces it,
 /// beside the same store with nothing bootstrapped, and beside what the metrics backend and the
 /// tracer cost on their own for the same get.
 ///
@@ -79,6 +79,10 @@ enum TelemetryBenchmark {
       case "--rows": rows = try number()
       case "--gets": gets = try number()
       case "--rounds": rounds = try number()
+      case "--postgres-url":
+        guard let url = iterator.next() else { throw UsageError(message: "--postgres-url needs a URL") }
+        try PostgresServer.use(url)
+        if !systems.contains("coffer-postgres") { systems.append("coffer-postgres") }
       case "--output": output = iterator.next()
       case "--no-write": write = false
       default: throw UsageError(message: "\(flag): unknown argument \(argument)")
@@ -116,7 +120,7 @@ enum TelemetryBenchmark {
   private static func measure(_ key: String, messages: [ChatMessage], gets: Int, rounds: Int) async throws
     -> Figure
   {
-    guard let plain = SystemCatalog.make(key), let recorded = SystemCatalog.make(key) else {
+    guard let (plain, recorded) = pair(key) else {
       throw UsageError(message: "\(flag): unknown system \(key)")
     }
     let rows = messages.count
@@ -164,6 +168,19 @@ enum TelemetryBenchmark {
     return Figure(
       system: key, plain: micros(times[0]), recorded: micros(times[1]), instruments: micros(times[2]),
       spread: (spread(times[0]), spread(times[1]), spread(times[2])), load: loadAverage())
+  }
+
+  /// Two stores of a system: on PostgreSQL each in a database of its own, as the catalog gives
+  /// each system one.
+  private static func pair(_ key: String) -> (any BenchSystem, any BenchSystem)? {
+    if key == "coffer-postgres" {
+      return (
+        CofferSystem(name: "Coffer postgres", database: "coffer_bench_telemetry_plain"),
+        CofferSystem(name: "Coffer postgres", database: "coffer_bench_telemetry_recorded")
+      )
+    }
+    guard let plain = SystemCatalog.make(key), let recorded = SystemCatalog.make(key) else { return nil }
+    return (plain, recorded)
   }
 
   /// What Coffer hands the metrics backend and the tracer for one point get, with no store
