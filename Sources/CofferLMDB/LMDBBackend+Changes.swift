@@ -55,7 +55,16 @@ final class LMDBChangeFeed: Sendable {
     // The commit time and the payload in one buffer, written once.
     guard let value = collector.encoded(after: Self.bytes(UInt64(bitPattern: micros))) else { return }
     let sequence = try Self.last(in: database, catalog: catalog, transaction: transaction) + 1
-    try transaction.put(database, Self.bytes(sequence), value)
+    // Appended after the newest key, never over one: a number already taken (a store written by
+    // a build that numbered batches otherwise) fails the batch instead of replacing a batch.
+    guard try transaction.put(database, Self.bytes(sequence), value, flags: MDB_NOOVERWRITE | MDB_APPEND)
+    else {
+      throw CofferError(
+        .corruptStore,
+        "The change feed already holds batch \(ChangePosition(sequence: sequence)), which this commit would "
+          + "number again: a process of another Coffer version may be writing the store. Stop it, then reopen."
+      )
+    }
     if let trim = retention.withLock({ $0 }).trim(afterCommitting: sequence, at: micros) {
       try Self.trim(trim, in: database, catalog: catalog, transaction: transaction)
     }

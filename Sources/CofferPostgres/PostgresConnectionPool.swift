@@ -196,9 +196,20 @@ final class PostgresConnectionPool: Sendable {
 
   /// Runs `body` with the pool's statement watch bound to the task, when it logs or traces
   /// statements.
-  private func logged<R>(_ body: () async throws -> R) async throws -> R {
+  ///
+  /// The closure captures the caller's isolation, so `body` runs where the caller runs: a
+  /// task-local's operation not isolated to anything would leave a main-actor caller's thread
+  /// and come back, two hops a statement (see `StoreTelemetry.run`).
+  private func logged<R>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> R)
+    async throws -> R
+  {
     guard let statementWatch else { return try await body() }
-    return try await PostgresStatementWatch.$current.withValue(statementWatch) { try await body() }
+    return try await PostgresStatementWatch.$current.withValue(
+      statementWatch,
+      operation: {
+        _ = isolation
+        return try await body()
+      }, isolation: isolation)
   }
 
   /// Records the pool's open, idle and waiting counts.

@@ -32,7 +32,13 @@ enum TelemetryBenchmark {
 
   /// Bootstraps the recording backends for the whole process.
   static func bootstrap() {
-    MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: PrometheusCollectorRegistry()))
+    // `COFFER_BENCH_TELEMETRY=metrics` or `=tracer` bootstraps one of the two, to tell their costs
+    // apart; both by default.
+    let only = ProcessInfo.processInfo.environment["COFFER_BENCH_TELEMETRY"]
+    if only != "tracer" {
+      MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: PrometheusCollectorRegistry()))
+    }
+    guard only != "metrics" else { return }
     let tracer = InMemoryTracer()
     InstrumentationSystem.bootstrap(tracer)
     // Drops finished spans now and then, as an exporter would take them.
