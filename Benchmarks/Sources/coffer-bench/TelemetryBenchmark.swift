@@ -264,7 +264,7 @@ enum TelemetryBenchmark {
         + "(InMemoryTracing; its finished spans are dropped after each round, outside the timing, as an "
         + "exporter takes them). \"Instruments alone\": no store, only what Coffer hands those two for one get "
         + "— the call's span with its four attributes, bound as the task's context while the call runs, the "
-        + "statement's child span with five on SQLite, one histogram sample — the floor under any "
+        + "statement's child span with five on SQLite and PostgreSQL, one histogram sample — the floor under any "
         + "instrumented get. The floor ratio is (no telemetry + instruments alone) ÷ no telemetry; Coffer's own "
         + "share is what a recorded get costs beyond both. Medians a get, fastest and slowest round in "
         + "brackets. The benchmark calls the stores from the main actor, as an app's UI code does. "
