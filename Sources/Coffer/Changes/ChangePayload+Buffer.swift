@@ -35,21 +35,12 @@ extension ChangePayload {
 
   /// Writes at `cursor`, which moves past what is written, into memory made large enough with
   /// the `size` functions.
-  struct BufferWriter {
+  struct BufferWriter: ChangePayloadSink {
     var cursor: UnsafeMutableRawPointer
 
     mutating func byte(_ byte: UInt8) {
       cursor.storeBytes(of: byte, as: UInt8.self)
       cursor += 1
-    }
-
-    mutating func count(_ count: Int) {
-      var rest = UInt64(count)
-      while rest >= 0x80 {
-        byte(UInt8(rest & 0x7f) | 0x80)
-        rest >>= 7
-      }
-      byte(UInt8(rest))
     }
 
     mutating func fixed(_ bits: UInt64) {
@@ -61,47 +52,6 @@ extension ChangePayload {
       guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
       cursor.copyMemory(from: base, byteCount: bytes.count)
       cursor += bytes.count
-    }
-
-    mutating func string(_ text: String) {
-      var text = text
-      text.withUTF8 { utf8 in
-        count(utf8.count)
-        raw(UnsafeRawBufferPointer(utf8))
-      }
-    }
-
-    mutating func data(_ data: Data) {
-      count(data.count)
-      data.withUnsafeBytes { raw($0) }
-    }
-
-    mutating func value(_ value: Value) {
-      switch value {
-      case .null: byte(0)
-      case .bool(let flag): byte(flag ? 2 : 1)
-      case .int(let number):
-        byte(3)
-        fixed(UInt64(bitPattern: number))
-      case .double(let number):
-        byte(4)
-        fixed(number.bitPattern)
-      case .string(let text):
-        byte(5)
-        string(text)
-      case .bytes(let data):
-        byte(6)
-        self.data(data)
-      case .date(let date):
-        byte(7)
-        fixed(UInt64(bitPattern: Value.microseconds(since1970: date)))
-      case .uuid(let uuid):
-        byte(8)
-        withUnsafeBytes(of: uuid.uuid) { raw($0) }
-      case .document(let data):
-        byte(9)
-        self.data(data)
-      }
     }
   }
 }

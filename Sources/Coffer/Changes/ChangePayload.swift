@@ -13,66 +13,19 @@ package enum ChangePayload {
   static let update: UInt8 = 1
   static let delete: UInt8 = 2
 
-  package struct Writer {
+  /// The payload's bytes appended to an array that grows as needed.
+  package struct Writer: ChangePayloadSink {
     package var bytes: [UInt8] = []
 
     package init() {}
 
     package mutating func byte(_ byte: UInt8) { bytes.append(byte) }
 
-    package mutating func count(_ count: Int) {
-      var rest = UInt64(count)
-      while rest >= 0x80 {
-        bytes.append(UInt8(rest & 0x7f) | 0x80)
-        rest >>= 7
-      }
-      bytes.append(UInt8(rest))
-    }
-
     package mutating func fixed(_ bits: UInt64) {
       withUnsafeBytes(of: bits.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
-    package mutating func string(_ text: String) {
-      var text = text
-      text.withUTF8 { utf8 in
-        count(utf8.count)
-        bytes.append(contentsOf: utf8)
-      }
-    }
-
-    package mutating func data(_ data: Data) {
-      count(data.count)
-      bytes.append(contentsOf: data)
-    }
-
-    package mutating func value(_ value: Value) {
-      switch value {
-      case .null: byte(0)
-      case .bool(let flag): byte(flag ? 2 : 1)
-      case .int(let number):
-        byte(3)
-        fixed(UInt64(bitPattern: number))
-      case .double(let number):
-        byte(4)
-        fixed(number.bitPattern)
-      case .string(let text):
-        byte(5)
-        string(text)
-      case .bytes(let data):
-        byte(6)
-        self.data(data)
-      case .date(let date):
-        byte(7)
-        fixed(UInt64(bitPattern: Value.microseconds(since1970: date)))
-      case .uuid(let uuid):
-        byte(8)
-        withUnsafeBytes(of: uuid.uuid) { bytes.append(contentsOf: $0) }
-      case .document(let data):
-        byte(9)
-        self.data(data)
-      }
-    }
+    package mutating func raw(_ raw: UnsafeRawBufferPointer) { bytes.append(contentsOf: raw) }
   }
 
   package struct Reader {
@@ -195,6 +148,74 @@ package enum ChangePayload {
         "Batch \(ChangePosition(sequence: sequence)) of the change feed is damaged and cannot be read. "
           + "Trim the feed past it, and copy the whole store to any replica that still needs it.",
         store: store)
+    }
+  }
+}
+
+/// Where a payload's bytes go: an array that grows (``ChangePayload/Writer``) or memory measured
+/// first (`ChangePayload.BufferWriter`). Counts, strings and values are encoded here once, for
+/// both.
+package protocol ChangePayloadSink {
+  /// Writes one byte.
+  mutating func byte(_ byte: UInt8)
+  /// Writes 8 bytes, little-endian.
+  mutating func fixed(_ bits: UInt64)
+  /// Writes bytes as they are.
+  mutating func raw(_ raw: UnsafeRawBufferPointer)
+}
+
+extension ChangePayloadSink {
+  /// Writes a count, unsigned LEB128.
+  package mutating func count(_ count: Int) {
+    var rest = UInt64(count)
+    while rest >= 0x80 {
+      byte(UInt8(rest & 0x7f) | 0x80)
+      rest >>= 7
+    }
+    byte(UInt8(rest))
+  }
+
+  /// Writes a string's UTF-8, counted.
+  package mutating func string(_ text: String) {
+    var text = text
+    text.withUTF8 { utf8 in
+      count(utf8.count)
+      raw(UnsafeRawBufferPointer(utf8))
+    }
+  }
+
+  /// Writes bytes, counted.
+  package mutating func data(_ data: Data) {
+    count(data.count)
+    data.withUnsafeBytes { raw($0) }
+  }
+
+  /// Writes a value: its tag byte, then its bytes.
+  package mutating func value(_ value: Value) {
+    switch value {
+    case .null: byte(0)
+    case .bool(let flag): byte(flag ? 2 : 1)
+    case .int(let number):
+      byte(3)
+      fixed(UInt64(bitPattern: number))
+    case .double(let number):
+      byte(4)
+      fixed(number.bitPattern)
+    case .string(let text):
+      byte(5)
+      string(text)
+    case .bytes(let data):
+      byte(6)
+      self.data(data)
+    case .date(let date):
+      byte(7)
+      fixed(UInt64(bitPattern: Value.microseconds(since1970: date)))
+    case .uuid(let uuid):
+      byte(8)
+      withUnsafeBytes(of: uuid.uuid) { raw($0) }
+    case .document(let data):
+      byte(9)
+      self.data(data)
     }
   }
 }
