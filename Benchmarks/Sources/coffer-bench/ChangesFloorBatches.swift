@@ -289,14 +289,7 @@ final class RawLMDBBatches: RawBatchProgram {
   private func record(_ change: [UInt8]?, in transaction: OpaquePointer?) throws {
     guard var change else { return }
     sequence += 1
-    var key = withUnsafeBytes(of: sequence.bigEndian) { Array($0) }
-    try key.withUnsafeMutableBytes { keyBytes in
-      var keyValue = MDB_val(mv_size: keyBytes.count, mv_data: keyBytes.baseAddress)
-      try change.withUnsafeMutableBytes { valueBytes in
-        var dataValue = MDB_val(mv_size: valueBytes.count, mv_data: valueBytes.baseAddress)
-        try checkLMDB(mdb_put(transaction, changes, &keyValue, &dataValue, UInt32(MDB_APPEND)), "mdb_put")
-      }
-    }
+    try ChangesFloorBenchmark.appendRawChange(&change, number: sequence, to: changes, in: transaction)
   }
 
   func close() {

@@ -226,14 +226,7 @@ enum ChangesFloorBenchmark {
         try put(transaction, id)
         guard feed else { return }
         sequence += 1
-        var key = withUnsafeBytes(of: sequence.bigEndian) { Array($0) }
-        try key.withUnsafeMutableBytes { keyBytes in
-          var keyValue = MDB_val(mv_size: keyBytes.count, mv_data: keyBytes.baseAddress)
-          try bytes.withUnsafeMutableBytes { valueBytes in
-            var dataValue = MDB_val(mv_size: valueBytes.count, mv_data: valueBytes.baseAddress)
-            try checkLMDB(mdb_put(transaction, changes, &keyValue, &dataValue, UInt32(MDB_APPEND)), "mdb_put")
-          }
-        }
+        try appendRawChange(&bytes, number: sequence, to: changes, in: transaction)
       }
     }
   }
@@ -269,6 +262,21 @@ enum ChangesFloorBenchmark {
       let result = try connection.run("commit", parameters)
       guard result.changed == 1 else {
         throw BenchError("raw libpq: the commit changed \(result.changed) rows")
+      }
+    }
+  }
+
+  /// Appends `payload` to the raw feed database `changes` under `number` (big-endian, so keys
+  /// sort in commit order), as the least a feed kept in LMDB writes beside a commit.
+  static func appendRawChange(
+    _ payload: inout [UInt8], number: UInt64, to changes: MDB_dbi, in transaction: OpaquePointer?
+  ) throws {
+    var key = withUnsafeBytes(of: number.bigEndian) { Array($0) }
+    try key.withUnsafeMutableBytes { keyBytes in
+      var keyValue = MDB_val(mv_size: keyBytes.count, mv_data: keyBytes.baseAddress)
+      try payload.withUnsafeMutableBytes { valueBytes in
+        var dataValue = MDB_val(mv_size: valueBytes.count, mv_data: valueBytes.baseAddress)
+        try checkLMDB(mdb_put(transaction, changes, &keyValue, &dataValue, UInt32(MDB_APPEND)), "mdb_put")
       }
     }
   }
