@@ -17,16 +17,7 @@ enum ChangesFloorBatches {
   static let rows = 10_000
   static let workloads = ["bulk insert", "update 10%"]
 
-  struct Figure {
-    var engine: String
-    var workload: String
-    var rawOff: Duration
-    var rawOn: Duration
-    var cofferOff: Duration
-    var cofferOn: Duration
-    var payload: Int
-    var load: Double?
-  }
+  typealias Figure = ChangesFloorBenchmark.Figure
 
   /// The payload Coffer's feed records for a batch of `rows`, stored as new rows or over stored
   /// ones.

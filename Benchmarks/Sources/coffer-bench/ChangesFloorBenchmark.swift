@@ -23,8 +23,11 @@ enum ChangesFloorBenchmark {
   static let flag = "--changes-floor"
   static let rows = 10_000
 
+  /// One backend's four timings of one workload: the raw library alone and with a change row,
+  /// Coffer with the feed off and on.
   struct Figure {
     var engine: String
+    var workload = "single commit"
     var rawOff: Duration
     var rawOn: Duration
     var cofferOff: Duration
@@ -46,7 +49,7 @@ enum ChangesFloorBenchmark {
       "coffer-bench: one-row durable commits, raw with and without a change row, Coffer with the feed off and on"
     )
     var figures: [Figure] = []
-    var batches: [ChangesFloorBatches.Figure] = []
+    var batches: [Figure] = []
     // PostgreSQL only when a server is named.
     for engine in options.engines where engine != "postgres" || PostgresServer.url != nil {
       let figure = try await measure(engine, rounds: rounds, payload: payload)
@@ -282,7 +285,7 @@ enum ChangesFloorBenchmark {
   }
 
   static func report(
-    _ figures: [Figure], _ batches: [ChangesFloorBatches.Figure], rounds: Int, repetitions: Int,
+    _ figures: [Figure], _ batches: [Figure], rounds: Int, repetitions: Int,
     command: String,
     load: MachineLoad.Result
   ) -> [String] {
