@@ -15,21 +15,20 @@ package enum WireRowsJSON {
   ///
   /// - Throws: `EncodingError.invalidValue` for a NaN, which no store holds.
   package static func write(_ rows: WireRows) throws -> [UInt8] {
-    var writer = Writer()
-    writer.bytes.reserveCapacity(64 + rows.rows.count * (rows.rows.first?.count ?? 0) * 24)
-    writer.append(#"{"rows":["#)
+    var text = #"{"rows":["#
+    text.reserveCapacity(64 + rows.rows.count * (rows.rows.first?.count ?? 0) * 24)
     for (index, row) in rows.rows.enumerated() {
-      if index > 0 { writer.bytes.append(UInt8(ascii: ",")) }
-      try writer.values(row)
+      if index > 0 { text += "," }
+      try append(row, to: &text)
     }
-    writer.bytes.append(UInt8(ascii: "]"))
+    text += "]"
     if let next = rows.next {
-      writer.append(#","next":{"values":"#)
-      try writer.values(next.values)
-      writer.bytes.append(UInt8(ascii: "}"))
+      text += #","next":{"values":"#
+      try append(next.values, to: &text)
+      text += "}"
     }
-    writer.bytes.append(UInt8(ascii: "}"))
-    return writer.bytes
+    text += "}"
+    return Array(text.utf8)
   }
 
   /// The rows in `bytes`, or `nil` when they are not JSON of the form ``write(_:)`` writes.
@@ -38,97 +37,42 @@ package enum WireRowsJSON {
     return try? reader.rows()
   }
 
-  struct Writer {
-    var bytes: [UInt8] = []
-
-    mutating func append(_ text: StaticString) {
-      text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+  private static func append(_ values: [Value], to text: inout String) throws {
+    text += "["
+    for (index, value) in values.enumerated() {
+      if index > 0 { text += "," }
+      try append(value, to: &text)
     }
+    text += "]"
+  }
 
-    mutating func values(_ values: [Value]) throws {
-      bytes.append(UInt8(ascii: "["))
-      for (index, value) in values.enumerated() {
-        if index > 0 { bytes.append(UInt8(ascii: ",")) }
-        try self.value(value)
+  /// A value in its one-key form; strings escaped as an export escapes them
+  /// (``JSONLines/appendString(_:to:)``).
+  private static func append(_ value: Value, to text: inout String) throws {
+    switch value {
+    case .null: text += #"{"null":true"#
+    case .bool(let flag): text += flag ? #"{"bool":true"# : #"{"bool":false"#
+    case .int(let number): text += #"{"int":"# + String(number)
+    case .double(let number):
+      if number.isNaN {
+        throw EncodingError.invalidValue(
+          number, .init(codingPath: [], debugDescription: "NaN is no value a store can hold."))
       }
-      bytes.append(UInt8(ascii: "]"))
-    }
-
-    mutating func value(_ value: Value) throws {
-      switch value {
-      case .null: append(#"{"null":true"#)
-      case .bool(let flag): flag ? append(#"{"bool":true"#) : append(#"{"bool":false"#)
-      case .int(let number):
-        append(#"{"int":"#)
-        integer(number)
-      case .double(let number):
-        if number.isNaN {
-          throw EncodingError.invalidValue(
-            number, .init(codingPath: [], debugDescription: "NaN is no value a store can hold."))
-        }
-        append(#"{"double":"#)
-        if number.isInfinite {
-          number > 0 ? append(#""inf""#) : append(#""-inf""#)
-        } else {
-          bytes.append(contentsOf: number.description.utf8)
-        }
-      case .string(let text):
-        append(#"{"string":"#)
-        string(text)
-      case .bytes(let data):
-        append(#"{"bytes":""#)
-        bytes.append(contentsOf: data.base64EncodedString().utf8)
-        bytes.append(UInt8(ascii: "\""))
-      case .date(let date):
-        append(#"{"date":"#)
-        integer(Value.microseconds(since1970: date))
-      case .uuid(let uuid):
-        append(#"{"uuid":""#)
-        bytes.append(contentsOf: uuid.uuidString.utf8)
-        bytes.append(UInt8(ascii: "\""))
-      case .document(let data):
-        append(#"{"document":""#)
-        bytes.append(contentsOf: data.base64EncodedString().utf8)
-        bytes.append(UInt8(ascii: "\""))
+      text += #"{"double":"#
+      if number.isInfinite {
+        text += number > 0 ? #""inf""# : #""-inf""#
+      } else {
+        text += number.description
       }
-      bytes.append(UInt8(ascii: "}"))
+    case .string(let string):
+      text += #"{"string":"#
+      JSONLines.appendString(string, to: &text)
+    case .bytes(let data): text += #"{"bytes":""# + data.base64EncodedString() + "\""
+    case .date(let date): text += #"{"date":"# + String(Value.microseconds(since1970: date))
+    case .uuid(let uuid): text += #"{"uuid":""# + uuid.uuidString + "\""
+    case .document(let data): text += #"{"document":""# + data.base64EncodedString() + "\""
     }
-
-    mutating func integer(_ number: Int64) {
-      if number < 0 { bytes.append(UInt8(ascii: "-")) }
-      var magnitude = number.magnitude
-      var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for 20 digits.
-      var count = 0
-      withUnsafeMutableBytes(of: &digits) { buffer in
-        repeat {
-          buffer[23 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-          magnitude /= 10
-          count += 1
-        } while magnitude > 0
-        bytes.append(contentsOf: buffer[(24 - count)...])
-      }
-    }
-
-    mutating func string(_ text: String) {
-      bytes.append(UInt8(ascii: "\""))
-      for byte in text.utf8 {
-        switch byte {
-        case UInt8(ascii: "\""): append(#"\""#)
-        case UInt8(ascii: "\\"): append(#"\\"#)
-        case 0x0A: append(#"\n"#)
-        case 0x0D: append(#"\r"#)
-        case 0x09: append(#"\t"#)
-        case 0..<0x20:
-          append(#"\u00"#)
-          bytes.append(Self.hex[Int(byte >> 4)])
-          bytes.append(Self.hex[Int(byte & 0xF)])
-        default: bytes.append(byte)
-        }
-      }
-      bytes.append(UInt8(ascii: "\""))
-    }
-
-    static let hex = Array("0123456789abcdef".utf8)
+    text += "}"
   }
 
   /// Not JSON of the rows' form: the caller falls back to `JSONDecoder`.

@@ -29,7 +29,6 @@ package final class StoreTelemetry: Sendable {
   private let made = LockedState(Instruments())
 
   struct Instruments {
-    var timers: [InstrumentKey: CoreMetrics.Timer] = [:]
     var counters: [InstrumentKey: Counter] = [:]
     /// What every call of one operation on one entity uses, found with one lookup a call.
     var calls: [CallKey: Call] = [:]
@@ -214,23 +213,19 @@ package final class StoreTelemetry: Sendable {
   /// The span name and timer of calls of `operation` on `entity`, made at the first such call.
   private func call(_ operation: StoreOperation, entity: String?) -> Call {
     let key = CallKey(operation: operation, entity: entity)
-    if let call = made.withLock({ $0.calls[key] }) { return call }
-    let call = Call(
-      spanName: entity.map { "\(operation.name) \($0)" } ?? operation.name,
-      timer: timer("db.client.operation.duration", operation, entity: entity))
-    made.withLock { $0.calls[key] = call }
-    return call
-  }
-
-  private func timer(_ label: String, _ operation: StoreOperation, entity: String?) -> CoreMetrics.Timer? {
-    guard let metrics else { return nil }
-    let key = InstrumentKey(label: label, operation: operation, entity: entity)
     return made.withLock { made in
-      if let timer = made.timers[key] { return timer }
-      let timer = CoreMetrics.Timer(
-        label: label, dimensions: dimensions(key), preferredDisplayUnit: .seconds, factory: metrics)
-      made.timers[key] = timer
-      return timer
+      if let call = made.calls[key] { return call }
+      let label = "db.client.operation.duration"
+      let call = Call(
+        spanName: entity.map { "\(operation.name) \($0)" } ?? operation.name,
+        timer: metrics.map { metrics in
+          CoreMetrics.Timer(
+            label: label,
+            dimensions: dimensions(InstrumentKey(label: label, operation: operation, entity: entity)),
+            preferredDisplayUnit: .seconds, factory: metrics)
+        })
+      made.calls[key] = call
+      return call
     }
   }
 
