@@ -23,6 +23,42 @@ extension RemoteBackend {
     return try await Self.call(transport, method, path, body: body, retrying: true, name: name, as: type)
   }
 
+  /// A read's rows, its layout named by digest once the server has taken that digest for the
+  /// entity's stored schema (the layout is sent whole until then, and after the server refuses it).
+  func readRows(_ query: Query) async throws -> WireRows {
+    var wire = WireQuery(query)
+    if let layout = query.layout, let digest = layoutDigests.digest(of: layout) {
+      wire.layout = nil
+      wire.layoutDigest = digest
+      do {
+        return try await send(wire, to: "/v1/read", as: WireRows.self)
+      } catch let error as CofferError where error.code == .schemaMismatch {
+        // The server's schema is another (or its JSON differs): name this layout whole from now on.
+        layoutDigests.refuse(layout)
+        wire.layout = layout
+        wire.layoutDigest = nil
+      }
+    }
+    return try await send(wire, to: "/v1/read", as: WireRows.self)
+  }
+
+  /// Sends a query, written by hand (``WireQueryJSON``), and decodes the answer, tried again as
+  /// ``call(_:_:_:as:)`` does.
+  func send<Answer: Decodable>(_ query: WireQuery, to path: String, as type: Answer.Type) async throws
+    -> Answer
+  {
+    try checkOpen()
+    let body: ByteBuffer
+    do {
+      body = ByteBuffer(bytes: try WireQueryJSON.write(query))
+    } catch {
+      throw CofferError(
+        .invalidValue, "A query could not be written as JSON (a value no store holds, such as NaN).",
+        store: name, entity: query.entity)
+    }
+    return try await Self.call(transport, .POST, path, body: body, retrying: true, name: name, as: type)
+  }
+
   /// A `GET` of `path`, decoded, tried again as ``call(_:_:_:as:)`` does.
   func get<Answer: Decodable>(_ path: String, as type: Answer.Type, timeout: Duration? = nil) async throws
     -> Answer
@@ -57,6 +93,42 @@ extension RemoteBackend {
   struct BatchOutcome {
     var summary: ChangeSummary
     var replayed: Bool
+  }
+
+  /// Sends a batch under a new idempotency key, each layout named by digest where the server
+  /// takes it (and sent whole after the server refuses a digest, the batch then sent again:
+  /// a refused batch applied nothing).
+  func sendBatch(_ changes: ChangeSet) async throws -> BatchOutcome {
+    var batch = WireBatch(changes, references: .expanded)
+    var named: [String: EntitySchema] = [:]
+    for (entity, layout) in changes.layouts {
+      guard let digest = layoutDigests.digest(of: layout) else { continue }
+      named[entity] = layout
+      batch.layouts?[entity] = nil
+      batch.layoutDigests = (batch.layoutDigests ?? [:]).merging([entity: digest]) { $1 }
+    }
+    if batch.layouts?.isEmpty == true { batch.layouts = nil }
+    do {
+      return try await sendBatch(try body(of: batch), key: UUID().uuidString)
+    } catch let error as CofferError where error.code == .schemaMismatch {
+      guard let entity = error.entity, let layout = named[entity] else { throw error }
+      // The server's schema is another (or its JSON differs): name this layout whole from now on.
+      layoutDigests.refuse(layout)
+      return try await sendBatch(changes)
+    }
+  }
+
+  /// A batch's body, written by hand (``WireBatchJSON``).
+  private func body(of batch: WireBatch) throws -> ByteBuffer {
+    do {
+      return ByteBuffer(bytes: try WireBatchJSON.write(batch))
+    } catch let error as CofferError {
+      throw error.inStore(name)
+    } catch {
+      throw CofferError(
+        .invalidValue, "A batch could not be written as JSON (a value no store holds, such as NaN).",
+        store: name)
+    }
   }
 
   /// Sends a batch body under an idempotency key until the server answers or the time for

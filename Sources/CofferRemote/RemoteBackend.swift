@@ -47,6 +47,8 @@ public final class RemoteBackend: Sendable {
   /// Whether the served store can say when it was committed to (`commitMarker`).
   let servesCommitMarker: Bool
   private let closed = LockedState(false)
+  /// The digests that name each entity's layout in reads, and those the server refused.
+  let layoutDigests = WireLayoutDigest.Cache()
 
   /// Asks the server what the store can do, to report a wrong address, a refused token or a
   /// missing store now rather than at the first query.
@@ -98,7 +100,7 @@ public final class RemoteBackend: Sendable {
 
   /// Reads a query's rows from the server and hands each over.
   @_spi(Backend) public func read(_ query: Query, _ visit: (any StoredFields) throws -> Void) async throws {
-    let answer = try await call(.POST, "/v1/read", WireQuery(query), as: WireRows.self)
+    let answer = try await readRows(query)
     guard let first = answer.rows.first else { return }
     let fields = RowFields(Row(first))
     for values in answer.rows {
@@ -109,7 +111,10 @@ public final class RemoteBackend: Sendable {
 
   /// Counts a query's rows on the server.
   @_spi(Backend) public func count(_ query: Query) async throws -> Int {
-    try await call(.POST, "/v1/count", WireQuery(query), as: WireCount.self).count
+    // The server counts in the entity's schema: a count carries no layout.
+    var wire = WireQuery(query)
+    wire.layout = nil
+    return try await send(wire, to: "/v1/count", as: WireCount.self).count
   }
 
   /// Sends a batch with an idempotency key, again with the same key when its answer is lost,
@@ -123,14 +128,8 @@ public final class RemoteBackend: Sendable {
     try checkOpen()
     if changes.isEmpty { return ChangeSummary() }
     let made = try Self.make(changes)
-    let body: ByteBuffer
     do {
-      body = try Self.encode(WireBatch(made.changes, references: .expanded))
-    } catch let error as CofferError {
-      throw error.inStore(name)
-    }
-    do {
-      return try await sendBatch(body, key: UUID().uuidString).summary
+      return try await sendBatch(made.changes).summary
     } catch let error as CofferError {
       // The batch was cut where a row source failed, and ended with an update of an absent id:
       // failing there means every row before it was accepted, so the source's error is the batch's.

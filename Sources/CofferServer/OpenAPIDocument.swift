@@ -529,6 +529,10 @@ enum OpenAPIDocument {
          "layout": {
           "$ref": "#/components/schemas/EntitySchema"
          },
+         "layoutDigest": {
+          "type": "string",
+          "description": "The layout named by the digest of the entity's stored schema, in place of layout; refused with 409 when it is not that schema's."
+         },
          "after": {
           "$ref": "#/components/schemas/Cursor"
          },
@@ -949,6 +953,16 @@ enum OpenAPIDocument {
            "$ref": "#/components/schemas/EntitySchema"
           },
           "description": "null is the same as absent."
+         },
+         "layoutDigests": {
+          "type": [
+           "object",
+           "null"
+          ],
+          "additionalProperties": {
+           "type": "string"
+          },
+          "description": "Layouts named by the digest of each entity's stored schema, in place of layouts; a digest that is not that schema's refuses the batch with 409 and applies nothing. null is the same as absent."
          },
          "preconditions": {
           "type": [
@@ -1597,6 +1611,16 @@ enum OpenAPIDocument {
          },
          "404": {
           "description": "Unknown entity or store.",
+          "content": {
+           "application/json": {
+            "schema": {
+             "$ref": "#/components/schemas/Error"
+            }
+           }
+          }
+         },
+         "409": {
+          "description": "The layout digest is not the entity's stored schema: send the layout itself.",
           "content": {
            "application/json": {
             "schema": {

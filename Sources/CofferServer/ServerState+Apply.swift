@@ -38,10 +38,26 @@ struct IdempotencyMemory: Sendable {
 extension ServerState {
   /// `POST …/v1/apply`.
   func apply(_ call: Call) async throws -> Response {
-    let request = try decode(WireBatch.self, from: call.body)
+    let request: WireBatch
+    if let batch = call.body.withUnsafeReadableBytes({ WireBatchJSON.read($0) }) {
+      request = batch
+    } else {
+      request = try decode(WireBatch.self, from: call.body)
+    }
     let key = try idempotencyKey(call.request)
     var operations = request.operations.map(\.operation)
     var layouts: [String: EntitySchema] = [:]
+    for (entity, digest) in request.layoutDigests ?? [:] where request.layouts?[entity] == nil {
+      let stored = try await schema(entity, layout: nil, in: call)
+      guard layoutDigests.digest(of: stored) == digest else {
+        throw CofferError(
+          .schemaMismatch,
+          "The batch names the layout of '\(entity)' by a digest that is not its stored schema here (the schema "
+            + "changed, or the client is another version). Send the layout itself; nothing was applied.",
+          store: call.storeName, entity: entity)
+      }
+      layouts[entity] = stored
+    }
     for (entity, layout) in request.layouts ?? [:] {
       _ = try await schema(entity, layout: layout, in: call)
       layouts[entity] = layout
@@ -78,9 +94,12 @@ extension ServerState {
     }
     let references = request.references ?? .enforce
     var digest = ""
+    let legacy = { try Self.legacyDigest(request, references: references) }
     if let key {
       digest = try Self.digest(request, references: references)
-      if let replay = try await replay(key: key, digest: digest, call) { return try json(replay) }
+      if let replay = try await replay(key: key, digest: digest, legacy: legacy, call) {
+        return try json(replay)
+      }
       let keySchema = try await idempotencySchema(call.store)
       operations.insert(
         .insert(entity: IdempotencyMemory.entity, row: Row([.string(key), .string(digest), .date(Date())])),
@@ -100,7 +119,9 @@ extension ServerState {
       where key != nil && error.code == .duplicateID && error.entity == IdempotencyMemory.entity
     {
       // Another request with the same key committed first.
-      if let key, let replay = try await replay(key: key, digest: digest, call) { return try json(replay) }
+      if let key, let replay = try await replay(key: key, digest: digest, legacy: legacy, call) {
+        return try json(replay)
+      }
       throw error
     }
     var answer = WireSummary(summary)
@@ -200,7 +221,9 @@ extension ServerState {
   }
 
   /// The answer to a batch whose key was applied before, `nil` when it was not.
-  private func replay(key: String, digest: String, _ call: Call) async throws -> WireSummary? {
+  private func replay(key: String, digest: String, legacy: () throws -> String, _ call: Call) async throws
+    -> WireSummary?
+  {
     guard let schema = IdempotencyMemory.schema else { return nil }
     if call.store.schema(of: IdempotencyMemory.entity) == nil {
       let stored = try await call.store.storedSchemas()
@@ -211,7 +234,9 @@ extension ServerState {
     }
     let rows = try await call.store.backend.get(entity: schema, ids: [.string(key)])
     guard let row = rows.first else { return nil }
-    guard row[1] == .string(digest) else {
+    let stored: String = if case .string(let text) = row[1] { text } else { "" }
+    let same = try stored == digest || (!stored.hasPrefix("s") && stored == legacy())
+    guard same else {
       throw KeyReused(
         error: CofferError(
           .invalidInput,
@@ -261,10 +286,21 @@ extension ServerState {
     "\(UInt(bitPattern: ObjectIdentifier(store).hashValue)):\(key)"
   }
 
-  /// A digest of a batch (FNV-1a, 64 bits, over its JSON with sorted keys, so a client that
-  /// encodes the same batch again gets the same digest): tells a retry from another batch sent
-  /// under the same key.
+  /// A digest of a batch, to tell a retry from another batch sent under the same key: SipHash
+  /// (128 bits) over its JSON as ``WireBatchJSON`` writes it, which is one text for one batch
+  /// (whole layouts with sorted keys), so a client that encodes the same batch again, in any key
+  /// order or spacing, gets the same digest. It starts with `s`; a key stored by an earlier
+  /// version holds a ``legacyDigest(_:references:)``.
   static func digest(_ batch: WireBatch, references: WireReferences) throws -> String {
+    var hasher = SipHasher(key0: 0x6964_656d_706f_7465, key1: 0x6e74_2062_6174_6368)
+    try WireBatchJSON.write(batch).withUnsafeBytes { hasher.combine(bytes: $0) }
+    let (low, high) = hasher.finalize128()
+    return "s" + String(high, radix: 16) + "-" + String(low, radix: 16) + (references == .enforce ? "e" : "x")
+  }
+
+  /// The digest earlier versions stored: FNV-1a, 64 bits, over the batch's `Codable` JSON with
+  /// sorted keys.
+  static func legacyDigest(_ batch: WireBatch, references: WireReferences) throws -> String {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys]
     var hash: UInt64 = 0xcbf2_9ce4_8422_2325

@@ -106,9 +106,9 @@ extension ServerState {
 
   /// `POST …/v1/read`.
   func read(_ call: Call) async throws -> Response {
-    let request = try decode(WireQuery.self, from: call.body)
+    let request = try decodeQuery(from: call.body)
     let schema = try await schema(request.entity, layout: nil, in: call)
-    let rowLayout = try await self.schema(request.entity, layout: request.layout, in: call)
+    let rowLayout = try rowLayout(of: request, schema: schema, in: call) ?? schema
     var query = request.query
     let keys = Keyset.keys(query.sort, schema: schema)
     if let after = request.after {
@@ -155,9 +155,33 @@ extension ServerState {
     return position
   }
 
+  /// The layout a query's rows come back in, when it names one: given whole, or by the digest
+  /// of the entity's stored schema.
+  ///
+  /// - Throws: ``CofferError/Code/schemaMismatch`` for a digest that is not the stored schema's.
+  private func rowLayout(of request: WireQuery, schema: EntitySchema, in call: Call) throws -> EntitySchema? {
+    if let layout = request.layout {
+      guard layout.name == request.entity else {
+        throw CofferError(
+          .invalidQuery, "The layout describes entity '\(layout.name)', not '\(request.entity)'.",
+          store: call.storeName, entity: request.entity)
+      }
+      return layout
+    }
+    guard let digest = request.layoutDigest else { return nil }
+    guard layoutDigests.digest(of: schema) == digest else {
+      throw CofferError(
+        .schemaMismatch,
+        "The query names its layout by a digest that is not the stored schema of '\(request.entity)' here "
+          + "(the schema changed, or the client is another version). Send the layout itself.",
+        store: call.storeName, entity: request.entity)
+    }
+    return schema
+  }
+
   /// `POST …/v1/count`.
   func count(_ call: Call) async throws -> Response {
-    let request = try decode(WireQuery.self, from: call.body)
+    let request = try decodeQuery(from: call.body)
     let schema = try await schema(request.entity, layout: nil, in: call)
     var query = request.query
     query.sort = []

@@ -15,6 +15,8 @@ final class ServerState: Sendable {
   private let opened = Mutex<[String: Task<Store, any Error>]>([:])
   /// The summaries of recent keyed batches.
   let idempotency = Mutex(IdempotencyMemory())
+  /// The digests of the stored schemas that reads name their layout by.
+  let layoutDigests = WireLayoutDigest.Cache()
 
   init(stores: CofferServer.Stores, configuration: CofferServer.Configuration, logger: Logger) {
     self.stores = stores
@@ -115,6 +117,13 @@ final class ServerState: Sendable {
       throw CofferError(
         .invalidInput, "The request body is not what this route takes: \(Self.explain(error))")
     }
+  }
+
+  /// Decodes a query: by hand (``WireQueryJSON``) when it has the form a client writes, by
+  /// `JSONDecoder` otherwise.
+  func decodeQuery(from buffer: ByteBuffer) throws -> WireQuery {
+    if let query = buffer.withUnsafeReadableBytes({ WireQueryJSON.read($0) }) { return query }
+    return try decode(WireQuery.self, from: buffer)
   }
 
   /// A decoding error in words: what was wrong and where, never the value found.

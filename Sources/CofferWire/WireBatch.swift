@@ -126,6 +126,13 @@ package struct WirePrecondition: Codable, Sendable, Hashable {
   /// How many rows it must select, or `nil` when ``rows`` is given.
   package var count: Int?
 
+  /// A precondition of its parts.
+  package init(query: WireQuery, rows: [[Value]]?, count: Int?) {
+    self.query = query
+    self.rows = rows
+    self.count = count
+  }
+
   /// A wire precondition for a core one.
   package init(_ precondition: ChangeSet.Precondition) {
     query = WireQuery(precondition.query)
@@ -159,6 +166,11 @@ package struct WireBatch: Codable, Sendable, Hashable {
   package var operations: [WireOperation]
   /// The schema each entity's rows are written in, when not the entity's current one.
   package var layouts: [String: EntitySchema]?
+  /// Layouts named by their digests (``WireLayoutDigest``) in place of ``layouts``: the server
+  /// takes each when it is the digest of the entity's stored schema, and refuses the batch with
+  /// ``Coffer/CofferError/Code/schemaMismatch`` otherwise, applying nothing. An entity in both
+  /// takes its whole layout.
+  package var layoutDigests: [String: String]?
   /// What must hold for the batch to apply.
   package var preconditions: [WirePrecondition]?
   /// Who keeps references whole (the server when `nil`).

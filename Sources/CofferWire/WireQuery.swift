@@ -51,6 +51,11 @@ package struct WireQuery: Codable, Sendable, Hashable {
   package var offset: Int?
   /// The schema the rows come back in (the entity's when `nil`).
   package var layout: EntitySchema?
+  /// The layout named by its digest (``WireLayoutDigest``) in place of ``layout``: the server
+  /// takes it when the digest is its own stored schema's, and refuses it with
+  /// ``Coffer/CofferError/Code/schemaMismatch`` otherwise (the client then sends the layout). A
+  /// ``layout`` given beside it wins.
+  package var layoutDigest: String?
   /// Keyset: start after this row.
   package var after: WireCursor?
   /// Projection: only these fields, in this order.

@@ -134,6 +134,39 @@ struct RemoteFaultTests {
     try await store.close()
   }
 
+  /// A later version of ``Jotting``, with one more field.
+  struct JottingWithMood: Storable, Equatable {
+    static var entityName: String { "Jotting" }
+    var id: Int64
+    var text: String
+    var mood: String?
+  }
+
+  @Test func aClientWhoseLayoutIsNoLongerTheStoredSchemaReadsOnInItsOwnLayout() async throws {
+    let server = try await ServedStores(backing: "memory:")
+    defer { Task { await server.stop() } }
+    let older = try await openRemote(server.url + "/layouts")
+    try await older.prepare([Jotting.self])
+    try await older.insert(Jotting(id: 1, text: "first"))
+    #expect(try await older.get(Jotting.self, id: 1) == Jotting(id: 1, text: "first"))
+    // Another client evolves the stored schema: the older client's digest no longer names it.
+    let newer = try await openRemote(server.url + "/layouts")
+    try await newer.prepare([JottingWithMood.self])
+    try await newer.insert(JottingWithMood(id: 2, text: "second", mood: "calm"))
+    // The older client's batch names its layout by a digest the server refuses; it is sent again whole.
+    try await older.insert(Jotting(id: 3, text: "third"))
+    #expect(
+      try await newer.get(JottingWithMood.self, id: 3) == JottingWithMood(id: 3, text: "third", mood: nil))
+    #expect(try await older.get(Jotting.self, id: 2) == Jotting(id: 2, text: "second"))
+    #expect(try await older.query(Jotting.self).fetch().map(\.id) == [1, 2, 3])
+    #expect(try await newer.get(JottingWithMood.self, id: 2)?.mood == "calm")
+    let backend = try #require(older.backend as? RemoteBackend)
+    let layout = try #require(older.schema(of: "Jotting"))
+    #expect(backend.layoutDigests.digest(of: layout) == nil, "the refused digest is not sent again")
+    try await older.close()
+    try await newer.close()
+  }
+
   @Test func tokensAreCheckedAndNeverShown() async throws {
     let secret = "tok-\(UUID().uuidString)"
     let reader = "read-\(UUID().uuidString)"

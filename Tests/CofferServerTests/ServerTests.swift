@@ -140,6 +140,39 @@ struct ServerRouteTests {
     }
   }
 
+  @Test(
+    "a key stored with an earlier version's digest of the batch is still replayed, and another body still refused"
+  )
+  func idempotencyAcrossTheDigestChange() async throws {
+    let store = Store(backend: MemoryBackend())
+    let key: HTTPFields = [.init(WirePath.idempotencyKey)!: "legacy-1"]
+    let batch = Fixtures.insert([Fixtures.note(1)])
+    try await ServerHarness(store: store).run { client in
+      _ = try await client.prepareNotes()
+      #expect(try await client.post("/v1/apply", batch, headers: key).status == 200)
+    }
+    // What an earlier version stored for the same batch.
+    let schema = try #require(IdempotencyMemory.schema)
+    let legacy = try ServerState.legacyDigest(batch, references: .enforce)
+    #expect(!legacy.hasPrefix("s"))
+    try await store.backend.apply(
+      ChangeSet(
+        [
+          .update(
+            entity: IdempotencyMemory.entity, row: Row([.string("legacy-1"), .string(legacy), .date(Date())]))
+        ],
+        layouts: [IdempotencyMemory.entity: schema]))
+    try await ServerHarness(store: store).run { client in
+      let again = try await client.post("/v1/apply", batch, headers: key)
+      #expect(again.status == 200, "\(again.text)")
+      #expect(try again.decode(WireSummary.self).replayed)
+      let other = try await client.post("/v1/apply", Fixtures.insert([Fixtures.note(2)]), headers: key)
+      #expect(other.status == 422)
+      let count = try await client.post("/v1/count", WireQuery(Query(entity: "Note")))
+      #expect(try count.decode(WireCount.self).count == 1)
+    }
+  }
+
   @Test("keyset pages walk every row once, and a projection returns only the fields asked for")
   func keysetAndProjection() async throws {
     let harness = ServerHarness()
@@ -174,6 +207,33 @@ struct ServerRouteTests {
       projected.select = ["title", "id"]
       let answer = try (await client.post("/v1/read", projected)).decode(WireRows.self)
       #expect(answer.rows == [[.string("note 1"), .int(1)], [.string("note 2"), .int(2)]])
+    }
+  }
+
+  @Test("a read names its layout by the stored schema's digest; any other digest answers 409 schemaMismatch")
+  func layoutByDigest() async throws {
+    let harness = ServerHarness()
+    try await harness.run { client in
+      _ = try await client.prepareNotes()
+      _ = try await client.post("/v1/apply", Fixtures.insert((1...3).map { Fixtures.note(Int64($0)) }))
+      var query = WireQuery(Query(entity: "Note", filter: .compare(field: "id", op: .equal, value: .int(2))))
+      query.layoutDigest = WireLayoutDigest.of(Fixtures.notes)
+      let named = try (await client.post("/v1/read", query)).decode(WireRows.self)
+      query.layoutDigest = nil
+      query.layout = Fixtures.notes
+      let whole = try (await client.post("/v1/read", query)).decode(WireRows.self)
+      #expect(named.rows.count == 1 && named.rows == whole.rows)
+
+      let idOnly = try EntitySchema(name: "Note", fields: [Field("id", .int)], idField: "id")
+      query.layout = nil
+      query.layoutDigest = WireLayoutDigest.of(idOnly)
+      let refused = try await client.post("/v1/read", query)
+      #expect(refused.status == 409)
+      #expect(refused.code == CofferError.Code.schemaMismatch.name)
+      // A layout given whole wins over a digest beside it.
+      query.layout = idOnly
+      let projected = try (await client.post("/v1/read", query)).decode(WireRows.self)
+      #expect(projected.rows == [[.int(2)]])
     }
   }
 

@@ -1,0 +1,171 @@
+@_spi(Backend) import Coffer
+import Foundation
+
+/// The pieces the hand-written JSON of the API's busiest bodies share (``WireRowsJSON``,
+/// ``WireQueryJSON``): values in their one-key form, written exactly as `Codable` writes them,
+/// and a reader of that form that gives up (``Unreadable``) on anything else, for the caller to
+/// hand the bytes to `JSONDecoder`, whose error says what is wrong.
+package enum WireJSON {
+  /// Values as a JSON array.
+  static func append(_ values: [Value], to text: inout String) throws {
+    text += "["
+    for (index, value) in values.enumerated() {
+      if index > 0 { text += "," }
+      try append(value, to: &text)
+    }
+    text += "]"
+  }
+
+  /// A value in its one-key form; strings escaped as an export escapes them
+  /// (``JSONLines/appendString(_:to:)``).
+  ///
+  /// - Throws: `EncodingError.invalidValue` for a NaN, which no store holds.
+  static func append(_ value: Value, to text: inout String) throws {
+    switch value {
+    case .null: text += #"{"null":true"#
+    case .bool(let flag): text += flag ? #"{"bool":true"# : #"{"bool":false"#
+    case .int(let number): text += #"{"int":"# + String(number)
+    case .double(let number):
+      if number.isNaN {
+        throw EncodingError.invalidValue(
+          number, .init(codingPath: [], debugDescription: "NaN is no value a store can hold."))
+      }
+      text += #"{"double":"#
+      if number.isInfinite {
+        text += number > 0 ? #""inf""# : #""-inf""#
+      } else {
+        text += number.description
+      }
+    case .string(let string):
+      text += #"{"string":"#
+      JSONLines.appendString(string, to: &text)
+    case .bytes(let data): text += #"{"bytes":""# + data.base64EncodedString() + "\""
+    case .date(let date): text += #"{"date":"# + String(Value.microseconds(since1970: date))
+    case .uuid(let uuid): text += #"{"uuid":""# + uuid.uuidString + "\""
+    case .document(let data): text += #"{"document":""# + data.base64EncodedString() + "\""
+    }
+    text += "}"
+  }
+
+  /// A key and its colon, the comma before it unless it is the object's first.
+  static func appendKey(_ key: String, first: Bool = false, to text: inout String) {
+    if !first { text += "," }
+    JSONLines.appendString(key, to: &text)
+    text += ":"
+  }
+
+  /// Not JSON of the form the hand-written readers take: the caller falls back to `JSONDecoder`.
+  struct Unreadable: Error {}
+
+  /// Reads JSON of the one form `Codable` writes for the wire's types, white space and key order
+  /// aside; anything else throws ``Unreadable``.
+  struct Reader {
+    var scanner: JSONScanner
+
+    init(bytes: UnsafeRawBufferPointer) { scanner = JSONScanner(Array(bytes)) }
+
+    /// The members of an object, each key handed to `member`, which reads its value.
+    mutating func object(_ member: (inout Reader, String) throws -> Void) throws {
+      try expect("{")
+      if consume("}") { return }
+      repeat { try member(&self, try key()) } while consume(",")
+      try expect("}")
+    }
+
+    /// Throws unless only white space is left.
+    mutating func end() throws {
+      scanner.skipSpace()
+      guard scanner.isAtEnd else { throw Unreadable() }
+    }
+
+    mutating func values() throws -> [Value] { try array { try $0.value() } }
+
+    mutating func array<T>(_ element: (inout Reader) throws -> T) throws -> [T] {
+      try expect("[")
+      var elements: [T] = []
+      if consume("]") { return elements }
+      repeat { elements.append(try element(&self)) } while consume(",")
+      try expect("]")
+      return elements
+    }
+
+    mutating func value() throws -> Value {
+      try expect("{")
+      let kind = try key()
+      let value: Value
+      switch kind {
+      case "null":
+        guard consume("true") else { throw Unreadable() }
+        value = .null
+      case "bool": value = .bool(try bool())
+      case "int": value = .int(try integer())
+      case "double":
+        if let text = number() {
+          guard let number = Double(text), number.isFinite else { throw Unreadable() }
+          value = .double(number)
+        } else {
+          switch try string() {
+          case "inf": value = .double(.infinity)
+          case "-inf": value = .double(-.infinity)
+          default: throw Unreadable()
+          }
+        }
+      case "string": value = .string(try string())
+      case "bytes":
+        guard let data = Data(base64Encoded: try string()) else { throw Unreadable() }
+        value = .bytes(data)
+      case "date": value = .date(Value.date(microsecondsSince1970: try integer()))
+      case "uuid":
+        guard let uuid = UUID(uuidString: try string()) else { throw Unreadable() }
+        value = .uuid(uuid)
+      case "document":
+        guard let data = Data(base64Encoded: try string()) else { throw Unreadable() }
+        value = .document(data)
+      default: throw Unreadable()
+      }
+      try expect("}")
+      return value
+    }
+
+    /// A key and the colon after it.
+    mutating func key() throws -> String {
+      let key = try string()
+      try expect(":")
+      return key
+    }
+
+    mutating func bool() throws -> Bool {
+      if consume("true") { return true }
+      if consume("false") { return false }
+      throw Unreadable()
+    }
+
+    /// A JSON integer that fits an `Int64`.
+    mutating func integer() throws -> Int64 {
+      guard let text = number(), let number = Int64(text) else { throw Unreadable() }
+      return number
+    }
+
+    // The scanner's tokens, white space before each skipped.
+
+    mutating func number() -> String? {
+      scanner.skipSpace()
+      return scanner.number()
+    }
+
+    mutating func string() throws -> String {
+      scanner.skipSpace()
+      return try scanner.string()
+    }
+
+    mutating func consume(_ literal: StaticString) -> Bool {
+      scanner.skipSpace()
+      return scanner.consume(literal)
+    }
+
+    mutating func expect(_ scalar: Unicode.Scalar) throws {
+      scanner.skipSpace()
+      try scanner.expect(UInt8(ascii: scalar))
+    }
+  }
+}
