@@ -287,13 +287,79 @@ extension ServerState {
   }
 
   /// A digest of a batch, to tell a retry from another batch sent under the same key: SipHash
-  /// (128 bits) over its JSON as ``WireBatchJSON`` writes it, which is one text for one batch
-  /// (whole layouts with sorted keys), so a client that encodes the same batch again, in any key
-  /// order or spacing, gets the same digest. It starts with `s`; a key stored by an earlier
-  /// version holds a ``legacyDigest(_:references:)``.
+  /// (128 bits) over its operations' kinds, entities and values (as a store digest hashes
+  /// values), then the JSON ``WireBatchJSON`` writes for the rest (filters, layouts with sorted
+  /// keys, preconditions). One batch has one digest, so a client that encodes the same batch
+  /// again, in any key order or spacing, gets the same one. It starts with `s`; a key stored by
+  /// an earlier version holds a ``legacyDigest(_:references:)``.
   static func digest(_ batch: WireBatch, references: WireReferences) throws -> String {
     var hasher = SipHasher(key0: 0x6964_656d_706f_7465, key1: 0x6e74_2062_6174_6368)
-    try WireBatchJSON.write(batch).withUnsafeBytes { hasher.combine(bytes: $0) }
+    func text(_ string: String) {
+      var string = string
+      string.withUTF8 { bytes in
+        hasher.combine(UInt64(bytes.count))
+        hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
+      }
+    }
+    func values(_ values: [Value]) {
+      hasher.combine(UInt64(values.count))
+      for value in values { RowDigester.encode(value, into: &hasher) }
+    }
+    func filter(_ filter: Filter) throws {
+      var json = JSONText()
+      try WireQueryJSON.append(filter, to: &json)
+      hasher.combine(UInt64(json.bytes.count))
+      json.bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+    hasher.combine(UInt64(batch.operations.count))
+    for operation in batch.operations {
+      switch operation.operation {
+      case .insert(let entity, let row), .update(let entity, let row), .upsert(let entity, let row):
+        let tag: UInt8 =
+          switch operation.operation {
+          case .insert: 1
+          case .update: 2
+          default: 3
+          }
+        hasher.combine(tag)
+        text(entity)
+        values(row.values)
+      case .insertMany(let entity, let source):
+        hasher.combine(4 as UInt8)
+        text(entity)
+        hasher.combine(UInt64(source.count))
+        for position in 0..<source.count { values(try source.row(at: position).values) }
+      case .delete(let entity, let id):
+        hasher.combine(5 as UInt8)
+        text(entity)
+        RowDigester.encode(id, into: &hasher)
+      case .deleteMatching(let entity, let condition):
+        hasher.combine(6 as UInt8)
+        text(entity)
+        try filter(condition)
+      case .updateMatching(let entity, let condition, let changes):
+        hasher.combine(7 as UInt8)
+        text(entity)
+        try filter(condition)
+        hasher.combine(UInt64(changes.count))
+        for change in changes {
+          text(change.field)
+          switch change.change {
+          case .set(let value):
+            hasher.combine(0 as UInt8)
+            RowDigester.encode(value, into: &hasher)
+          case .add(let amount):
+            hasher.combine(1 as UInt8)
+            RowDigester.encode(amount, into: &hasher)
+          }
+        }
+      }
+    }
+    var rest = WireBatch(ChangeSet())
+    rest.layouts = batch.layouts
+    rest.layoutDigests = batch.layoutDigests
+    rest.preconditions = batch.preconditions
+    try WireBatchJSON.write(rest).withUnsafeBytes { hasher.combine(bytes: $0) }
     let (low, high) = hasher.finalize128()
     return "s" + String(high, radix: 16) + "-" + String(low, radix: 16) + (references == .enforce ? "e" : "x")
   }

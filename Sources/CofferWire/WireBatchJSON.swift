@@ -15,8 +15,7 @@ package enum WireBatchJSON {
   ///
   /// - Throws: `EncodingError.invalidValue` for a NaN, which no store holds; a row source's error.
   package static func write(_ batch: WireBatch) throws -> [UInt8] {
-    var text = ""
-    text.reserveCapacity(256 + batch.operations.count * 160)
+    var text = JSONText(capacity: 256 + batch.operations.count * 160)
     text += #"{"operations":["#
     for (index, operation) in batch.operations.enumerated() {
       if index > 0 { text += "," }
@@ -30,14 +29,14 @@ package enum WireBatchJSON {
       WireJSON.appendKey("layouts", to: &text)
       let encoder = JSONEncoder()
       encoder.outputFormatting = [.sortedKeys]
-      text += String(decoding: try encoder.encode(layouts), as: UTF8.self)
+      text.bytes.append(contentsOf: try encoder.encode(layouts))
     }
     if let digests = batch.layoutDigests {
       WireJSON.appendKey("layoutDigests", to: &text)
       text += "{"
       for (index, (entity, digest)) in digests.sorted(by: { $0.key < $1.key }).enumerated() {
         WireJSON.appendKey(entity, first: index == 0, to: &text)
-        JSONLines.appendString(digest, to: &text)
+        text.appendQuoted(digest)
       }
       text += "}"
     }
@@ -63,19 +62,19 @@ package enum WireBatchJSON {
     }
     if let references = batch.references {
       WireJSON.appendKey("references", to: &text)
-      JSONLines.appendString(references.rawValue, to: &text)
+      text.appendQuoted(references.rawValue)
     }
     text += "}"
-    return Array(text.utf8)
+    return text.bytes
   }
 
   /// An operation, one key naming its kind.
-  private static func append(_ operation: ChangeSet.Operation, to text: inout String) throws {
+  private static func append(_ operation: ChangeSet.Operation, to text: inout JSONText) throws {
     func open(_ kind: String, _ entity: String) {
       text += "{"
-      JSONLines.appendString(kind, to: &text)
+      text.appendQuoted(kind)
       text += #":{"entity":"#
-      JSONLines.appendString(entity, to: &text)
+      text.appendQuoted(entity)
     }
     switch operation {
     case .insert(let entity, let row), .update(let entity, let row), .upsert(let entity, let row):
@@ -112,7 +111,7 @@ package enum WireBatchJSON {
       for (index, change) in changes.enumerated() {
         if index > 0 { text += "," }
         text += #"{"field":"#
-        JSONLines.appendString(change.field, to: &text)
+        text.appendQuoted(change.field)
         switch change.change {
         case .set(let value):
           text += #","set":"#

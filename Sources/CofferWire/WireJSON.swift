@@ -7,7 +7,7 @@ import Foundation
 /// hand the bytes to `JSONDecoder`, whose error says what is wrong.
 package enum WireJSON {
   /// Values as a JSON array.
-  static func append(_ values: [Value], to text: inout String) throws {
+  static func append(_ values: [Value], to text: inout JSONText) throws {
     text += "["
     for (index, value) in values.enumerated() {
       if index > 0 { text += "," }
@@ -16,15 +16,16 @@ package enum WireJSON {
     text += "]"
   }
 
-  /// A value in its one-key form; strings escaped as an export escapes them
-  /// (``JSONLines/appendString(_:to:)``).
+  /// A value in its one-key form.
   ///
   /// - Throws: `EncodingError.invalidValue` for a NaN, which no store holds.
-  static func append(_ value: Value, to text: inout String) throws {
+  static func append(_ value: Value, to text: inout JSONText) throws {
     switch value {
     case .null: text += #"{"null":true"#
     case .bool(let flag): text += flag ? #"{"bool":true"# : #"{"bool":false"#
-    case .int(let number): text += #"{"int":"# + String(number)
+    case .int(let number):
+      text += #"{"int":"#
+      text += String(number)
     case .double(let number):
       if number.isNaN {
         throw EncodingError.invalidValue(
@@ -38,19 +39,30 @@ package enum WireJSON {
       }
     case .string(let string):
       text += #"{"string":"#
-      JSONLines.appendString(string, to: &text)
-    case .bytes(let data): text += #"{"bytes":""# + data.base64EncodedString() + "\""
-    case .date(let date): text += #"{"date":"# + String(Value.microseconds(since1970: date))
-    case .uuid(let uuid): text += #"{"uuid":""# + uuid.uuidString + "\""
-    case .document(let data): text += #"{"document":""# + data.base64EncodedString() + "\""
+      text.appendQuoted(string)
+    case .bytes(let data):
+      text += #"{"bytes":""#
+      text += data.base64EncodedString()
+      text += "\""
+    case .date(let date):
+      text += #"{"date":"#
+      text += String(Value.microseconds(since1970: date))
+    case .uuid(let uuid):
+      text += #"{"uuid":""#
+      text += uuid.uuidString
+      text += "\""
+    case .document(let data):
+      text += #"{"document":""#
+      text += data.base64EncodedString()
+      text += "\""
     }
     text += "}"
   }
 
   /// A key and its colon, the comma before it unless it is the object's first.
-  static func appendKey(_ key: String, first: Bool = false, to text: inout String) {
+  static func appendKey(_ key: String, first: Bool = false, to text: inout JSONText) {
     if !first { text += "," }
-    JSONLines.appendString(key, to: &text)
+    text.appendQuoted(key)
     text += ":"
   }
 
@@ -91,7 +103,27 @@ package enum WireJSON {
 
     mutating func value() throws -> Value {
       try expect("{")
-      let kind = try key()
+      scanner.skipSpace()
+      let value: Value
+      // The kinds rows hold most, matched in place; any other (or one spelled with escapes) by name.
+      if scanner.consume(#""int""#) {
+        try expect(":")
+        value = .int(try integer())
+      } else if scanner.consume(#""string""#) {
+        try expect(":")
+        value = .string(try string())
+      } else if scanner.consume(#""date""#) {
+        try expect(":")
+        value = .date(Value.date(microsecondsSince1970: try integer()))
+      } else {
+        value = try namedValue(try key())
+      }
+      try expect("}")
+      return value
+    }
+
+    /// The value of a kind read by name, after its colon.
+    private mutating func namedValue(_ kind: String) throws -> Value {
       let value: Value
       switch kind {
       case "null":
@@ -123,7 +155,6 @@ package enum WireJSON {
         value = .document(data)
       default: throw Unreadable()
       }
-      try expect("}")
       return value
     }
 
@@ -167,5 +198,52 @@ package enum WireJSON {
       scanner.skipSpace()
       try scanner.expect(UInt8(ascii: scalar))
     }
+  }
+}
+
+/// JSON being written, as UTF-8 bytes: what the hand-written writers append to, with one copy of
+/// each piece and none at the end.
+package struct JSONText {
+  /// The bytes so far.
+  package var bytes: [UInt8] = []
+
+  package init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
+
+  /// Appends `piece` as it is (no quotes, no escapes).
+  static func += (text: inout JSONText, piece: String) {
+    var piece = piece
+    piece.withUTF8 { text.bytes.append(contentsOf: $0) }
+  }
+
+  /// Appends `string` as a JSON string, escaped as an export escapes it
+  /// (``JSONLines/appendString(_:to:)``): the quote, the backslash, line feed, carriage return
+  /// and tab by their short escapes, other control characters as `\u00XX`, everything else as
+  /// it is.
+  mutating func appendQuoted(_ string: String) {
+    var string = string
+    bytes.append(UInt8(ascii: "\""))
+    string.withUTF8 { utf8 in
+      var plainStart = 0
+      for index in utf8.indices {
+        let byte = utf8[index]
+        guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainStart..<index]))
+        bytes.append(UInt8(ascii: "\\"))
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(byte)
+        case 0x0A: bytes.append(UInt8(ascii: "n"))
+        case 0x0D: bytes.append(UInt8(ascii: "r"))
+        case 0x09: bytes.append(UInt8(ascii: "t"))
+        default:
+          let digits = Array("0123456789abcdef".utf8)
+          bytes.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
+          bytes.append(digits[Int(byte >> 4)])
+          bytes.append(digits[Int(byte & 0x0F)])
+        }
+        plainStart = index + 1
+      }
+      bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainStart...]))
+    }
+    bytes.append(UInt8(ascii: "\""))
   }
 }

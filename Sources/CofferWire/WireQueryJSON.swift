@@ -15,17 +15,16 @@ package enum WireQueryJSON {
   ///
   /// - Throws: `EncodingError.invalidValue` for a NaN in the filter, which no store holds.
   package static func write(_ query: WireQuery) throws -> [UInt8] {
-    var text = ""
-    text.reserveCapacity(128)
+    var text = JSONText(capacity: 128)
     try append(query, to: &text)
-    return Array(text.utf8)
+    return text.bytes
   }
 
   /// A query's object.
-  static func append(_ query: WireQuery, to text: inout String) throws {
+  static func append(_ query: WireQuery, to text: inout JSONText) throws {
     text += "{"
     WireJSON.appendKey("entity", first: true, to: &text)
-    JSONLines.appendString(query.entity, to: &text)
+    text.appendQuoted(query.entity)
     if let filter = query.filter {
       WireJSON.appendKey("filter", to: &text)
       try append(filter.filter, to: &text)
@@ -36,7 +35,7 @@ package enum WireQueryJSON {
       for (index, key) in sort.enumerated() {
         if index > 0 { text += "," }
         text += #"{"field":"#
-        JSONLines.appendString(key.field, to: &text)
+        text.appendQuoted(key.field)
         text += key.ascending ? #","ascending":true}"# : #","ascending":false}"#
       }
       text += "]"
@@ -53,11 +52,11 @@ package enum WireQueryJSON {
       // A whole schema is rare on the wire (a layout is named by its digest once the server has
       // it), so it keeps `Codable`'s writing.
       WireJSON.appendKey("layout", to: &text)
-      text += String(decoding: try JSONEncoder().encode(layout), as: UTF8.self)
+      text.bytes.append(contentsOf: try JSONEncoder().encode(layout))
     }
     if let digest = query.layoutDigest {
       WireJSON.appendKey("layoutDigest", to: &text)
-      JSONLines.appendString(digest, to: &text)
+      text.appendQuoted(digest)
     }
     if let after = query.after {
       WireJSON.appendKey("after", to: &text)
@@ -70,7 +69,7 @@ package enum WireQueryJSON {
       text += "["
       for (index, field) in select.enumerated() {
         if index > 0 { text += "," }
-        JSONLines.appendString(field, to: &text)
+        text.appendQuoted(field)
       }
       text += "]"
     }
@@ -148,45 +147,45 @@ package enum WireQueryJSON {
   }
 
   /// A filter in ``WireFilter``'s form: one key naming its kind.
-  static func append(_ filter: Filter, to text: inout String) throws {
+  package static func append(_ filter: Filter, to text: inout JSONText) throws {
     switch filter {
     case .all:
       text += #"{"all":true}"#
     case .compare(let field, let op, let value):
       text += #"{"compare":{"field":"#
-      JSONLines.appendString(field, to: &text)
+      text.appendQuoted(field)
       text += #","op":"#
-      JSONLines.appendString(op.rawValue, to: &text)
+      text.appendQuoted(op.rawValue)
       text += #","value":"#
       try WireJSON.append(value, to: &text)
       text += "}}"
     case .isIn(let field, let values):
       text += #"{"in":{"field":"#
-      JSONLines.appendString(field, to: &text)
+      text.appendQuoted(field)
       text += #","values":"#
       try WireJSON.append(values, to: &text)
       text += "}}"
     case .string(let field, let match, let pattern):
       text += #"{"string":{"field":"#
-      JSONLines.appendString(field, to: &text)
+      text.appendQuoted(field)
       text += #","match":"#
-      JSONLines.appendString(match.rawValue, to: &text)
+      text.appendQuoted(match.rawValue)
       text += #","pattern":"#
-      JSONLines.appendString(pattern, to: &text)
+      text.appendQuoted(pattern)
       text += "}}"
     case .compareFields(let field, let op, let other):
       text += #"{"compareFields":{"field":"#
-      JSONLines.appendString(field, to: &text)
+      text.appendQuoted(field)
       text += #","op":"#
-      JSONLines.appendString(op.rawValue, to: &text)
+      text.appendQuoted(op.rawValue)
       text += #","other":"#
-      JSONLines.appendString(other, to: &text)
+      text.appendQuoted(other)
       text += "}}"
     case .matches(let field, let query):
       text += #"{"matches":{"field":"#
-      JSONLines.appendString(field, to: &text)
+      text.appendQuoted(field)
       text += #","query":"#
-      JSONLines.appendString(query, to: &text)
+      text.appendQuoted(query)
       text += "}}"
     case .and(let parts), .or(let parts):
       if case .and = filter { text += #"{"and":["# } else { text += #"{"or":["# }

@@ -15,8 +15,8 @@ package enum WireRowsJSON {
   ///
   /// - Throws: `EncodingError.invalidValue` for a NaN, which no store holds.
   package static func write(_ rows: WireRows) throws -> [UInt8] {
-    var text = #"{"rows":["#
-    text.reserveCapacity(64 + rows.rows.count * (rows.rows.first?.count ?? 0) * 24)
+    var text = JSONText(capacity: 64 + rows.rows.count * (rows.rows.first?.count ?? 0) * 24)
+    text += #"{"rows":["#
     for (index, row) in rows.rows.enumerated() {
       if index > 0 { text += "," }
       try WireJSON.append(row, to: &text)
@@ -28,7 +28,7 @@ package enum WireRowsJSON {
       text += "}"
     }
     text += "}"
-    return Array(text.utf8)
+    return text.bytes
   }
 
   /// The rows in `bytes`, or `nil` when they are not JSON of the form ``write(_:)`` writes.

@@ -1,5 +1,6 @@
 @_spi(Backend) import Coffer
 import CofferMemory
+import CofferTestSupport
 import CofferWire
 import Foundation
 import HTTPTypes
@@ -170,6 +171,30 @@ struct ServerRouteTests {
       #expect(other.status == 422)
       let count = try await client.post("/v1/count", WireQuery(Query(entity: "Note")))
       #expect(try count.decode(WireCount.self).count == 1)
+    }
+  }
+
+  @Test("one batch has one idempotency digest, whatever its layouts' order; any other value gives another")
+  func idempotencyDigests() throws {
+    var random = SeededGenerator(seed: 4_404)
+    let other = try EntitySchema(name: "Other", fields: [Field("id", .string)], idField: "id")
+    for _ in 0..<100 {
+      var batch = WireBatchJSONTests.randomBatch(&random)
+      batch.operations.append(WireOperation(.insert(entity: "Note", row: Row([.double(0), .int(1)]))))
+      batch.layouts = Dictionary(uniqueKeysWithValues: [("Note", Fixtures.notes), ("Other", other)])
+      let digest = try ServerState.digest(batch, references: .enforce)
+      #expect(digest.hasPrefix("s"))
+      var reordered = batch
+      reordered.layouts = Dictionary(uniqueKeysWithValues: [("Other", other), ("Note", Fixtures.notes)])
+      #expect(try ServerState.digest(reordered, references: .enforce) == digest)
+      #expect(try ServerState.digest(batch, references: .expanded) != digest)
+      var changed = batch
+      changed.operations[changed.operations.count - 1] = WireOperation(
+        .insert(entity: "Note", row: Row([.double(-0.0), .int(1)])))
+      #expect(try ServerState.digest(changed, references: .enforce) != digest)
+      changed = batch
+      changed.layouts = ["Note": Fixtures.notes]
+      #expect(try ServerState.digest(changed, references: .enforce) != digest)
     }
   }
 
