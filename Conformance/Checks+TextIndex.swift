@@ -148,6 +148,73 @@ extension ConformanceSuite {
           Query(entity: "Cell", filter: .matches(field: "text", query: "cafe OR file"))),
         4, "count matching cafe OR file after dropIndex")
     },
+    ConformanceCheck(
+      "text-index.ranked-beside-filters",
+      "With a text index, a row another part of the filter selects ranks by the terms it holds, and "
+        + "two searches on one field rank by their terms together, as the reference search scores them."
+    ) { context in
+      let store = try await context.store(with: searchCells.map(IndexedCell.init))
+      let texts = searchCells.map(\.text)
+      for query in [
+        "swift concurrency", "file OR swift concurrency", "\"structured concurrency\" apple", "caf*",
+      ] {
+        guard let parsed = SearchReference.parse(query) else {
+          throw CheckFailure("the query \(query) parses")
+        }
+        let scores = SearchReference.scores(parsed, texts)
+        let selected = texts.indices.filter { SearchReference.matches(parsed, texts[$0]) || $0 < 2 }
+        let expected = selected.sorted { scores[$0] != scores[$1] ? scores[$0] > scores[$1] : $0 < $1 }
+          .map { Int64($0 + 1) }
+        let filtered = store.query(IndexedCell.self).filter(
+          .or([FieldRef("text").matches(query), FieldRef("id") <= Int64(2)]))
+        try await expectIDs(
+          filtered.sort([.relevance("text")]), expected, "ids by relevance to \(query) or id <= 2")
+        try await expectIDs(
+          filtered.sort([.relevance("text")]).offset(1).limit(2), Array(expected.dropFirst().prefix(2)),
+          "page by relevance to \(query) or id <= 2")
+        try expectEqual(try await filtered.count(), expected.count, "count matching \(query) or id <= 2")
+      }
+      let both = store.query(IndexedCell.self).filter(
+        .and([FieldRef("text").matches("swift"), FieldRef("text").matches("concurrency OR tasks")]))
+      try await expectIDs(
+        both.sort([.relevance("text")]), referenceOrder("swift (concurrency OR tasks)", texts),
+        "ids by relevance to two searches on text")
+      try await expectIDs(
+        both.sort([.relevance("text")]).limit(1),
+        Array(referenceOrder("swift (concurrency OR tasks)", texts).prefix(1)),
+        "the first by relevance to two searches on text")
+    },
+    ConformanceCheck(
+      "text-index.relabel", requires: .migrations,
+      "Renaming a text-indexed entity and its field keeps the index: searches under the new names answer "
+        + "as the reference search does, and later changes reach the index."
+    ) { context in
+      let texts = searchCells.map(\.text)
+      let store = try await context.store(with: searchCells.map(IndexedCell.init))
+      try await store.migrate(
+        MigrationPlan([
+          .renameEntity("rename-cell", from: "Cell", to: "Note"),
+          .renameField("rename-text", entity: "Note", from: "text", to: "body"),
+        ]))
+      guard let renamed = try await store.storedSchemas().first(where: { $0.name == "Note" }) else {
+        throw CheckFailure("the store has no entity 'Note' after the renames")
+      }
+      try expectEqual(renamed.indexes, [.text(on: "body")], "the indexes after the renames")
+      try await store.prepare(schemas: [renamed])
+      for query in ["swift", "caf*", "\"cafe au lait\"", "file OR swift concurrency"] {
+        let rows = try await store.fetchRows(
+          Query(entity: "Note", filter: .matches(field: "body", query: query), sort: [.relevance("body")]))
+        try expectEqual(
+          rows.map { $0[0] }, referenceOrder(query, texts).map { Value.int($0) },
+          "ids by relevance to \(query)")
+      }
+      try await store.apply(ChangeSet([.delete(entity: "Note", id: .int(2))]))
+      let rows = try await store.fetchRows(
+        Query(
+          entity: "Note", filter: .matches(field: "body", query: "swift"), sort: [.relevance("body")],
+          limit: 5))
+      try expectEqual(rows.map { $0[0] }, [.int(1)], "ids matching swift after a delete")
+    },
   ]
 }
 

@@ -128,7 +128,7 @@ extension SQLiteBackend {
   /// declared index are dropped; a declared index that none holds is created, named
   /// `TABLE/index/COLUMNS` or `TABLE/unique/COLUMNS` unless another table or index has that
   /// name, then with a `_2`, `_3` … suffix. Of the missing indexes, only those `creating`
-  /// accepts are made.
+  /// accepts are made. Text indexes are kept in step as ``SQLiteTextIndex`` says.
   func syncIndexes(
     of table: SQLiteTable, on connection: SQLiteConnection, creating: (Index) -> Bool = { _ in true }
   ) throws {
@@ -137,6 +137,8 @@ extension SQLiteBackend {
     for index in match.undeclared {
       try connection.execute("DROP INDEX \(SQLIdentifier.quoted(index.name))")
     }
+    try SQLiteTextIndex.sync(
+      table, on: connection, creating: table.schema.indexes.contains { $0.isText && creating($0) })
     let missing = match.declared.filter { $0.index == nil && creating($0.wanted.index) }.map(\.wanted)
     if missing.isEmpty { return }
     var taken = try SQLiteCatalog.takenNames(on: connection)

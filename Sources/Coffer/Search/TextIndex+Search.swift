@@ -11,6 +11,17 @@ package struct TextIndexAnswer: Sendable {
   /// For ranking (when asked for): each row in which some term occurs, with its length in words
   /// and each term's count.
   package var occurrences: TextOccurrences
+
+  /// An answer from its parts.
+  package init(
+    statistics: TextRanking.FieldStatistics, documentFrequency: [Int], listed: [Value],
+    occurrences: TextOccurrences
+  ) {
+    self.statistics = statistics
+    self.documentFrequency = documentFrequency
+    self.listed = listed
+    self.occurrences = occurrences
+  }
 }
 
 /// Rows with their lengths in words and each term's count, as parallel arrays: a row is one
@@ -42,9 +53,21 @@ package struct TextOccurrences: Sendable {
 package protocol TextIndexReading: Sendable {
   /// What the text index on `field` of `entity` knows of `query`, or `nil` when the entity has
   /// no text index on the field (the search then reads the rows). `ranking` asks for
-  /// ``TextIndexAnswer/occurrences``.
-  func searchTextIndex(entity: String, field: String, query: TextQuery, ranking: Bool) throws
-    -> TextIndexAnswer?
+  /// ``TextIndexAnswer/occurrences``; with `matchingOnly`, only those of the rows that match
+  /// the query are needed (a page ranked by this search alone reads no other row), and a reader
+  /// may leave out the others.
+  func searchTextIndex(entity: String, field: String, query: TextQuery, ranking: Bool, matchingOnly: Bool)
+    throws -> TextIndexAnswer?
+
+  /// Whether the reader's own reads evaluate ``Filter/matches(field:query:)`` from the text
+  /// index (a SQL engine's full-text table): a search then keeps its `matches` in the query it
+  /// reads with, asks the index only for ranking, and leaves ``TextIndexAnswer/listed`` unread.
+  var evaluatesMatchesFromIndex: Bool { get }
+}
+
+extension TextIndexReading {
+  /// A reader answers `matches` through ``TextIndexAnswer/listed`` unless it says otherwise.
+  package var evaluatesMatchesFromIndex: Bool { false }
 }
 
 /// A backend whose snapshots (``SnapshotReading``) are ``TextIndexReading``: a search runs on
