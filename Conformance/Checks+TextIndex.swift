@@ -185,6 +185,45 @@ extension ConformanceSuite {
         "the first by relevance to two searches on text")
     },
     ConformanceCheck(
+      "text-index.churn",
+      "Thousands of updates and deletes of a few text-indexed rows leave every search equal to the "
+        + "reference search, however an index keeps or sweeps the rows it dropped."
+    ) { context in
+      var random = SplitMix64(seed: 0xC4_0A2)
+      func text() -> String? {
+        random.chance(8)
+          ? nil
+          : (0..<(1 + random.below(6))).map { _ in random.pick(searchVocabulary) }.joined(separator: " ")
+      }
+      var model: [Int64: String?] = [:]
+      for id in Int64(1)...40 { model[id] = .some(text()) }
+      let store = try await context.store(with: model.map { IndexedCell(id: $0.key, text: $0.value) })
+      for round in 0..<60 {
+        var cells: [IndexedCell] = []
+        for id in model.keys.sorted() {
+          let cell = IndexedCell(id: id, text: text())
+          model[id] = .some(cell.text)
+          cells.append(cell)
+        }
+        try await store.batch { batch in for cell in cells { try batch.update(cell) } }
+        if round % 20 == 19 {
+          let removed = model.keys.sorted().prefix(3)
+          for id in removed {
+            _ = try await store.delete(IndexedCell.self, id: id)
+            model[id] = nil
+          }
+        }
+      }
+      let rows = model.map { (id: $0.key, text: $0.value) }
+      let word = searchVocabulary[0]
+      for query in [
+        word, "\(word) \(searchVocabulary[1])", "\(searchVocabulary[2]) OR \(word)",
+        String(word.prefix(1)) + "*",
+      ] {
+        try await expectSameSearch(store, query, rows)
+      }
+    },
+    ConformanceCheck(
       "text-index.relabel", requires: .migrations,
       "Renaming a text-indexed entity and its field keeps the index: searches under the new names answer "
         + "as the reference search does, and later changes reach the index."

@@ -8,7 +8,7 @@ extension InMemoryTables: TextIndexReading {
     guard let table = tables[entity], let position = table.schema.position(of: field),
       let index = table.textIndexes.first(where: { $0.position == position })
     else { return nil }
-    return index.answer(query, ranking: ranking) { id in
+    return index.answer(query, ranking: ranking, matchingOnly: matchingOnly) { id in
       table.rows[id].flatMap { TextIndex.text($0[position]) }
     }
   }

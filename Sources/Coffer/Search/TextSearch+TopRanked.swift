@@ -45,8 +45,9 @@ extension TextSearch {
       var scores: [Double] = []
       ids.reserveCapacity(rows.count)
       scores.reserveCapacity(rows.count)
+      var counts = Array(repeating: 0, count: rows.terms)
       for row in 0..<rows.count {
-        let counts = Array(rows.counts[row * rows.terms..<(row + 1) * rows.terms])
+        for term in 0..<rows.terms { counts[term] = rows.counts[row * rows.terms + term] }
         guard search.query.matches(counts: counts) else { continue }
         // Term by term in the query's order, as the ranking of every other read adds them.
         var score = 0.0
