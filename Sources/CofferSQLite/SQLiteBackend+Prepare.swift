@@ -46,7 +46,10 @@ extension SQLiteBackend {
       return try createEntity(schema, on: connection)
     }
     if record.schema == schema {
-      return SQLiteTable(schema: schema, tableName: record.tableName, columnNames: record.columns)
+      let table = SQLiteTable(schema: schema, tableName: record.tableName, columnNames: record.columns)
+      // A store made before SQLite had text indexes recorded them without their FTS5 tables.
+      if !schema.textIndexedFields.isEmpty { try SQLiteTextIndex.sync(table, on: connection, creating: true) }
+      return table
     }
     let evolution = try SchemaEvolution(from: record.schema, to: schema, store: name)
     let table = SQLIdentifier.quoted(record.tableName)
