@@ -1,4 +1,5 @@
 @_spi(Backend) import Coffer
+import CofferTools
 import Foundation
 
 extension ConformanceSuite {
@@ -221,6 +222,33 @@ extension ConformanceSuite {
         String(word.prefix(1)) + "*",
       ] {
         try await expectSameSearch(store, query, rows)
+      }
+    },
+    ConformanceCheck(
+      "text-index.copy-and-export",
+      "A copy, and an import of an export, carry the text index in the schema and search as the "
+        + "reference search does; the export names no table of the index."
+    ) { context in
+      let texts = searchCells.map(\.text)
+      let source = try await context.store(with: searchCells.map(IndexedCell.init))
+      let copy = try await context.store()
+      let copied = try await StoreCopier(from: source, to: copy).run()
+      try expect(copied.isVerified, "the copy is verified (\(copied.differences))")
+      var exported = ""
+      try await source.exportJSONLines { exported += $0 }
+      let lines = exported.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+      try expect(
+        !exported.contains("/text/") && !exported.lowercased().contains("fts5"),
+        "the export names no table of the index")
+      let imported = try await context.store()
+      _ = try await imported.importJSONLines(AsyncLines(lines))
+      for (store, what) in [(copy, "the copy"), (imported, "the import")] {
+        try expectEqual(
+          try await store.storedSchemas().first { $0.name == "Cell" }?.indexes, [.text(on: "text")],
+          "the indexes of \(what)")
+        for query in ["swift", "caf*", "file OR swift concurrency"] {
+          try await expectSameSearch(store, query, numbered(texts))
+        }
       }
     },
     ConformanceCheck(
