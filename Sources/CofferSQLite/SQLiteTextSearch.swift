@@ -157,6 +157,8 @@ extension SQLiteSnapshot: TextIndexReading {
         let collector = SQLiteTextCollector(phraseTerms: exact.phraseTerms, terms: terms)
         answer.occurrences = try collected(collect + " WHERE \(fts) MATCH ?1", exact.expression, collector)
           .occurrences
+        // FTS5 selected exactly the rows that match.
+        answer.occurrences.allMatch = true
         let count = try reader.statement("SELECT count(*) FROM \(fts) WHERE \(fts) MATCH ?1")
         for term in query.positiveTerms {
           answer.documentFrequency[term] = try count.withBindings([

@@ -35,6 +35,9 @@ package struct TextOccurrences: Sendable {
   package var lengths: [Int] = []
   /// The counts, row after row.
   package var counts: [Int] = []
+  /// Whether every row here is known to match the query (an index listed only those), so a
+  /// reader need not evaluate it per row.
+  package var allMatch = false
 
   package init(terms: Int) { self.terms = terms }
 
@@ -101,9 +104,13 @@ extension TextIndex {
       if ranking { answer.occurrences.append(id: id, length: Int(lengths[Int(slot)]), counts: counts) }
     }
     if matchingOnly, Self.isConjunction(query.root) {
+      // Every row holding every term matches a conjunction: no need to evaluate it per row.
+      answer.occurrences.allMatch = true
       intersect(perTerm) { slot, found in
         for term in counts.indices { counts[term] = Int(found[term]) }
-        add(slot)
+        let id = ids[Int(slot)]
+        answer.listed.append(id)
+        if ranking { answer.occurrences.append(id: id, length: Int(lengths[Int(slot)]), counts: counts) }
       }
       return answer
     }

@@ -48,7 +48,7 @@ extension TextSearch {
       var counts = Array(repeating: 0, count: rows.terms)
       for row in 0..<rows.count {
         for term in 0..<rows.terms { counts[term] = rows.counts[row * rows.terms + term] }
-        guard search.query.matches(counts: counts) else { continue }
+        guard rows.allMatch || search.query.matches(counts: counts) else { continue }
         // Term by term in the query's order, as the ranking of every other read adds them.
         var score = 0.0
         for term in positive where counts[term] > 0 {
