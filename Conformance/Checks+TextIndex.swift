@@ -1,4 +1,5 @@
 @_spi(Backend) import Coffer
+import CofferTools
 import Foundation
 
 extension ConformanceSuite {
@@ -147,6 +148,139 @@ extension ConformanceSuite {
         try await store.countRows(
           Query(entity: "Cell", filter: .matches(field: "text", query: "cafe OR file"))),
         4, "count matching cafe OR file after dropIndex")
+    },
+    ConformanceCheck(
+      "text-index.ranked-beside-filters",
+      "With a text index, a row another part of the filter selects ranks by the terms it holds, and "
+        + "two searches on one field rank by their terms together, as the reference search scores them."
+    ) { context in
+      let store = try await context.store(with: searchCells.map(IndexedCell.init))
+      let texts = searchCells.map(\.text)
+      for query in [
+        "swift concurrency", "file OR swift concurrency", "\"structured concurrency\" apple", "caf*",
+      ] {
+        guard let parsed = SearchReference.parse(query) else {
+          throw CheckFailure("the query \(query) parses")
+        }
+        let scores = SearchReference.scores(parsed, texts)
+        let selected = texts.indices.filter { SearchReference.matches(parsed, texts[$0]) || $0 < 2 }
+        let expected = selected.sorted { scores[$0] != scores[$1] ? scores[$0] > scores[$1] : $0 < $1 }
+          .map { Int64($0 + 1) }
+        let filtered = store.query(IndexedCell.self).filter(
+          .or([FieldRef("text").matches(query), FieldRef("id") <= Int64(2)]))
+        try await expectIDs(
+          filtered.sort([.relevance("text")]), expected, "ids by relevance to \(query) or id <= 2")
+        try await expectIDs(
+          filtered.sort([.relevance("text")]).offset(1).limit(2), Array(expected.dropFirst().prefix(2)),
+          "page by relevance to \(query) or id <= 2")
+        try expectEqual(try await filtered.count(), expected.count, "count matching \(query) or id <= 2")
+      }
+      let both = store.query(IndexedCell.self).filter(
+        .and([FieldRef("text").matches("swift"), FieldRef("text").matches("concurrency OR tasks")]))
+      try await expectIDs(
+        both.sort([.relevance("text")]), referenceOrder("swift (concurrency OR tasks)", texts),
+        "ids by relevance to two searches on text")
+      try await expectIDs(
+        both.sort([.relevance("text")]).limit(1),
+        Array(referenceOrder("swift (concurrency OR tasks)", texts).prefix(1)),
+        "the first by relevance to two searches on text")
+    },
+    ConformanceCheck(
+      "text-index.churn",
+      "Thousands of updates and deletes of a few text-indexed rows leave every search equal to the "
+        + "reference search, however an index keeps or sweeps the rows it dropped."
+    ) { context in
+      var random = SplitMix64(seed: 0xC4_0A2)
+      func text() -> String? {
+        random.chance(8)
+          ? nil
+          : (0..<(1 + random.below(6))).map { _ in random.pick(searchVocabulary) }.joined(separator: " ")
+      }
+      var model: [Int64: String?] = [:]
+      for id in Int64(1)...40 { model[id] = .some(text()) }
+      let store = try await context.store(with: model.map { IndexedCell(id: $0.key, text: $0.value) })
+      for round in 0..<60 {
+        var cells: [IndexedCell] = []
+        for id in model.keys.sorted() {
+          let cell = IndexedCell(id: id, text: text())
+          model[id] = .some(cell.text)
+          cells.append(cell)
+        }
+        try await store.batch { batch in for cell in cells { try batch.update(cell) } }
+        if round % 20 == 19 {
+          let removed = model.keys.sorted().prefix(3)
+          for id in removed {
+            _ = try await store.delete(IndexedCell.self, id: id)
+            model[id] = nil
+          }
+        }
+      }
+      let rows = model.map { (id: $0.key, text: $0.value) }
+      let word = searchVocabulary[0]
+      for query in [
+        word, "\(word) \(searchVocabulary[1])", "\(searchVocabulary[2]) OR \(word)",
+        String(word.prefix(1)) + "*",
+      ] {
+        try await expectSameSearch(store, query, rows)
+      }
+    },
+    ConformanceCheck(
+      "text-index.copy-and-export",
+      "A copy, and an import of an export, carry the text index in the schema and search as the "
+        + "reference search does; the export names no table of the index."
+    ) { context in
+      let texts = searchCells.map(\.text)
+      let source = try await context.store(with: searchCells.map(IndexedCell.init))
+      let copy = try await context.store()
+      let copied = try await StoreCopier(from: source, to: copy).run()
+      try expect(copied.isVerified, "the copy is verified (\(copied.differences))")
+      var exported = ""
+      try await source.exportJSONLines { exported += $0 }
+      let lines = exported.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+      try expect(
+        !exported.contains("/text/") && !exported.lowercased().contains("fts5"),
+        "the export names no table of the index")
+      let imported = try await context.store()
+      _ = try await imported.importJSONLines(AsyncLines(lines))
+      for (store, what) in [(copy, "the copy"), (imported, "the import")] {
+        try expectEqual(
+          try await store.storedSchemas().first { $0.name == "Cell" }?.indexes, [.text(on: "text")],
+          "the indexes of \(what)")
+        for query in ["swift", "caf*", "file OR swift concurrency"] {
+          try await expectSameSearch(store, query, numbered(texts))
+        }
+      }
+    },
+    ConformanceCheck(
+      "text-index.relabel", requires: .migrations,
+      "Renaming a text-indexed entity and its field keeps the index: searches under the new names answer "
+        + "as the reference search does, and later changes reach the index."
+    ) { context in
+      let texts = searchCells.map(\.text)
+      let store = try await context.store(with: searchCells.map(IndexedCell.init))
+      try await store.migrate(
+        MigrationPlan([
+          .renameEntity("rename-cell", from: "Cell", to: "Note"),
+          .renameField("rename-text", entity: "Note", from: "text", to: "body"),
+        ]))
+      guard let renamed = try await store.storedSchemas().first(where: { $0.name == "Note" }) else {
+        throw CheckFailure("the store has no entity 'Note' after the renames")
+      }
+      try expectEqual(renamed.indexes, [.text(on: "body")], "the indexes after the renames")
+      try await store.prepare(schemas: [renamed])
+      for query in ["swift", "caf*", "\"cafe au lait\"", "file OR swift concurrency"] {
+        let rows = try await store.fetchRows(
+          Query(entity: "Note", filter: .matches(field: "body", query: query), sort: [.relevance("body")]))
+        try expectEqual(
+          rows.map { $0[0] }, referenceOrder(query, texts).map { Value.int($0) },
+          "ids by relevance to \(query)")
+      }
+      try await store.apply(ChangeSet([.delete(entity: "Note", id: .int(2))]))
+      let rows = try await store.fetchRows(
+        Query(
+          entity: "Note", filter: .matches(field: "body", query: "swift"), sort: [.relevance("body")],
+          limit: 5))
+      try expectEqual(rows.map { $0[0] }, [.int(1)], "ids matching swift after a delete")
     },
   ]
 }

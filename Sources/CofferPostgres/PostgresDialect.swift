@@ -32,9 +32,9 @@ package enum PostgresDialect: SQLDialect {
     "\(column) = ANY(\(statement.array(values, kind)))"
   }
 
-  package static func textMatch(_ column: String, _ query: String, into statement: inout PostgresSQL) throws
-    -> String
-  {
+  package static func textMatch(
+    _ field: String, of table: SQLTableLayout, _ query: String, into statement: inout PostgresSQL
+  ) throws -> String {
     // PostgreSQL's text search folds and splits words its own way, so the store resolves every
     // match into the ids of the rows it selects before a filter gets here (see TextSearch).
     throw CofferError(

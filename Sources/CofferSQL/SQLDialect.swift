@@ -44,11 +44,12 @@ package protocol SQLDialect: Sendable {
     _ column: String, _ match: StringMatch, _ pattern: String, into statement: inout SQLStatement<Self>
   ) -> String
 
-  /// A full-text match of `column` against a query that ``Filter/matches(field:query:)``'s
-  /// rules parse, or an error when the engine cannot evaluate it (``Store`` then resolves the
-  /// match into ids before the filter reaches the backend).
-  static func textMatch(_ column: String, _ query: String, into statement: inout SQLStatement<Self>) throws
-    -> String
+  /// A full-text match of `field` of `table` against a query that
+  /// ``Filter/matches(field:query:)``'s rules parse, or an error when the engine cannot evaluate
+  /// it (``Store`` then resolves the match into ids before the filter reaches the backend).
+  static func textMatch(
+    _ field: String, of table: SQLTableLayout, _ query: String, into statement: inout SQLStatement<Self>
+  ) throws -> String
 
   /// Appends what keeps `limit` rows (all for `nil`) after skipping `offset`, when there is
   /// anything to cut.

@@ -97,7 +97,7 @@ package struct SQLStatement<Dialect: SQLDialect> {
       let term = Dialect.stringTest(column, match, pattern, into: &self)
       sql += term
     case .matches(let field, let query):
-      sql += try Dialect.textMatch(try table.column(field), query, into: &self)
+      sql += try Dialect.textMatch(field, of: table, query, into: &self)
     case .compareFields(let field, let op, let other):
       // Both columns hold the same kind, stored alike; NULL on either side matches nothing.
       sql += "(\(try table.column(field)) \(Self.sqlOperator(op)) \(try table.column(other)))"

@@ -46,7 +46,10 @@ extension SQLiteBackend {
       return try createEntity(schema, on: connection)
     }
     if record.schema == schema {
-      return SQLiteTable(schema: schema, tableName: record.tableName, columnNames: record.columns)
+      let table = SQLiteTable(schema: schema, tableName: record.tableName, columnNames: record.columns)
+      // A store made before SQLite had text indexes recorded them without their FTS5 tables.
+      if !schema.textIndexedFields.isEmpty { try SQLiteTextIndex.sync(table, on: connection, creating: true) }
+      return table
     }
     let evolution = try SchemaEvolution(from: record.schema, to: schema, store: name)
     let table = SQLIdentifier.quoted(record.tableName)
@@ -128,7 +131,7 @@ extension SQLiteBackend {
   /// declared index are dropped; a declared index that none holds is created, named
   /// `TABLE/index/COLUMNS` or `TABLE/unique/COLUMNS` unless another table or index has that
   /// name, then with a `_2`, `_3` … suffix. Of the missing indexes, only those `creating`
-  /// accepts are made.
+  /// accepts are made. Text indexes are kept in step as ``SQLiteTextIndex`` says.
   func syncIndexes(
     of table: SQLiteTable, on connection: SQLiteConnection, creating: (Index) -> Bool = { _ in true }
   ) throws {
@@ -137,6 +140,8 @@ extension SQLiteBackend {
     for index in match.undeclared {
       try connection.execute("DROP INDEX \(SQLIdentifier.quoted(index.name))")
     }
+    try SQLiteTextIndex.sync(
+      table, on: connection, creating: table.schema.indexes.contains { $0.isText && creating($0) })
     let missing = match.declared.filter { $0.index == nil && creating($0.wanted.index) }.map(\.wanted)
     if missing.isEmpty { return }
     var taken = try SQLiteCatalog.takenNames(on: connection)

@@ -8,8 +8,9 @@ extension SQLiteConnection {
 
   /// Registers ``textMatchFunction``: `coffer_text_matches(text, query)` is 1 when the text
   /// (as a blob of UTF-8) has the words the query asks for, by Coffer's own tokenizer and query
-  /// rules (`TextQuery`), 0 when not, and 0 for a NULL text. SQLite's FTS5 tokenizers fold and
-  /// split words otherwise, so the match is Coffer's, computed in the row's scan. The parsed
+  /// rules (`TextQuery`), 0 when not, and 0 for a NULL text: the match of a field without a text
+  /// index, or of a query FTS5 cannot say (see ``SQLiteTextQuery``), computed in the row's
+  /// scan. The parsed
   /// query is kept with the statement (`sqlite3_set_auxdata`) and parsed once per statement run.
   static func registerTextMatchFunction(on handle: OpaquePointer) -> Int32 {
     sqlite3_create_function_v2(

@@ -58,6 +58,7 @@ final class SQLiteConnection: @unchecked Sendable {
     sqlite3_busy_timeout(opened, Int32(clamping: configuration.busyTimeout))
     var registered = Self.registerFoldFunction(on: opened)
     if registered == SQLITE_OK { registered = Self.registerTextMatchFunction(on: opened) }
+    if registered == SQLITE_OK { registered = Self.registerTextIndexFunctions(on: opened) }
     guard registered == SQLITE_OK else {
       let error = failure(registered, while: "registering Coffer's SQL functions")
       sqlite3_close_v2(opened)

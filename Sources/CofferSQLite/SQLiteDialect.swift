@@ -42,10 +42,21 @@ package enum SQLiteDialect: SQLDialect {
     return "\(column) IN (\(list))"
   }
 
-  package static func textMatch(_ column: String, _ query: String, into statement: inout SQLiteQuery)
-    -> String
-  {
-    "\(SQLiteConnection.textMatchFunction)(CAST(\(column) AS BLOB), \(statement.bind(.string(query), .string)))"
+  /// On a field with a text index (``SQLiteTextIndex``), a query FTS5 can say is a lookup in
+  /// the index; any other is Coffer's match function on each row's text.
+  package static func textMatch(
+    _ field: String, of table: SQLTableLayout, _ query: String, into statement: inout SQLiteQuery
+  ) throws -> String {
+    if let index = SQLiteTextIndex.name(for: field, in: table), let parsed = try? TextQuery(parsing: query),
+      let exact = SQLiteTextQuery.exact(parsed)
+    {
+      let fts = SQLIdentifier.quoted(index)
+      let expression = statement.bind(.string(exact.expression), .string)
+      return "\(table.idColumn) IN (SELECT rowid FROM \(fts) WHERE \(fts) MATCH \(expression))"
+    }
+    let column = try table.column(field)
+    return
+      "\(SQLiteConnection.textMatchFunction)(CAST(\(column) AS BLOB), \(statement.bind(.string(query), .string)))"
   }
 
   package static func stringTest(

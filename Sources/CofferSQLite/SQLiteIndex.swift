@@ -74,7 +74,7 @@ struct SQLiteIndex: Equatable {
 
   /// The indexes a schema declares, for a table named `tableName` with `columns` (the column of
   /// each field, in field order); an index declared twice is listed once. A text index is none
-  /// of them: until SQLite has a text index of Coffer's, its searches read the rows.
+  /// of them: it is an FTS5 table (``SQLiteTextIndex``).
   static func wanted(by schema: EntitySchema, tableName: String, columns: [String]) -> [Wanted] {
     var wanted: [Wanted] = []
     for index in schema.orderedIndexes {

@@ -76,7 +76,7 @@ final class SQLiteSchemaEditor: SchemaEditor {
     hasCatalog = true
     let table = try backend.createEntity(schema, on: connection, deferringPlainIndexes: true)
     remember(table.numbered(backend.nextSerial()), for: schema.name)
-    if schema.orderedIndexes.contains(where: { !$0.isUnique }) { deferredIndexes.insert(schema.name) }
+    if schema.indexes.contains(where: { !$0.isUnique }) { deferredIndexes.insert(schema.name) }
   }
 
   /// Makes the indexes ``create(_:)`` left for the end; called once the body has returned,
@@ -127,6 +127,7 @@ final class SQLiteSchemaEditor: SchemaEditor {
 
   func drop(_ entity: String) throws {
     let table = try table(entity)
+    try SQLiteTextIndex.dropAll(on: table.tableName, connection)
     try connection.execute("DROP TABLE \(table.table)")
     try SQLiteCatalog.delete(entity, on: connection)
     deferredIndexes.remove(entity)
@@ -162,6 +163,8 @@ final class SQLiteSchemaEditor: SchemaEditor {
     let new = SQLiteTable(
       schema: schema, tableName: tableName, columnNames: columns, serial: backend.nextSerial())
     try rename(old, to: new, columns: physical)
+    // A text index named after the old table or column is rebuilt under the new names.
+    try SQLiteTextIndex.sync(new, on: connection, creating: !deferredIndexes.contains(entity))
     if schema.name != entity { try SQLiteCatalog.delete(entity, on: connection) }
     try SQLiteCatalog.write(.init(schema: schema, tableName: tableName, columns: columns), on: connection)
     forget(entity)
@@ -204,6 +207,7 @@ final class SQLiteSchemaEditor: SchemaEditor {
       let new = SQLiteTable(
         schema: old.schema, tableName: tableName, columnNames: old.columnNames, serial: backend.nextSerial())
       try rename(old, to: new, columns: [])
+      try SQLiteTextIndex.sync(new, on: connection, creating: !deferredIndexes.contains(entity))
       try SQLiteCatalog.write(
         .init(schema: old.schema, tableName: tableName, columns: old.columnNames), on: connection)
       forget(entity)

@@ -3,21 +3,36 @@
 /// BM25 needs (``TextRanking/FieldStatistics``). A value type, kept in step with the rows of an
 /// ``InMemoryTable`` in the same change, so a copy of the table is a copy of its index.
 ///
-/// Rows are numbered by slots (reused after a delete), so a posting is two 32-bit integers.
-/// A row whose field is null has no slot and counts in no statistic, as in the scan.
+/// Rows are numbered by slots, given in increasing order and never reused, so each word's rows
+/// (its ``Postings``) are two parallel arrays sorted by slot, to which an insert appends: a
+/// search intersects or merges sorted arrays instead of probing dictionaries. A deleted or
+/// updated row's slot dies: its postings stay until there are as many dead ones as live ones
+/// in a word's arrays, or dead slots outnumber live ones in the index, and then are swept. A
+/// row whose field is null has no slot and counts in no statistic, as in the scan.
 struct TextIndex: Sendable {
+  /// One word's rows: their slots in increasing order, and how many times the word occurs in
+  /// each; some of the slots may be dead (``TextIndex/lengths`` is -1 there).
+  struct Postings: Sendable {
+    var slots: [Int32] = []
+    var counts: [Int32] = []
+    /// How many of ``slots`` are dead.
+    var dead = 0
+  }
+
   /// The indexed field's position in the row.
   let position: Int
   /// Each indexed row's slot, by id.
   private(set) var slots: [Value: Int32] = [:]
-  /// Each slot's row id (``Value/null`` when the slot is free).
+  /// Each slot's row id (``Value/null`` when the slot is dead).
   private(set) var ids: [Value] = []
-  /// Each slot's length in words (-1 when the slot is free).
+  /// Each slot's length in words (-1 when the slot is dead).
   private(set) var lengths: [Int32] = []
-  /// Slots free for reuse.
-  private var free: [Int32] = []
-  /// Each word's rows: slot to how many times the word occurs in the row.
-  private(set) var postings: [TextToken: [Int32: Int32]] = [:]
+  /// How many slots are dead.
+  private var deadSlots = 0
+  /// Each word's number in ``postings``.
+  private(set) var words: [TextToken: Int32] = [:]
+  /// Each word's rows, by the word's number.
+  private(set) var postings: [Postings] = []
   /// Rows with a text and their words together.
   private(set) var statistics = TextRanking.FieldStatistics()
 
@@ -29,54 +44,88 @@ struct TextIndex: Sendable {
     let before = old.flatMap { Self.text($0[position]) }
     let after = new.flatMap { Self.text($0[position]) }
     if let before, let after, before.utf8.elementsEqual(after.utf8) { return }
-    if let before, let slot = slots[id] {
-      for (word, _) in Self.countedWords(before) { removePosting(word, slot: slot) }
+    if let before, let slot = slots.removeValue(forKey: id) {
       statistics.words -= Int(lengths[Int(slot)])
-      if after == nil {
-        slots[id] = nil
-        ids[Int(slot)] = .null
-        lengths[Int(slot)] = -1
-        free.append(slot)
-        statistics.rows -= 1
-        return
+      statistics.rows -= 1
+      ids[Int(slot)] = .null
+      lengths[Int(slot)] = -1
+      deadSlots += 1
+      for (word, _) in Self.countedWords(before) {
+        guard let number = words[word] else { continue }
+        postings[Int(number)].dead += 1
+        sweepIfMostlyDead(Int(number))
       }
     }
-    guard let after else { return }
-    let slot: Int32
-    if let taken = slots[id] {
-      slot = taken
-    } else {
-      slot = takeSlot(for: id)
-      statistics.rows += 1
-    }
-    var length: Int32 = 0
-    for (word, count) in Self.countedWords(after) {
-      postings[word, default: [:]][slot] = count
-      length += count
-    }
-    lengths[Int(slot)] = length
-    statistics.words += Int(length)
-  }
-
-  private mutating func takeSlot(for id: Value) -> Int32 {
-    let slot: Int32
-    if let reused = free.popLast() {
-      slot = reused
-      ids[Int(slot)] = id
-    } else {
-      slot = Int32(ids.count)
+    if let after {
+      let slot = Int32(ids.count)
       ids.append(id)
-      lengths.append(0)
+      slots[id] = slot
+      var length: Int32 = 0
+      for (word, count) in Self.countedWords(after) {
+        let number: Int
+        if let known = words[word] {
+          number = Int(known)
+        } else {
+          number = postings.count
+          words[word] = Int32(number)
+          postings.append(Postings())
+        }
+        postings[number].slots.append(slot)
+        postings[number].counts.append(count)
+        length += count
+      }
+      lengths.append(length)
+      statistics.rows += 1
+      statistics.words += Int(length)
     }
-    slots[id] = slot
-    return slot
+    if deadSlots > 1024 && deadSlots > ids.count / 2 { renumber() }
   }
 
-  private mutating func removePosting(_ word: TextToken, slot: Int32) {
-    guard let place = postings.index(forKey: word) else { return }
-    postings.values[place][slot] = nil
-    if postings.values[place].isEmpty { postings.remove(at: place) }
+  /// Sweeps a word's dead postings once they are as many as its live ones.
+  private mutating func sweepIfMostlyDead(_ number: Int) {
+    let list = postings[number]
+    guard list.dead > 16 && list.dead * 2 >= list.slots.count else { return }
+    var swept = Postings()
+    swept.slots.reserveCapacity(list.slots.count - list.dead)
+    swept.counts.reserveCapacity(list.slots.count - list.dead)
+    for (slot, count) in zip(list.slots, list.counts) where lengths[Int(slot)] >= 0 {
+      swept.slots.append(slot)
+      swept.counts.append(count)
+    }
+    postings[number] = swept
   }
+
+  /// Gives the live rows slots 0, 1, … in their order, dropping every dead posting.
+  private mutating func renumber() {
+    var renumbered = Array(repeating: Int32(-1), count: ids.count)
+    var liveIDs: [Value] = []
+    var liveLengths: [Int32] = []
+    liveIDs.reserveCapacity(ids.count - deadSlots)
+    liveLengths.reserveCapacity(ids.count - deadSlots)
+    for slot in ids.indices where lengths[slot] >= 0 {
+      renumbered[slot] = Int32(liveIDs.count)
+      slots[ids[slot]] = Int32(liveIDs.count)
+      liveIDs.append(ids[slot])
+      liveLengths.append(lengths[slot])
+    }
+    for number in postings.indices {
+      let list = postings[number]
+      var moved = Postings()
+      moved.slots.reserveCapacity(list.slots.count - list.dead)
+      moved.counts.reserveCapacity(list.slots.count - list.dead)
+      for (slot, count) in zip(list.slots, list.counts) where renumbered[Int(slot)] >= 0 {
+        moved.slots.append(renumbered[Int(slot)])
+        moved.counts.append(count)
+      }
+      postings[number] = moved
+    }
+    ids = liveIDs
+    lengths = liveLengths
+    deadSlots = 0
+  }
+
+  /// Whether a slot holds a row.
+  func isLive(_ slot: Int32) -> Bool { lengths[Int(slot)] >= 0 }
 
   /// The text of a field's value, or `nil` for a null (or a value of another kind, which a
   /// text-indexed field never holds).

@@ -15,17 +15,28 @@ extension TextSearch {
     let idName: String
     let idPosition: Int
 
-    /// The page reader for a query, or `nil` when its order is not relevance alone, or no
-    /// `matches` the filter requires (outside any `OR` or `NOT`) is on the ranked field.
+    /// The number of the search a page of `query` is ranked by alone: `nil` when the query has
+    /// no page, its order is not relevance alone, or no `matches` the filter requires (outside
+    /// any `OR` or `NOT`) is on the ranked field.
+    static func rankedSearch(_ query: Query, _ searches: [Search]) -> Int? {
+      guard query.limit != nil, query.sort.count == 1, let key = query.sort.first, key.byRelevance else {
+        return nil
+      }
+      let onField = searches.indices.filter { searches[$0].field == key.field }
+      guard onField.count == 1, let number = onField.first, !searches[number].matchesEmpty,
+        required(query.filter).contains(where: { $0 == (searches[number].field, searches[number].text) })
+      else { return nil }
+      return number
+    }
+
+    /// The page reader for a query, or `nil` when it has no ``rankedSearch(_:_:)``. With
+    /// `keepingMatches`, the backend evaluates the other searches' `matches` itself.
     init?(
       _ query: Query, _ schema: EntitySchema, _ searches: [Search],
-      _ statistics: [String: TextRanking.FieldStatistics]
+      _ statistics: [String: TextRanking.FieldStatistics], keepingMatches: Bool = false
     ) {
-      guard query.sort.count == 1, let key = query.sort.first, key.byRelevance else { return nil }
-      let onField = searches.filter { $0.field == key.field }
-      guard onField.count == 1, let search = onField.first, !search.matchesEmpty,
-        Self.required(query.filter).contains(where: { $0 == (search.field, search.text) })
-      else { return nil }
+      guard let number = Self.rankedSearch(query, searches), let key = query.sort.first else { return nil }
+      let search = searches[number]
       let stats = statistics[key.field] ?? TextRanking.FieldStatistics()
       let positive = search.query.positiveTerms
       let idf = search.documentFrequency.map { TextRanking.idf(documentFrequency: $0, of: stats) }
@@ -34,9 +45,10 @@ extension TextSearch {
       var scores: [Double] = []
       ids.reserveCapacity(rows.count)
       scores.reserveCapacity(rows.count)
+      var counts = Array(repeating: 0, count: rows.terms)
       for row in 0..<rows.count {
-        let counts = Array(rows.counts[row * rows.terms..<(row + 1) * rows.terms])
-        guard search.query.matches(counts: counts) else { continue }
+        for term in 0..<rows.terms { counts[term] = rows.counts[row * rows.terms + term] }
+        guard rows.allMatch || search.query.matches(counts: counts) else { continue }
         // Term by term in the query's order, as the ranking of every other read adds them.
         var score = 0.0
         for term in positive where counts[term] > 0 {
@@ -58,6 +70,7 @@ extension TextSearch {
       rest.limit = nil
       rest.filter = replacing(query.filter) { field, text in
         if field == search.field && text == search.text { return .all }
+        if keepingMatches { return .matches(field: field, query: text) }
         guard let other = searches.first(where: { $0.field == field && $0.text == text }) else {
           return .or([])
         }

@@ -65,11 +65,13 @@ package enum TextSearch {
   /// How many rows a query whose filter is one search selects, from a text index alone; `nil`
   /// when the filter is anything else or the entity has no text index on the field.
   package static func indexedCount(_ query: Query, index: any TextIndexReading) throws -> Int? {
-    guard let schema = query.layout, case .matches(let field, let text) = query.filter else { return nil }
+    guard !index.evaluatesMatchesFromIndex, let schema = query.layout,
+      case .matches(let field, let text) = query.filter
+    else { return nil }
     let parsed = try parse(text, field: field, schema: schema)
     guard
       let answer = try index.searchTextIndex(
-        entity: query.entity, field: field, query: parsed, ranking: false)
+        entity: query.entity, field: field, query: parsed, ranking: false, matchingOnly: false)
     else { return nil }
     // A query that matches a text with none of its terms lists the rows with a text it does not match.
     let matchesEmpty = parsed.matches(counts: Array(repeating: 0, count: parsed.terms.count))
@@ -114,10 +116,16 @@ package enum TextSearch {
     var searches = try collect(query.filter, schema)
     let rankedFields = ranking ? query.sort.filter(\.byRelevance).map(\.field) : []
     var statistics: [String: TextRanking.FieldStatistics] = [:]
-    if let index, !searches.isEmpty,
-      try answer(&searches, statistics: &statistics, from: index, entity: query.entity, ranked: rankedFields)
+    // A reader that evaluates `matches` from its index is asked only to rank.
+    if let index, !searches.isEmpty, !(index.evaluatesMatchesFromIndex && rankedFields.isEmpty),
+      try answer(
+        &searches, statistics: &statistics, from: index, entity: query.entity, ranked: rankedFields,
+        topRanked: ranking ? TopRanked.rankedSearch(query, searches) : nil)
     {
-      return try resolved(query, schema, searches, statistics, rankedFields, replacingMatches: true)
+      let keeping = index.evaluatesMatchesFromIndex
+      return try resolved(
+        query, schema, searches, statistics, rankedFields, replacingMatches: !keeping, keepingMatches: keeping
+      )
     }
     let needsScan = !nativeMatching || !rankedFields.isEmpty
     guard needsScan, !searches.isEmpty else {
@@ -156,16 +164,18 @@ package enum TextSearch {
   }
 
   /// Fills each search's lists and counts from the text index, if the entity has one on every
-  /// searched field; `false` (and nothing filled) otherwise.
+  /// searched field; `false` (and nothing filled) otherwise. The search numbered `topRanked`
+  /// gives a page ranked by it alone (``TopRanked``), which needs only its matching rows.
   static func answer(
     _ searches: inout [Search], statistics: inout [String: TextRanking.FieldStatistics],
-    from index: any TextIndexReading, entity: String, ranked: [String]
+    from index: any TextIndexReading, entity: String, ranked: [String], topRanked: Int?
   ) throws -> Bool {
     var answers: [TextIndexAnswer] = []
-    for search in searches {
+    for (number, search) in searches.enumerated() {
       guard
         let answer = try index.searchTextIndex(
-          entity: entity, field: search.field, query: search.query, ranking: ranked.contains(search.field))
+          entity: entity, field: search.field, query: search.query, ranking: ranked.contains(search.field),
+          matchingOnly: number == topRanked)
       else { return false }
       answers.append(answer)
     }
@@ -179,10 +189,12 @@ package enum TextSearch {
   }
 
   /// The query to hand the backend, and the order to apply, once every search's lists and
-  /// counts are known.
+  /// counts are known. `keepingMatches`: a text index answered, and the backend evaluates
+  /// `matches` from it, so they stay in the query.
   static func resolved(
     _ query: Query, _ schema: EntitySchema, _ searches: [Search],
-    _ statistics: [String: TextRanking.FieldStatistics], _ rankedFields: [String], replacingMatches: Bool
+    _ statistics: [String: TextRanking.FieldStatistics], _ rankedFields: [String], replacingMatches: Bool,
+    keepingMatches: Bool = false
   ) throws -> Resolution {
     var resolved = query
     resolved.sort = query.sort
@@ -199,7 +211,9 @@ package enum TextSearch {
       resolved.sort = query.sort.filter { !$0.byRelevance }
       return Resolution(query: resolved, ordering: nil)
     }
-    if replacingMatches, query.limit != nil, let top = TopRanked(query, schema, searches, statistics) {
+    if replacingMatches || keepingMatches, query.limit != nil,
+      let top = TopRanked(query, schema, searches, statistics, keepingMatches: keepingMatches)
+    {
       return Resolution(query: resolved, ordering: nil, top: top)
     }
     var scores: [String: [Value: Double]] = [:]
