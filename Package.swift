@@ -146,8 +146,9 @@ let package = Package(
       ],
       swiftSettings: upcoming),
     // Offline-first sync between any two stores over their change feeds (issue 46): a library of
-    // its own, so `import Coffer` does not show it; nothing beyond the core.
-    .target(name: "CofferSync", dependencies: ["Coffer"], swiftSettings: upcoming),
+    // its own, so `import Coffer` does not show it; nothing beyond the core and the wire forms of
+    // its messages (CofferWire, no HTTP: the server and the remote backend carry them).
+    .target(name: "CofferSync", dependencies: ["Coffer", "CofferWire"], swiftSettings: upcoming),
     // The data tools `coffer` runs (copy, export, import, verify, inspect), outside the core so
     // that `import Coffer` shows only what an app uses.
     .target(name: "CofferTools", dependencies: ["Coffer"], swiftSettings: upcoming),
@@ -199,7 +200,7 @@ let package = Package(
       name: "coffer",
       dependencies: [
         "Coffer", "CofferStores", "CofferConformance", "CofferConfiguration", "CofferChatExample",
-        "CofferSync", "CofferTools",
+        "CofferSync", "CofferTools", "CofferWire",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .target(name: "CofferServer", condition: .when(traits: ["Server"])),
         .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Server"])),
