@@ -97,7 +97,7 @@ let package = Package(
     .target(
       name: "CofferRemote",
       dependencies: [
-        "Coffer", "CofferWire", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        "Coffer", "CofferWire", "CofferSync", .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "Logging", package: "swift-log"),
       ],
       swiftSettings: upcoming),
@@ -161,7 +161,7 @@ let package = Package(
     .target(
       name: "CofferServer",
       dependencies: [
-        "Coffer", "CofferWire", .product(name: "Hummingbird", package: "hummingbird"),
+        "Coffer", "CofferWire", "CofferSync", .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "HummingbirdCore", package: "hummingbird"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

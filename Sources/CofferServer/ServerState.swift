@@ -1,4 +1,5 @@
 @_spi(Backend) import Coffer
+import CofferSync
 import CofferWire
 import Foundation
 import Hummingbird
@@ -15,6 +16,8 @@ final class ServerState: Sendable {
   private let opened = Mutex<[String: Task<Store, any Error>]>([:])
   /// The summaries of recent keyed batches.
   let idempotency = Mutex(IdempotencyMemory())
+  /// The sync replica of each store, made at its first sync request (see ServerState+Sync).
+  let syncReplicas = Mutex<[ObjectIdentifier: SyncReplica]>([:])
 
   init(stores: CofferServer.Stores, configuration: CofferServer.Configuration, logger: Logger) {
     self.stores = stores
