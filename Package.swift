@@ -97,7 +97,7 @@ let package = Package(
     .target(
       name: "CofferRemote",
       dependencies: [
-        "Coffer", "CofferWire", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        "Coffer", "CofferWire", "CofferSync", .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "Logging", package: "swift-log"),
       ],
       swiftSettings: upcoming),
@@ -146,8 +146,9 @@ let package = Package(
       ],
       swiftSettings: upcoming),
     // Offline-first sync between any two stores over their change feeds (issue 46): a library of
-    // its own, so `import Coffer` does not show it; nothing beyond the core.
-    .target(name: "CofferSync", dependencies: ["Coffer"], swiftSettings: upcoming),
+    // its own, so `import Coffer` does not show it; nothing beyond the core and the wire forms of
+    // its messages (CofferWire, no HTTP: the server and the remote backend carry them).
+    .target(name: "CofferSync", dependencies: ["Coffer", "CofferWire"], swiftSettings: upcoming),
     // The data tools `coffer` runs (copy, export, import, verify, inspect), outside the core so
     // that `import Coffer` shows only what an app uses.
     .target(name: "CofferTools", dependencies: ["Coffer"], swiftSettings: upcoming),
@@ -160,7 +161,7 @@ let package = Package(
     .target(
       name: "CofferServer",
       dependencies: [
-        "Coffer", "CofferWire", .product(name: "Hummingbird", package: "hummingbird"),
+        "Coffer", "CofferWire", "CofferSync", .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "HummingbirdCore", package: "hummingbird"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -199,7 +200,7 @@ let package = Package(
       name: "coffer",
       dependencies: [
         "Coffer", "CofferStores", "CofferConformance", "CofferConfiguration", "CofferChatExample",
-        "CofferSync", "CofferTools",
+        "CofferSync", "CofferTools", "CofferWire",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .target(name: "CofferServer", condition: .when(traits: ["Server"])),
         .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Server"])),

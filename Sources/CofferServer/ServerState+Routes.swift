@@ -1,4 +1,5 @@
 import Coffer
+import CofferSync
 import CofferWire
 import Hummingbird
 import NIOCore
@@ -35,6 +36,9 @@ extension ServerState {
       (WirePath.apply, .write, { try await self.apply($0) }),
       (WirePath.adminRecord, .admin, { try await self.recordChanges($0) }),
       (WirePath.adminTrim, .admin, { try await self.trimChanges($0) }),
+      (SyncWirePath.adopt, .write, { try await self.syncAdopt($0) }),
+      (SyncWirePath.message, .read, { try await self.syncMessage($0) }),
+      (SyncWirePath.receive, .write, { try await self.syncReceive($0) }),
     ]
     for (path, scope, handler) in posts {
       group.post(RouterPath(path)) { request, context in
@@ -47,6 +51,8 @@ extension ServerState {
       (WirePath.changes, { try await self.changes($0) }),
       (WirePath.changesWait, { try await self.waitForChanges($0) }),
       (WirePath.changesStream, { try await self.changeStream($0) }),
+      (SyncWirePath.replica, { try await self.syncReplicaInfo($0) }),
+      (SyncWirePath.position, { try await self.syncPosition($0) }),
     ]
     // Any other method on a route of the API: 405, with the methods it takes.
     let methods: [HTTPRequest.Method] =

@@ -1,4 +1,5 @@
 @_spi(Backend) import Coffer
+import CofferSync
 import CofferWire
 import Foundation
 import Hummingbird
@@ -17,6 +18,8 @@ final class ServerState: Sendable {
   let idempotency = Mutex(IdempotencyMemory())
   /// The digests of the stored schemas that reads name their layout by.
   let layoutDigests = WireLayoutDigest.Cache()
+  /// The sync replica of each store, made at its first sync request (see ServerState+Sync).
+  let syncReplicas = Mutex<[ObjectIdentifier: SyncReplica]>([:])
 
   init(stores: CofferServer.Stores, configuration: CofferServer.Configuration, logger: Logger) {
     self.stores = stores

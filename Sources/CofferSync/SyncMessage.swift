@@ -15,6 +15,15 @@ public struct SyncMessage: Sendable, Hashable {
   public var to: ChangePosition?
   /// The row states, in the order the sender's feed recorded them.
   public var states: [SyncRowState]
+  /// For a partial receiver: the states of rows of the entities it subscribes to that lie outside
+  /// its subscriptions, each field's value withheld (null) and its clock kept. A receiver that
+  /// holds such a row, and knows nothing of it later than this, removes it (the row left the
+  /// subscriptions).
+  public var outside: [SyncRowState] = []
+  /// The fingerprint of the subscriptions the sender filtered the message for (see
+  /// ``SyncReplica/message(after:for:)``), `nil` when it holds every state. A replica takes only a
+  /// message filtered for its own subscriptions, or one not filtered.
+  public var subscriptions: String?
   /// The schema fingerprint of each entity the states name: a receiver with another schema
   /// refuses the message.
   public var schemas: [String: String]

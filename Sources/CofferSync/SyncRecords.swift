@@ -67,6 +67,10 @@ enum SyncRecords {
 
   static func peerKey(_ replica: String) -> String { "peer:" + replica }
 
+  /// The setting that holds the fingerprint of a partial replica's subscriptions as `text` (none
+  /// for a replica that keeps every row): its peers' positions hold for that list only.
+  static let subscriptionsKey = "subscriptions"
+
   /// The setting that holds the genesis stamp of the rows stored without a sync state.
   static let genesisKey = "genesis"
   /// The setting that holds the genesis stamp whose rows this store has all of (or their later

@@ -60,7 +60,9 @@ extension SyncReplica {
     if message.isSnapshot, let purged = message.purgedAt, let merged, merged < purged.sequence {
       throw offlineTooLong(stale: "this replica", other: message.source, entity: message.states.first?.entity)
     }
-    guard let horizon = try await purgeHorizon()?.clock else { return }
+    // A partial replica keeps no state of the rows outside its subscriptions: one that enters them
+    // is no sign of a stale sender.
+    guard partial == nil, let horizon = try await purgeHorizon()?.clock else { return }
     for state in message.states where known[state.key] == nil && state.isAlive {
       if let latest = state.latest, latest.physical <= horizon {
         throw offlineTooLong(stale: "replica \(message.source)", other: "this one", entity: state.entity)

@@ -10,7 +10,33 @@ extension SyncReplica {
   ///
   /// From the beginning (`position` is `nil`) on a replica whose store holds rows with the
   /// genesis stamp, the message is a snapshot too: those rows are in no feed.
-  public func message(after position: ChangePosition?) async throws -> SyncMessage {
+  ///
+  /// With `subscriptions` (the receiver's, see ``SyncReplica/subscriptions``), the message holds
+  /// only the states of rows that lie within them, and of the other rows of the entities they
+  /// name only the clocks (``SyncMessage/outside``), so the receiver can remove a row that left
+  /// them; it names the subscriptions it was filtered for. A replica with subscriptions of its own
+  /// refuses to make one for subscriptions that filter rows (``CofferError/Code/unsupported``):
+  /// partial replicas sync with full ones.
+  public func message(after position: ChangePosition?, for subscriptions: [SyncSubscription]? = nil)
+    async throws -> SyncMessage
+  {
+    if let served { return try await served.syncMessage(after: position, for: subscriptions) }
+    // A receiver whose filters drop rows forgets them, and could take back from another partial
+    // replica a state older than the one that made a row leave it.
+    if partial != nil, subscriptions?.contains(where: { $0.filter != .all }) == true {
+      throw CofferError(
+        .unsupported,
+        "Both replicas have subscriptions: a partial replica syncs only with a replica that keeps every row "
+          + "(a server, or a store synced with one), which sends it the rows that leave its subscriptions.",
+        store: name)
+    }
+    let message = try await unfilteredMessage(after: position)
+    guard let subscriptions else { return message }
+    return try filtered(message, for: subscriptions)
+  }
+
+  /// Every row state this replica's feed recorded after `position` (see ``message(after:for:)``).
+  private func unfilteredMessage(after position: ChangePosition?) async throws -> SyncMessage {
     try await stamp()
     guard let identity else { throw notReady() }
     if position == nil, genesis != nil { return try await snapshot(after: nil, source: identity) }
@@ -27,9 +53,11 @@ extension SyncReplica {
             let state = try SyncRecords.state(from: change, store: name)
               ?? (bootstrap ? genesisState(of: change) : nil)
           else { continue }
-          // A later record of the same row holds everything an earlier one did.
+          // Records of one row merge into one state: a later record holds everything an earlier
+          // one did, except on a partial replica that forgot the row between them (it left the
+          // subscriptions, then came back with older values).
           if let place = places[state.key] {
-            states[place] = state
+            states[place] = states[place].merged(with: state)
           } else {
             places[state.key] = states.count
             states.append(state)

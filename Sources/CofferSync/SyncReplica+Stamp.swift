@@ -9,10 +9,19 @@ extension SyncReplica {
   /// stamped again (no echo).
   ///
   /// - Returns: How many rows were stamped.
+  ///
+  /// On a partial replica, a row the app wrote outside the subscriptions is stamped (and so sent
+  /// to the peers like any change), then leaves this store in a batch of its own.
   @discardableResult
   public func stamp() async throws -> Int {
     try await ready()
-    return try await retrying(also: [.referenceViolation, .uniqueViolation]) { try await stampFeed() }
+    let count = try await retrying(also: [.referenceViolation, .uniqueViolation]) { try await stampFeed() }
+    if !stampedSinceLeaving.isEmpty {
+      let stamped = stampedSinceLeaving
+      stampedSinceLeaving = []
+      try await leaveOutside(stamped)
+    }
+    return count
   }
 
   private func stampFeed() async throws -> Int {
@@ -66,6 +75,7 @@ extension SyncReplica {
         preconditions: [.unchanged(previous, in: records.state)] + preconditions)
       stampedThrough = end
       ownBatches = ownBatches.filter { $0.key >= end }
+      if partial != nil { stampedSinceLeaving += try stampedStates(operations) }
       stamped += count
       if keys.count < messageLimit && batches < 1024 { return stamped }
     }
@@ -185,6 +195,16 @@ extension SyncReplica {
         ],
         preconditions: [.absent(.string("stamped"), in: records.state)])
       stampedThrough = before
+    }
+  }
+
+  /// The row states among a batch's writes.
+  private func stampedStates(_ operations: [ChangeSet.Operation]) throws -> [SyncRowState] {
+    try operations.compactMap { operation in
+      guard case .upsert(let entity, let row) = operation, entity == SyncRecords.rowsEntity else {
+        return nil
+      }
+      return try SyncRecords.state(from: row, store: name)
     }
   }
 }

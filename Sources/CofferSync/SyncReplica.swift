@@ -48,6 +48,16 @@ public actor SyncReplica {
   var accepted: [String: UInt64] = [:]
   /// Bootstrap batches written by this actor, numbered so that each one changes its setting.
   var bootstrapBatches = 0
+  /// The rows this replica keeps, `nil` for every row (see ``subscribe(_:)``).
+  var partial: SyncSubscriptions?
+  /// On a partial replica, the states stamping wrote since it last removed the rows outside the
+  /// subscriptions.
+  var stampedSinceLeaving: [SyncRowState] = []
+  /// The backend whose server runs this replica (see ``init(servedBy:)``), `nil` for a replica
+  /// that works on its store's records itself.
+  nonisolated let served: (any SyncServing)?
+  /// The server's replica as this token sees it, once asked.
+  var servedInfo: SyncServedReplica?
 
   /// A replica of `store`; `wall` gives the time in microseconds since 1970 (tests pass a
   /// clock of their own).
@@ -59,14 +69,29 @@ public actor SyncReplica {
   /// in sync are not stamped one by one: they all carry one implicit *genesis* stamp, and a first
   /// sync into an empty replica copies them in bulk (see <doc:Sync>, "Bootstrap"). The default,
   /// ``Genesis/stamped``, writes a sync state for every row.
+  ///
+  /// With `subscriptions`, the replica is partial: it keeps only the rows they match, and a peer
+  /// sends it only those (see ``subscribe(_:)`` and <doc:Sync>, "Partial sync"); `nil` keeps every
+  /// row. A partial replica uses ``Genesis/stamped``.
   public init(
     store: Store, wall: (@Sendable () -> Int64)? = nil, policies: [String: SyncPolicy] = [:],
-    genesis: Genesis = .stamped
+    genesis: Genesis = .stamped, subscriptions: [SyncSubscription]? = nil
+  ) {
+    self.init(
+      store: store, wall: wall, policies: policies, genesis: genesis, subscriptions: subscriptions,
+      served: nil)
+  }
+
+  init(
+    store: Store, wall: (@Sendable () -> Int64)?, policies: [String: SyncPolicy], genesis: Genesis,
+    subscriptions: [SyncSubscription]?, served: (any SyncServing)?
   ) {
     self.store = store
     self.wall = wall ?? HybridClock.systemWall
     self.policies = policies
     self.usesGenesis = genesis == .implicit
+    self.partial = subscriptions.map(SyncSubscriptions.init)
+    self.served = served
   }
 
   /// How a replica treats the rows its store holds before it first syncs, and those a bootstrap
@@ -84,6 +109,7 @@ public actor SyncReplica {
 
   /// The replica's id, made the first time the store takes part in sync.
   public func replicaID() async throws -> String {
+    if let served { return try await servedReplica(served).id }
     try await ready()
     guard let identity else { throw notReady() }
     return identity
@@ -91,6 +117,7 @@ public actor SyncReplica {
 
   /// The schemas of the app's entities this replica syncs, by name.
   public func syncedSchemas() async throws -> [String: EntitySchema] {
+    if let served { return try await servedReplica(served).schemas }
     try await ready()
     return schemas
   }
@@ -99,6 +126,13 @@ public actor SyncReplica {
   /// record entities, and on the very first run stamps every row the store already holds.
   func ready() async throws {
     if identity != nil { return }
+    if usesGenesis && partial != nil {
+      throw CofferError(
+        .invalidConfiguration,
+        "A replica with subscriptions keeps a sync state for every row it holds, so it cannot use the implicit "
+          + "genesis stamp. Make it with SyncReplica.Genesis.stamped (coffer sync without --implicit-genesis).",
+        store: name)
+    }
     do {
       _ = try await store.lastChangePosition()
     } catch let error as CofferError where error.code == .invalidConfiguration {
@@ -126,6 +160,7 @@ public actor SyncReplica {
     if stampedThrough == nil {
       if usesGenesis { try await markGenesis() } else { try await stampExisting() }
     }
+    try await settleSubscriptions()
   }
 
   /// Reads the replica's settings from the store.
@@ -175,6 +210,12 @@ public actor SyncReplica {
 
   /// Prepares an app entity another replica syncs and this one lacks.
   public func adopt(_ schema: EntitySchema) async throws {
+    if let served {
+      try checkMayWrite(try await servedReplica(served))
+      try await served.syncAdopt(schema)
+      servedInfo?.schemas[schema.name] = schema
+      return
+    }
     try await ready()
     if let mine = schemas[schema.name] {
       try Self.checkSame(mine, schema, store: name)

@@ -86,7 +86,12 @@ public struct Synchronizer: Sendable {
     progress: (@Sendable (Progress) -> Void)?
   ) async throws {
     var cursor = try await target.position(of: id)
-    if cursor == nil, let stamp = try await source.genesisStamp() {
+    let subscriptions = await target.subscriptions
+    // A partial replica takes no bootstrap: its first message is a snapshot, filtered for it.
+    // Nor does a replica its server runs: the server merges a snapshot.
+    if cursor == nil, subscriptions == nil, target.served == nil, source.served == nil,
+      let stamp = try await source.genesisStamp()
+    {
       // The source's rows with the genesis stamp are in no feed: the target takes them in bulk,
       // unless it has them all already (it took them from the source, or both from a third).
       let rows = try await target.genesisHeld() != stamp
@@ -96,8 +101,11 @@ public struct Synchronizer: Sendable {
       cursor = try await target.position(of: id)
     }
     while true {
-      let message = try await source.message(after: cursor)
+      let message = try await source.message(after: cursor, for: subscriptions)
       if message.isEmpty { return }
+      // Nothing to send to a side that takes no changes (a server, through a token without the
+      // write scope): no need to ask it.
+      if message.states.isEmpty, message.outside.isEmpty, try await !target.takesChanges() { return }
       switch try await target.receive(message) {
       case .merged(let count):
         report.add(pushing: pushing, messages: 1, rows: count)
@@ -127,12 +135,14 @@ public struct Synchronizer: Sendable {
     return tally.totals
   }
 
-  /// Prepares on each side the entities only the other has; refuses an entity whose fields
-  /// differ.
+  /// Prepares on each side the entities only the other has (on a server, only those the token may
+  /// name); refuses an entity whose fields differ.
   public func matchSchemas() async throws {
     let mine = try await local.syncedSchemas()
     let theirs = try await remote.syncedSchemas()
-    for (name, schema) in mine.sorted(by: { $0.key < $1.key }) {
+    // A server takes from this client only the entities its token may name.
+    let taken = remote.served == nil ? nil : await remote.subscriptions.map { Set($0.map(\.entity)) }
+    for (name, schema) in mine.sorted(by: { $0.key < $1.key }) where taken?.contains(name) ?? true {
       if let other = theirs[name] {
         if SyncRecords.fingerprint(schema) != SyncRecords.fingerprint(other) {
           throw SyncReplica.schemaDiffers(entity: name, store: remote.store.backend.name)

@@ -1,6 +1,7 @@
 import ArgumentParser
 @_spi(Backend) import Coffer
 import CofferSync
+import CofferWire
 import Foundation
 
 extension CofferCommand {
@@ -44,8 +45,52 @@ extension CofferCommand {
         valueName: "N"))
     var batchSize = 50_000
 
+    @Option(
+      name: .long,
+      help: ArgumentHelp(
+        "Keep only these rows in the local store: ENTITY for all its rows, or ENTITY=FILTER with a filter in "
+          + "the JSON of the HTTP API. Repeat for more.",
+        discussion:
+          "For example Notebook='{\"compare\":{\"field\":\"owner\",\"op\":\"==\",\"value\":{\"string\":\"ann\"}}}'. "
+          + "Rows outside leave the local store (they are not deleted on the remote one); local writes outside are "
+          + "sent, then leave. Giving other subscriptions than the last sync's pulls the rows newly covered.",
+        valueName: "ENTITY[=FILTER]"))
+    var subscribe: [String] = []
+
+    @Flag(
+      name: .long,
+      help: ArgumentHelp(
+        "Let the server of a coffer+http(s):// REMOTE run its side of sync, within its token's scopes.",
+        discussion:
+          "The server's own replica then stamps and merges, and the token decides what this store sees and sends: "
+          + "with a token limited to some entities, subscribe to those (--subscribe); a token without the write "
+          + "scope pulls but cannot push."))
+    var serverReplica = false
+
     func validate() throws {
       guard batchSize > 0 else { throw ValidationError("--batch-size must be at least 1.") }
+      if implicitGenesis && !subscribe.isEmpty {
+        throw ValidationError(
+          "--subscribe keeps a sync state of every local row: leave out --implicit-genesis.")
+      }
+      _ = try Self.subscriptions(subscribe)
+    }
+
+    /// The subscriptions `--subscribe` gives, `nil` for none.
+    static func subscriptions(_ arguments: [String]) throws -> [SyncSubscription]? {
+      if arguments.isEmpty { return nil }
+      return try arguments.map { argument in
+        guard let equals = argument.firstIndex(of: "=") else { return SyncSubscription(argument) }
+        let entity = String(argument[..<equals])
+        let json = Data(argument[argument.index(after: equals)...].utf8)
+        guard !entity.isEmpty, let wire = try? JSONDecoder().decode(WireFilter.self, from: json) else {
+          throw ValidationError(
+            "--subscribe \(entity.isEmpty ? "(no entity)" : entity)=…: the filter is not a filter in the JSON of the "
+              + "HTTP API, such as {\"compare\":{\"field\":\"owner\",\"op\":\"==\",\"value\":{\"string\":\"ann\"}}}."
+          )
+        }
+        return SyncSubscription(entity, where: wire.filter)
+      }
     }
 
     @OptionGroup var observing: ObservingOptions
@@ -55,7 +100,8 @@ extension CofferCommand {
       let there = try await StoreArgument.open(remote, role: "remote store", logger: observing.logger)
       let genesis: SyncReplica.Genesis = implicitGenesis ? .implicit : .stamped
       var synchronizer = Synchronizer(
-        local: SyncReplica(store: here, genesis: genesis), remote: SyncReplica(store: there, genesis: genesis)
+        local: SyncReplica(store: here, genesis: genesis, subscriptions: try Self.subscriptions(subscribe)),
+        remote: serverReplica ? try SyncReplica(servedBy: there) : SyncReplica(store: there, genesis: genesis)
       )
       synchronizer.bootstrapPageSize = batchSize
       let started = ContinuousClock.now

@@ -109,6 +109,31 @@ struct ConvergenceChecker {
   /// Genesis schedules: replicas use the implicit genesis stamp, the first two hold rows before
   /// they first take part in sync (see ``presync(replica:)``), and schedules have bootstraps.
   var genesis = false
+  /// The subscriptions of the partial replicas, by replica index; the others keep every row.
+  var subscriptions: [Int: [SyncSubscription]] = [:]
+
+  /// Two partial replicas' subscriptions: one keeps some items and every label and pin (so pins
+  /// refer to items it lacks), the other some items and pins and no label (so pins keep labels it
+  /// lacks, by nullify and deny references).
+  static let someItemsAllPins = [
+    SyncSubscription("Item", where: .compare(field: "count", op: .less, value: 50)),
+    SyncSubscription("Label"),
+    SyncSubscription("Pin"),
+  ]
+  static let fewItemsNoLabels = [
+    SyncSubscription(
+      "Item",
+      where: .or([
+        .compare(field: "done", op: .equal, value: true),
+        .string(field: "title", match: .hasPrefix, pattern: "x"),
+      ])),
+    SyncSubscription(
+      "Pin",
+      where: .or([
+        .string(field: "note", match: .hasPrefix, pattern: "n1"),
+        .compare(field: "slot", op: .notEqual, value: .null),
+      ])),
+  ]
 
   /// A random schedule for a seed; with `bootstraps`, some sends are bootstraps instead.
   static func schedule(seed: UInt64, replicas: Int, length: Int, bootstraps: Bool = false) -> [SyncStep] {
@@ -193,7 +218,8 @@ struct ConvergenceChecker {
         try await store.apply(rows)
         presync[index] = try await Self.snapshot(store)
       }
-      replicas.append(SyncReplica(store: store, wall: tick, genesis: mode))
+      replicas.append(
+        SyncReplica(store: store, wall: tick, genesis: mode, subscriptions: subscriptions[index]))
     }
     var ids: [String] = []
     var reference = ReferenceMerge()
@@ -226,9 +252,11 @@ struct ConvergenceChecker {
           before: before, after: after, time: tick(), whole: implicit, named: Self.named(by: write))
         try await replicas[r].stamp()
       case .send(let from, let to, let fate):
-        guard from < stores.count, to < stores.count else { continue }
+        // Partial replicas sync with full ones only (documented).
+        guard from < stores.count, to < stores.count, subscriptions[from] == nil || subscriptions[to] == nil
+        else { continue }
         let after = believed[link(from, to)] ?? nil
-        let message = try await replicas[from].message(after: after)
+        let message = try await replicas[from].message(after: after, for: subscriptions[to])
         if fate == 0 {  // dropped
           counts.dropped += 1
           continue
@@ -262,7 +290,8 @@ struct ConvergenceChecker {
           try await stores[r].close()
           stores[r] = try await places.open(r, schemas: Self.schemas)
         }
-        replicas[r] = SyncReplica(store: stores[r], wall: tick, genesis: mode)
+        replicas[r] = SyncReplica(
+          store: stores[r], wall: tick, genesis: mode, subscriptions: subscriptions[r])
       case .bootstrap(let from, let to, let cut):
         guard from < stores.count, to < stores.count,
           try await replicas[to].position(of: ids[from]) == nil
@@ -285,13 +314,14 @@ struct ConvergenceChecker {
       }
     }
     if let problem = try await Self.quiesce(replicas, ids: ids) { return problem }
-    let expected = reference.rows()
+    let expected = try reference.rows()
+    if let problem = try await comparePartial(stores, urls: urls, with: reference) { return problem }
     counts.rows = expected.values.reduce(0) { $0 + $1.count }
     let (undecided, agreementOnly) = reference.undecided()
     counts.undecided += undecided.count
     if agreementOnly { counts.agreementOnly += 1 }
     if let problem = try await Self.compare(
-      stores, urls: urls, with: expected, undecided: undecided, agreementOnly: agreementOnly)
+      full(stores), urls: full(urls), with: expected, undecided: undecided, agreementOnly: agreementOnly)
     {
       return problem
     }
@@ -300,11 +330,34 @@ struct ConvergenceChecker {
     for replica in replicas { counts.purged += try await replica.purgeTombstones(olderThan: .zero) }
     if let problem = try await Self.quiesce(replicas, ids: ids) { return "after purging: " + problem }
     if let problem = try await Self.compare(
-      stores, urls: urls, with: expected, undecided: undecided, agreementOnly: agreementOnly)
+      full(stores), urls: full(urls), with: expected, undecided: undecided, agreementOnly: agreementOnly)
     {
       return "after purging: " + problem
     }
+    if let problem = try await comparePartial(stores, urls: urls, with: reference) {
+      return "after purging: " + problem
+    }
     for store in stores { try await store.close() }
+    return nil
+  }
+
+  /// The elements of the replicas that keep every row.
+  func full<T>(_ all: [T]) -> [T] { all.indices.filter { subscriptions[$0] == nil }.map { all[$0] } }
+
+  /// Whether each partial replica holds exactly the reference merge restricted to its
+  /// subscriptions.
+  func comparePartial(_ stores: [Store], urls: [String], with reference: ReferenceMerge) async throws
+    -> String?
+  {
+    for (index, list) in subscriptions.sorted(by: { $0.key < $1.key }) where index < stores.count {
+      let rows = try await Self.snapshot(stores[index])
+      let expected = try reference.rows(keeping: list)
+      if rows != expected {
+        return
+          "partial replica r\(index) (\(urls[index].prefix(while: { $0 != ":" }))) differs from the reference "
+          + "merge restricted to its subscriptions: " + ReferenceMerge.difference(rows, expected)
+      }
+    }
     return nil
   }
 
@@ -317,9 +370,11 @@ struct ConvergenceChecker {
       var moved = false
       for from in replicas.indices {
         for to in replicas.indices where from != to {
+          // Partial replicas sync with full ones only (documented).
+          if await replicas[from].subscriptions != nil, await replicas[to].subscriptions != nil { continue }
           while true {
             let message = try await replicas[from].message(
-              after: try await replicas[to].position(of: ids[from]))
+              after: try await replicas[to].position(of: ids[from]), for: await replicas[to].subscriptions)
             if message.isEmpty { break }
             if case .merged(let n) = try await replicas[to].receive(message), n > 0 { moved = true }
           }
@@ -653,16 +708,24 @@ struct ReferenceMerge {
   /// written after its last delete; then, of the rows sharing a unique value, the one whose
   /// value was written first; then only rows whose cascade and deny references name a row that is
   /// there (again until nothing changes), and a nullify reference to a row not there read as null.
-  func rows() -> [String: [Value: [Value]]] {
+  ///
+  /// With `subscriptions` (a partial replica's), only the rows whose merged values (also a
+  /// deleted row's last ones) some subscription's filter matches, as the core evaluates filters,
+  /// take part: the unique and reference rules then see only those.
+  func rows(keeping subscriptions: [SyncSubscription]? = nil) throws -> [String: [Value: [Value]]] {
     var result: [String: [Value: [Value]]] = [:]
     for schema in ConvergenceChecker.schemas {
+      let filters = try (subscriptions ?? []).filter { $0.entity == schema.name }.map {
+        try CompiledFilter($0.filter, schema: schema)
+      }
       var rows: [Value: [Value]] = [:]
       var firsts: [[Value]: (time: Int64, id: Value)] = [:]
       var losers: Set<Value> = []
       for (id, cells) in (fields[schema.name] ?? [:]).sorted(by: { "\($0.key)" < "\($1.key)" }) {
         let last = cells.values.map(\.time).max() ?? 0
-        if let gone = deleted[schema.name]?[id], gone > last { continue }
         let values = schema.fields.indices.map { cells[$0]?.value ?? .null }
+        if subscriptions != nil, !filters.contains(where: { $0.matches(Row(values)) }) { continue }
+        if let gone = deleted[schema.name]?[id], gone > last { continue }
         rows[id] = values
         for index in schema.uniqueIndexes {
           let positions = index.fields.compactMap { schema.position(of: $0) }

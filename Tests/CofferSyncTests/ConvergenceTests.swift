@@ -45,11 +45,28 @@ import Testing
     try await Self.check(mixes, schedules: Self.schedules, genesis: true)
   }
 
+  /// Partial schedules: some replicas subscribe to part of the rows (see
+  /// ``ConvergenceChecker/someItemsAllPins`` and ``ConvergenceChecker/fewItemsNoLabels``); each
+  /// must hold the reference merge restricted to its subscriptions, the others the whole of it.
+  @Test func schedulesWithSubscribedReplicasConverge() async throws {
+    var mixes: [[String]] = [["memory", "sqlite", "lmdb"], ["sqlite", "lmdb", "plist", "memory"]]
+    if ReplicaPlaces.available("served-sqlite", postgresURL: nil) {
+      mixes.append(["served-sqlite", "memory", "lmdb", "served-lmdb"])
+    }
+    if TestServers.postgresURL != nil { mixes.append(["postgres", "sqlite", "served-postgres"]) }
+    try await Self.check(mixes, schedules: Self.schedules, partial: true)
+  }
+
   static var schedules: Int { Int(environment["COFFER_SYNC_SCHEDULES"] ?? "") ?? 12 }
 
   /// Runs `schedules` random schedules, each on the next mix of backends, and fails with the
   /// seed and shrunk schedule of each (at most three) that did not converge.
-  static func check(_ mixes: [[String]], schedules: Int, genesis: Bool = false) async throws {
+  ///
+  /// With `partial`, replica 1 keeps ``ConvergenceChecker/someItemsAllPins`` and, with four
+  /// replicas or more, replica 2 keeps ``ConvergenceChecker/fewItemsNoLabels``.
+  static func check(_ mixes: [[String]], schedules: Int, genesis: Bool = false, partial: Bool = false)
+    async throws
+  {
     let firstSeed = UInt64(Self.environment["COFFER_SYNC_SEED"] ?? "") ?? 46_000
     let postgres = TestServers.postgresURL
     var failures: [String] = []
@@ -60,6 +77,10 @@ import Testing
       let backends = mixes[index % mixes.count]
       var checker = ConvergenceChecker(backends: backends, postgresURL: postgres)
       checker.genesis = genesis
+      if partial {
+        checker.subscriptions[1] = ConvergenceChecker.someItemsAllPins
+        if backends.count >= 4 { checker.subscriptions[2] = ConvergenceChecker.fewItemsNoLabels }
+      }
       let replicas = backends.count
       let length = 20 + Int(seed % 61)
       let steps = ConvergenceChecker.schedule(
@@ -95,7 +116,7 @@ import Testing
           ? "genesis rows on 2 replicas, \(total.bootstraps) bootstraps done, \(total.undecided) rows deleted "
             + "with the implicit state left out of the reference comparison, \(total.agreementOnly) schedules "
             + "checked for agreement only, " : "")
-        + "\(total.rows) rows at the ends, "
+        + (partial ? "replica 1 (and 2 of 4 or more) partial, " : "") + "\(total.rows) rows at the ends, "
         + "\(total.conflicts) conflicts recorded, \(total.purged) tombstones purged")
     #expect(failures.isEmpty, "\(failures.joined(separator: "\n\n"))")
   }
