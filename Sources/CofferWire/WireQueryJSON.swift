@@ -148,44 +148,44 @@ package enum WireQueryJSON {
 
   /// A filter in ``WireFilter``'s form: one key naming its kind.
   package static func append(_ filter: Filter, to text: inout JSONText) throws {
+    /// `{"kind":{"field":…` and then `,"key":"string"` members.
+    func open(_ kind: String, field: String) {
+      text += "{"
+      text.appendQuoted(kind)
+      text += #":{"field":"#
+      text.appendQuoted(field)
+    }
+    func member(_ key: String, _ string: String) {
+      WireJSON.appendKey(key, to: &text)
+      text.appendQuoted(string)
+    }
     switch filter {
     case .all:
       text += #"{"all":true}"#
     case .compare(let field, let op, let value):
-      text += #"{"compare":{"field":"#
-      text.appendQuoted(field)
-      text += #","op":"#
-      text.appendQuoted(op.rawValue)
+      open("compare", field: field)
+      member("op", op.rawValue)
       text += #","value":"#
       try WireJSON.append(value, to: &text)
       text += "}}"
     case .isIn(let field, let values):
-      text += #"{"in":{"field":"#
-      text.appendQuoted(field)
+      open("in", field: field)
       text += #","values":"#
       try WireJSON.append(values, to: &text)
       text += "}}"
     case .string(let field, let match, let pattern):
-      text += #"{"string":{"field":"#
-      text.appendQuoted(field)
-      text += #","match":"#
-      text.appendQuoted(match.rawValue)
-      text += #","pattern":"#
-      text.appendQuoted(pattern)
+      open("string", field: field)
+      member("match", match.rawValue)
+      member("pattern", pattern)
       text += "}}"
     case .compareFields(let field, let op, let other):
-      text += #"{"compareFields":{"field":"#
-      text.appendQuoted(field)
-      text += #","op":"#
-      text.appendQuoted(op.rawValue)
-      text += #","other":"#
-      text.appendQuoted(other)
+      open("compareFields", field: field)
+      member("op", op.rawValue)
+      member("other", other)
       text += "}}"
     case .matches(let field, let query):
-      text += #"{"matches":{"field":"#
-      text.appendQuoted(field)
-      text += #","query":"#
-      text.appendQuoted(query)
+      open("matches", field: field)
+      member("query", query)
       text += "}}"
     case .and(let parts), .or(let parts):
       if case .and = filter { text += #"{"and":["# } else { text += #"{"or":["# }
