@@ -38,25 +38,13 @@ struct IdempotencyMemory: Sendable {
 extension ServerState {
   /// `POST …/v1/apply`.
   func apply(_ call: Call) async throws -> Response {
-    let request: WireBatch
-    if let batch = call.body.withUnsafeReadableBytes({ WireBatchJSON.read($0) }) {
-      request = batch
-    } else {
-      request = try decode(WireBatch.self, from: call.body)
-    }
+    let request = try decode(WireBatch.self, from: call.body, reading: WireBatchJSON.read)
     let key = try idempotencyKey(call.request)
     var operations = request.operations.map(\.operation)
     var layouts: [String: EntitySchema] = [:]
     for (entity, digest) in request.layoutDigests ?? [:] where request.layouts?[entity] == nil {
       let stored = try await schema(entity, layout: nil, in: call)
-      guard layoutDigests.digest(of: stored) == digest else {
-        throw CofferError(
-          .schemaMismatch,
-          "The batch names the layout of '\(entity)' by a digest that is not its stored schema here (the schema "
-            + "changed, or the client is another version). Send the layout itself; nothing was applied.",
-          store: call.storeName, entity: entity)
-      }
-      layouts[entity] = stored
+      layouts[entity] = try storedLayout(named: digest, schema: stored, in: call)
     }
     for (entity, layout) in request.layouts ?? [:] {
       _ = try await schema(entity, layout: layout, in: call)

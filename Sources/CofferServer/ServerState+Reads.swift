@@ -27,12 +27,7 @@ extension ServerState {
   func schema(_ entity: String, layout: EntitySchema?, in call: Call) async throws -> EntitySchema {
     try call.check(entity: entity)
     if let layout {
-      guard layout.name == entity else {
-        throw CofferError(
-          .invalidQuery, "The layout describes entity '\(layout.name)', not '\(entity)'.",
-          store: call.storeName,
-          entity: entity)
-      }
+      try check(layout, of: entity, in: call)
       return layout
     }
     if let schema = call.store.schema(of: entity) { return schema }
@@ -106,7 +101,7 @@ extension ServerState {
 
   /// `POST …/v1/read`.
   func read(_ call: Call) async throws -> Response {
-    let request = try decodeQuery(from: call.body)
+    let request = try decode(WireQuery.self, from: call.body, reading: WireQueryJSON.read)
     let schema = try await schema(request.entity, layout: nil, in: call)
     let rowLayout = try rowLayout(of: request, schema: schema, in: call) ?? schema
     var query = request.query
@@ -155,33 +150,46 @@ extension ServerState {
     return position
   }
 
+  /// Refuses a layout that describes another entity than the request names.
+  private func check(_ layout: EntitySchema, of entity: String, in call: Call) throws {
+    guard layout.name == entity else {
+      throw CofferError(
+        .invalidQuery, "The layout describes entity '\(layout.name)', not '\(entity)'.",
+        store: call.storeName, entity: entity)
+    }
+  }
+
+  /// The stored schema `digest` names (``WireLayoutDigest``).
+  ///
+  /// - Throws: ``CofferError/Code/schemaMismatch`` for a digest that is not the stored schema's.
+  func storedLayout(named digest: String, schema: EntitySchema, in call: Call) throws -> EntitySchema {
+    guard layoutDigests.digest(of: schema) == digest else {
+      throw CofferError(
+        .schemaMismatch,
+        "The request names the layout of '\(schema.name)' by a digest that is not its stored schema here "
+          + "(the schema changed, or the client is another version). Send the layout itself; nothing was "
+          + "read or applied.",
+        store: call.storeName, entity: schema.name)
+    }
+    return schema
+  }
+
   /// The layout a query's rows come back in, when it names one: given whole, or by the digest
   /// of the entity's stored schema.
   ///
   /// - Throws: ``CofferError/Code/schemaMismatch`` for a digest that is not the stored schema's.
   private func rowLayout(of request: WireQuery, schema: EntitySchema, in call: Call) throws -> EntitySchema? {
     if let layout = request.layout {
-      guard layout.name == request.entity else {
-        throw CofferError(
-          .invalidQuery, "The layout describes entity '\(layout.name)', not '\(request.entity)'.",
-          store: call.storeName, entity: request.entity)
-      }
+      try check(layout, of: request.entity, in: call)
       return layout
     }
     guard let digest = request.layoutDigest else { return nil }
-    guard layoutDigests.digest(of: schema) == digest else {
-      throw CofferError(
-        .schemaMismatch,
-        "The query names its layout by a digest that is not the stored schema of '\(request.entity)' here "
-          + "(the schema changed, or the client is another version). Send the layout itself.",
-        store: call.storeName, entity: request.entity)
-    }
-    return schema
+    return try storedLayout(named: digest, schema: schema, in: call)
   }
 
   /// `POST …/v1/count`.
   func count(_ call: Call) async throws -> Response {
-    let request = try decodeQuery(from: call.body)
+    let request = try decode(WireQuery.self, from: call.body, reading: WireQueryJSON.read)
     let schema = try await schema(request.entity, layout: nil, in: call)
     var query = request.query
     query.sort = []

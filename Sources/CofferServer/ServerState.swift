@@ -122,11 +122,15 @@ final class ServerState: Sendable {
     }
   }
 
-  /// Decodes a query: by hand (``WireQueryJSON``) when it has the form a client writes, by
-  /// `JSONDecoder` otherwise.
-  func decodeQuery(from buffer: ByteBuffer) throws -> WireQuery {
-    if let query = buffer.withUnsafeReadableBytes({ WireQueryJSON.read($0) }) { return query }
-    return try decode(WireQuery.self, from: buffer)
+  /// Decodes a body by hand (`read`, which answers `nil` for any form it does not take) or else by
+  /// `JSONDecoder`, whose error says what is wrong.
+  func decode<T: Decodable>(
+    _ type: T.Type, from buffer: ByteBuffer, reading read: (UnsafeRawBufferPointer) -> T?
+  )
+    throws -> T
+  {
+    if let value = buffer.withUnsafeReadableBytes(read) { return value }
+    return try decode(type, from: buffer)
   }
 
   /// A decoding error in words: what was wrong and where, never the value found.

@@ -209,6 +209,8 @@ package struct JSONText {
 
   package init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
 
+  private static let hexDigits = Array("0123456789abcdef".utf8)
+
   /// Appends `piece` as it is (no quotes, no escapes).
   static func += (text: inout JSONText, piece: String) {
     var piece = piece
@@ -235,10 +237,9 @@ package struct JSONText {
         case 0x0D: bytes.append(UInt8(ascii: "r"))
         case 0x09: bytes.append(UInt8(ascii: "t"))
         default:
-          let digits = Array("0123456789abcdef".utf8)
           bytes.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
-          bytes.append(digits[Int(byte >> 4)])
-          bytes.append(digits[Int(byte & 0x0F)])
+          bytes.append(Self.hexDigits[Int(byte >> 4)])
+          bytes.append(Self.hexDigits[Int(byte & 0x0F)])
         }
         plainStart = index + 1
       }
